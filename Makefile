@@ -1,0 +1,80 @@
+# esxwatch — see README.md.  `make run` and `make test` set everything up.
+VERSION	:= 0.1.0
+CC	?= cc
+PKGS	:= libcurl yaml-0.1 zlib
+
+ifeq ($(SANITIZE),1)
+B	:= build/asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+B	:= build
+SANFLAGS :=
+endif
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
+	   -Wno-format-nonliteral -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+	   -DESXWATCH_VERSION='"$(VERSION)"' $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+ifeq ($(SANITIZE),1)
+CFLAGS	:= $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -O1
+endif
+LDFLAGS	+= $(SANFLAGS)
+LDLIBS	+= $(PKG_LIBS) -lpthread -lm
+
+SRCS	:= $(wildcard agent/*.c collectors/*.c output/*.c)
+LIBSRCS	:= $(filter-out agent/main.c,$(SRCS))
+LIBOBJS	:= $(LIBSRCS:%.c=$(B)/obj/%.o)
+TESTSRCS := $(wildcard tests/unit/test_*.c)
+TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)
+
+.PHONY: all deps run test test-deps unit check clean bench vib deb esxi fuzz
+
+all: $(B)/esxwatch
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libesxwatch.a: $(LIBOBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/esxwatch: $(B)/obj/agent/main.o $(B)/libesxwatch.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%: tests/unit/%.c tests/unit/t.h $(B)/libesxwatch.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(B)/libesxwatch.a $(LDFLAGS) $(LDLIBS)
+
+unit: $(TESTBINS)
+
+deps:
+	@sh packaging/install-deps.sh build
+
+test-deps:
+	@sh packaging/install-deps.sh test
+
+run: deps
+	$(MAKE) all
+	$(B)/esxwatch -c agent.yaml
+
+check: all unit
+
+# The whole suite: unit tests (normal and sanitizer builds), end-to-end tests
+# against the real binary.  Last line: "N passed, N failed".
+test: test-deps
+	$(MAKE) all unit
+	$(MAKE) SANITIZE=1 all unit
+	@sh tests/run-all.sh
+
+bench: deps
+	$(MAKE) all
+	@sh bench/run-all.sh
+
+clean:
+	rm -rf build
+
+-include $(LIBOBJS:.o=.d) $(B)/obj/agent/main.d

@@ -1,0 +1,157 @@
+/*
+ * config: agent.yaml (libyaml) or liagent.ini, CONTRACT §2.
+ *
+ * config_load() fills a struct config with every default, then applies the
+ * file.  Errors are reported as FILE:LINE:COL: message (one line each, all of
+ * them, not just the first) through the error callback and make the load
+ * fail; liagent keys we do not know are warnings.
+ */
+#ifndef ESXWATCH_CONFIG_H
+#define ESXWATCH_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stddef.h>
+
+/* A list of strings (include/exclude globs, rule files). */
+struct strlist {
+	char	**v;
+	size_t	  n;
+};
+
+/* An ordered string map (tags, http headers). */
+struct kvpair {
+	char	*key;
+	char	*value;
+};
+struct kvlist {
+	struct kvpair	*v;
+	size_t		 n;
+};
+
+enum dest_proto { PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE };
+
+/* server: and every servers.NAME: */
+struct dest_conf {
+	char		*name;		/* "server" for the primary, else NAME */
+	char		*hostname;
+	enum dest_proto	 proto;
+	int		 port;		/* 0 = protocol default, see dest_port() */
+	bool		 ssl;
+	char		*ssl_ca_path;
+	bool		 ssl_accept_any;
+	char		*ssl_cn;
+	int		 reconnect;	/* minutes */
+	char		*agent_id;
+	char		*transport;	/* udp | tcp */
+	char		*format;	/* rfc5424 | rfc3164 | json_lines | json_array */
+	char		*framing;	/* octet-counting | newline */
+	char		*url;
+	struct kvlist	 headers;
+	char		*compress;	/* gzip | none */
+	char		*path;		/* file sink: "" or "-" = stdout */
+	/* extensions (docs/configuration.md) */
+	char		*facility;	/* syslog facility name, default local4 */
+	char		*sd_id;		/* syslog SD-ID, default esxwatch@32473 */
+	int		 max_message_size; /* syslog over UDP, default 2048 */
+	int		 timeout;	/* seconds per request/connect, default 30 */
+};
+
+struct collector_conf {
+	char		*name;
+	bool		 enabled;
+	int		 interval;	/* seconds */
+	struct strlist	 include;
+	struct strlist	 exclude;
+	int		 timeout;	/* seconds per command; extension, default 30 */
+};
+
+enum forward_mode { FORWARD_MATCHES, FORWARD_ALL };
+
+struct filelog_conf {
+	char		*name;
+	char		*directory;
+	struct strlist	 include;	/* ;-separated in the file */
+	struct strlist	 exclude;
+	char		*event_marker;	/* regex or NULL */
+	struct kvlist	 tags;
+	enum forward_mode forward;
+	bool		 read_from_head;
+	bool		 enabled;
+};
+
+struct rule_conf {
+	char		*name;
+	char		*match;		/* fixed substring, or NULL */
+	char		*regex;		/* POSIX ERE, or NULL */
+	char		*severity;	/* info | warning | error | critical */
+	struct strlist	 files;		/* filelog names; empty = all */
+	char		*hint;
+	int		 enabled;	/* 1 yes, 0 no */
+	char		*vob_id;	/* optional: the VOB id the rule is about */
+	char		*literal;	/* optional: required literal for the prefilter */
+	/* where the rule was defined, for error messages */
+	char		*src_file;
+	int		 src_line;
+};
+
+struct config {
+	char			*path;		/* the file it came from */
+	bool			 is_ini;
+
+	struct dest_conf	 server;
+	struct dest_conf	*servers;	/* more destinations */
+	size_t			 nservers;
+
+	char			*storage_directory;	/* "" = platform default */
+	long			 max_disk_buffer;	/* MB */
+
+	int			 debug_level;
+	char			*log_file;
+
+	int			 batch_max_events;
+	long			 batch_max_bytes;
+	int			 batch_flush_interval;
+
+	char			*platform;	/* auto | esxi | linux */
+	char			*tools_dir;
+	char			*log_dir;
+	char			*hostname;
+
+	struct kvlist		 tags;
+
+	struct collector_conf	*collectors;	/* nic datastore vsan smart agent, + any */
+	size_t			 ncollectors;
+
+	struct filelog_conf	*filelogs;
+	size_t			 nfilelogs;
+
+	struct rule_conf	*rules;
+	size_t			 nrules;
+	char			*rules_file;	/* built-in catalogue path; extension */
+};
+
+/* Report one problem.  is_error false = warning. */
+typedef void (*config_report_fn)(void *arg, bool is_error, const char *msg);
+
+/*
+ * Load path (YAML or INI, chosen by content).  On success returns a config
+ * with every default filled; on failure NULL after reporting every error as
+ * "FILE:LINE:COL: message".  report may be NULL (errors go to stderr).
+ */
+struct config	*config_load(const char *path, config_report_fn report, void *arg);
+/* All defaults, no file. */
+struct config	*config_default(void);
+void		 config_free(struct config *);
+/* The effective configuration as YAML (loadable again by config_load). */
+int		 config_print(const struct config *, FILE *);
+
+const struct collector_conf *config_collector(const struct config *, const char *name);
+int		 dest_port(const struct dest_conf *);	/* port or the protocol default */
+const char	*dest_proto_name(enum dest_proto);
+/* Name matches include (empty = all) and not exclude; fnmatch globs. */
+bool		 strlist_match(const struct strlist *include,
+		    const struct strlist *exclude, const char *name);
+const char	*kvlist_get(const struct kvlist *, const char *key);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * exec: run a host tool without a shell.
+ *
+ * fork + execv with an argv array, stdin from /dev/null, stdout and stderr
+ * captured separately up to a cap, a timeout after which the child gets
+ * SIGTERM then SIGKILL (its whole process group), and the exit status.
+ */
+#ifndef ESXWATCH_EXEC_H
+#define ESXWATCH_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define EXEC_DEFAULT_MAX_OUT	(4u * 1024 * 1024)
+
+struct exec_result {
+	int	 status;	/* exit code; -1 if killed by a signal or not run */
+	int	 signal;	/* signal that ended it, 0 if none */
+	bool	 timed_out;
+	bool	 truncated;	/* output exceeded max_out, rest discarded */
+	char	*out;		/* NUL-terminated stdout (never NULL after run) */
+	size_t	 out_len;
+	char	*err;		/* NUL-terminated stderr (capped at 64 KiB) */
+	size_t	 err_len;
+};
+
+/*
+ * Run argv[0] (an absolute path) with argv, wait at most timeout_ms.
+ * Returns 0 if the program ran (look at status/timed_out), -1 if it could
+ * not be started (errno set; res->err says why).
+ */
+int	exec_run(const char *const argv[], int timeout_ms, size_t max_out,
+	    struct exec_result *res);
+void	exec_result_free(struct exec_result *);
+/* One line describing how the run ended: "exit status 1", "timed out after 30 s", ... */
+const char *exec_describe(const struct exec_result *, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * platform: ESXi or Linux, where the host's tools and directories are.
+ */
+#ifndef ESXWATCH_PLATFORM_H
+#define ESXWATCH_PLATFORM_H
+
+#include <stddef.h>
+
+struct config;
+
+enum platform { PLATFORM_LINUX, PLATFORM_ESXI };
+
+/* host.platform, or detection (uname "VMkernel", /etc/vmware/esx.conf,
+ * /bin/vmware, /usr/lib/vmware). */
+enum platform	 platform_get(const struct config *);
+const char	*platform_name(enum platform);
+/* host.hostname or the host's name (gethostname). */
+const char	*platform_hostname(const struct config *);
+/* storage.directory or the platform default (/scratch/esxwatch, /var/lib/esxwatch). */
+const char	*platform_storage_dir(const struct config *);
+/* host.log_dir or /var/log */
+const char	*platform_log_dir(const struct config *);
+/*
+ * Find an executable: host.tools_dir first, then the platform's usual
+ * places (/bin /sbin /usr/bin /usr/sbin /usr/lib/vmware/vsan/bin ...).
+ * Returns 0 and the absolute path in out, or -1.
+ */
+int		 platform_find_tool(const struct config *, const char *name,
+		    char *out, size_t outlen);
+/* mkdir -p with mode 0700 for each created component. */
+int		 mkdir_p(const char *path, int mode);
+
+#endif

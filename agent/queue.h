@@ -1,0 +1,55 @@
+/*
+ * queue: the single hand-off between the collecting side and the shipping
+ * side (DESIGN "The house").  Every destination reads the same stream of
+ * events from its own cursor and acknowledges what it delivered.
+ *
+ * This header is the seam the durable spool implements; the collecting
+ * side only ever calls queue_push() and queue_sync().
+ */
+#ifndef ESXWATCH_QUEUE_H
+#define ESXWATCH_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "event.h"
+
+struct queue;
+
+struct queue_stats {
+	uint64_t	queued_events;	/* not yet acknowledged by every destination */
+	uint64_t	queued_bytes;
+	uint64_t	dropped_events;	/* over the budget, since start */
+};
+
+/* dests: the destination names ("server", NAME...) in config order. */
+struct queue	*queue_open(const struct config *, const char *const *dests, size_t ndests);
+void		 queue_close(struct queue *);
+/* Replace the destination list (reload): kept names keep their cursor. */
+int		 queue_set_dests(struct queue *, const char *const *dests, size_t ndests);
+
+/* Collecting side.  The event is copied.  0 = queued. */
+int		 queue_push(struct queue *, const struct event *);
+/* Everything pushed so far survives a crash once this returns 0. */
+int		 queue_sync(struct queue *);
+
+/*
+ * Shipping side.  queue_peek() fills *out (caller frees with
+ * batch_free_events) with up to max_events events / max_bytes of JSON from
+ * destination d's cursor, waiting at most wait_ms for the first one.
+ * queue_ack() moves the cursor past the first n events of the last peek;
+ * queue_drop() does the same but counts them as dropped (poison).
+ */
+struct batch;
+int		 queue_peek(struct queue *, size_t d, size_t max_events,
+		    size_t max_bytes, int wait_ms, struct batch *out);
+int		 queue_ack(struct queue *, size_t d, size_t n);
+void		 queue_wakeup(struct queue *);	/* make waiting peeks return */
+void		 queue_stats(struct queue *, struct queue_stats *);
+uint64_t	 queue_backlog(struct queue *, size_t d);
+
+void		 batch_free_events(struct batch *);
+
+#endif

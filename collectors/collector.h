@@ -1,0 +1,63 @@
+/*
+ * The collector interface (DESIGN "The two interfaces").
+ *
+ * A collector observes one part of the host and emits events; it never
+ * knows where they go.  Built-in collectors are listed in one static table
+ * (collectors/registry.c); adding one is adding a file and a table row.
+ *
+ * The agent calls init() once (and again after a reload), collect() every
+ * interval on the collecting thread, fini() on shutdown or reload.  The
+ * agent fills in hostname, appname (default "esxwatch"),
+ * esxwatch_collector, esxwatch_version and the tags of every emitted event;
+ * the collector sets esxwatch_kind and esxwatch_severity (ev_new() does).
+ */
+#ifndef ESXWATCH_COLLECTOR_H
+#define ESXWATCH_COLLECTOR_H
+
+#include <stdbool.h>
+
+#include "../agent/config.h"
+#include "../agent/event.h"
+#include "../agent/kvstore.h"
+#include "../agent/platform.h"
+
+struct emitter;
+
+struct collector_ctx {
+	const char			*name;
+	const struct config		*cfg;
+	const struct collector_conf	*conf;	/* its collectors.NAME section */
+	enum platform			 platform;
+	/* Previous observations, persisted by the agent in
+	 * storage.directory/state/NAME.kv after every collect(). */
+	struct kvstore			*state;
+	void				*priv;	/* the collector's own */
+};
+
+struct collector {
+	const char	*name;		/* as in agent.yaml */
+	int		 default_interval;	/* seconds, when the config has none */
+	int		(*init)(struct collector_ctx *);
+	/*
+	 * Once per interval.  Return 0 when done, 1 to be called again soon
+	 * (after the other due collectors had their turn) — for collectors
+	 * that work through slow commands one at a time — or -1 on error
+	 * (already logged).
+	 */
+	int		(*collect)(struct collector_ctx *, struct emitter *);
+	void		(*fini)(struct collector_ctx *);
+};
+
+/* Hand an event to the agent (takes ownership, even on error). */
+int		 emit(struct emitter *, struct event *);
+
+/* A new event with esxwatch_kind and esxwatch_severity set.
+ * kind: sample | change | alert | status; severity: info | warning | error | critical */
+struct event	*ev_new(const char *kind, const char *severity, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/* The registry. */
+const struct collector	*collector_find(const char *name);
+extern const struct collector *const collectors_all[];	/* NULL-terminated */
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * The sink interface (DESIGN "The two interfaces").
+ *
+ * A sink sends one batch to one destination and says how it went; it never
+ * knows where events came from and never retries by itself — the shipper
+ * owns retries, backoff and poison-event isolation.
+ */
+#ifndef ESXWATCH_SINK_H
+#define ESXWATCH_SINK_H
+
+#include "../agent/config.h"
+#include "../agent/event.h"
+
+enum send_result {
+	SEND_OK,	/* delivered (all of it) */
+	SEND_RETRY,	/* not delivered; try again later (retry_after_s if > 0) */
+	SEND_REJECT	/* the destination refuses this batch: split it, drop the poison */
+};
+
+struct batch {
+	struct event	**events;
+	size_t		  n;
+};
+
+struct sink_ctx {
+	const char		*name;		/* destination name: "server" or NAME */
+	const struct dest_conf	*conf;
+	const struct config	*cfg;
+	void			*priv;		/* the sink's own */
+	char			 error[512];	/* last error, human-readable */
+};
+
+struct sink {
+	const char	*name;		/* cfapi, syslog, http, file */
+	enum dest_proto	 proto;
+	int		(*open)(struct sink_ctx *);
+	enum send_result (*send)(struct sink_ctx *, const struct batch *, int *retry_after_s);
+	void		(*close)(struct sink_ctx *);
+};
+
+const struct sink	*sink_find(enum dest_proto);
+
+#endif

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Install what building (build) or testing (test) needs, from Debian's
+# packages, only when something is missing.  Safe to run again.
+set -eu
+what=${1:-build}
+pkgs="gcc make pkg-config libcurl4-openssl-dev libyaml-dev zlib1g-dev"
+if [ "$what" = test ]; then
+	pkgs="$pkgs python3 openssl rsyslog rsyslog-gnutls rsyslog-openssl strace file binutils"
+fi
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing$missing" >&2
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Run every test program and count results.  A test program prints
+# "PASS: name" / "FAIL: name" lines; one that dies without a FAIL line counts
+# as one failure.  The last line is "N passed, N failed".
+#
+# Environment: ESXWATCH_BIN (default build/esxwatch) is the binary the
+# end-to-end tests run; TESTS_ONLY=pattern limits what runs.
+set -u
+cd "$(dirname "$0")/.."
+top=$(pwd)
+logdir=$top/build/test-logs
+rm -rf "$logdir"
+mkdir -p "$logdir"
+pass=0
+fail=0
+failed_names=""
+
+run_one() {	# label, command...
+	label=$1
+	shift
+	if [ -n "${TESTS_ONLY:-}" ] && ! echo "$label" | grep -q -- "$TESTS_ONLY"; then
+		return
+	fi
+	log=$logdir/$(echo "$label" | tr '/ ' '__').log
+	start=$(date +%s)
+	"$@" >"$log" 2>&1
+	rc=$?
+	p=$(grep -c '^PASS: ' "$log")
+	f=$(grep -c '^FAIL: ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "FAIL: $label/exit: exit status $rc" >>"$log"
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+	echo "$label: $p passed, $f failed ($(( $(date +%s) - start ))s)"
+	if [ "$f" -ne 0 ]; then
+		failed_names="$failed_names $label"
+		grep -E '^(FAIL|  check failed)' "$log" | head -40 | sed 's/^/    /'
+		echo "    --- last lines of $log:"
+		tail -n 30 "$log" | sed 's/^/    | /'
+	fi
+}
+
+for t in build/tests/test_*; do
+	[ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
+done
+for t in build/asan/tests/test_*; do
+	[ -x "$t" ] && run_one "asan/$(basename "$t")" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$t"
+done
+for t in tests/e2e/test_*.py; do
+	[ -f "$t" ] && run_one "e2e/$(basename "$t" .py)" python3 "$t"
+done
+for t in tests/e2e/test_*.sh; do
+	[ -f "$t" ] && run_one "e2e/$(basename "$t" .sh)" sh "$t"
+done
+
+[ -n "$failed_names" ] && echo "failed:$failed_names"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
