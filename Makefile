@@ -74,6 +74,22 @@ bench: deps
 	$(MAKE) all
 	@sh bench/run-all.sh
 
+# Fuzz targets (clang libFuzzer): build/fuzz/fuzz_NAME from tests/fuzz/fuzz_NAME.c.
+FUZZSRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZBINS := $(FUZZSRCS:tests/fuzz/%.c=build/fuzz/%)
+FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer-no-link,address,undefined \
+	-DESXWATCH_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+FUZZOBJS := $(LIBSRCS:%.c=build/fuzz/obj/%.o)
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZFLAGS) -c -o $@ $<
+build/fuzz/libfuzz.a: $(FUZZOBJS)
+	@rm -f $@
+	ar rcs $@ $^
+build/fuzz/%: tests/fuzz/%.c build/fuzz/libfuzz.a
+	clang $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libfuzz.a $(PKG_LIBS) -lpthread -lm
+fuzz: $(FUZZBINS)
+
 clean:
 	rm -rf build
 

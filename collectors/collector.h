@@ -50,6 +50,9 @@ struct collector {
 
 /* Hand an event to the agent (takes ownership, even on error). */
 int		 emit(struct emitter *, struct event *);
+/* Returns 0 once everything emitted so far is safely queued (durable with
+ * the spool): call it before persisting a position such as a log bookmark. */
+int		 emit_sync(struct emitter *);
 
 /* A new event with esxwatch_kind and esxwatch_severity set.
  * kind: sample | change | alert | status; severity: info | warning | error | critical */
