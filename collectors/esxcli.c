@@ -1,0 +1,732 @@
+/*
+ * esxcli: one tolerant parser for the three shapes of esxcli's default
+ * output (table, block, keyed list) plus its keyvalue formatter, and the
+ * runner that prefers localcli.  See esxcli.h for the shapes.
+ *
+ * The text comes from a command we do not control (and in tests from a
+ * fuzzer), so the parser works on explicit lengths, never trusts a column
+ * position to be inside a line, and has a hard bound on everything it
+ * allocates.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "esxcli.h"
+#include "../agent/buf.h"
+#include "../agent/config.h"
+#include "../agent/exec.h"
+#include "../agent/log.h"
+#include "../agent/platform.h"
+
+#define ESX_MAX_DEPTH	8	/* nesting of "Parent:" blocks we follow */
+#define ESX_MAX_ARGS	32
+
+/* One input line: trailing blanks (and the \r of CRLF) already cut off. */
+struct line {
+	const char	*p;
+	size_t		 len;
+	size_t		 indent;	/* leading spaces/tabs */
+};
+
+struct parser {
+	struct line	*lines;
+	size_t		 nlines;
+	struct esx_out	*out;
+	char		*err;
+	size_t		 errlen;
+};
+
+static bool
+is_blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static void
+trim(const char **p, size_t *len)
+{
+	while (*len > 0 && is_blank((unsigned char)**p)) {
+		(*p)++;
+		(*len)--;
+	}
+	while (*len > 0 && is_blank((unsigned char)(*p)[*len - 1]))
+		(*len)--;
+}
+
+static char *
+xstrndup(const char *p, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (s == NULL)
+		return NULL;
+	memcpy(s, p, len);
+	s[len] = '\0';
+	return s;
+}
+
+/* The first line of what went wrong, quoted in err (cut to fit). */
+static void
+set_err(struct parser *ps, const char *what, const struct line *l)
+{
+	size_t n;
+
+	if (ps->err == NULL || ps->errlen == 0)
+		return;
+	if (l == NULL) {
+		snprintf(ps->err, ps->errlen, "%s", what);
+		return;
+	}
+	n = l->len - l->indent;
+	if (n > 200)
+		n = 200;
+	snprintf(ps->err, ps->errlen, "%s%s%.*s", what, *what ? ": " : "",
+	    (int)n, l->p + l->indent);
+}
+
+/*
+ * Arrays in esx_rec/esx_out carry no capacity: they grow to the next
+ * power of two (at least 8) whenever n reaches one, so the capacity is
+ * always implied by n.
+ */
+static bool
+needs_grow(size_t n)
+{
+	return n == 0 || (n >= 8 && (n & (n - 1)) == 0);
+}
+
+static size_t
+grown(size_t n)
+{
+	return n == 0 ? 8 : n * 2;
+}
+
+static struct esx_rec *
+add_rec(struct parser *ps, const char *title, size_t tlen)
+{
+	struct esx_out *o = ps->out;
+	struct esx_rec *r;
+
+	if (o->n >= ESX_MAX_RECS) {
+		set_err(ps, "too many records", NULL);
+		return NULL;
+	}
+	if (needs_grow(o->n)) {
+		r = reallocarray(o->recs, grown(o->n), sizeof(*r));
+		if (r == NULL)
+			goto nomem;
+		o->recs = r;
+	}
+	r = &o->recs[o->n];
+	memset(r, 0, sizeof(*r));
+	r->title = xstrndup(title, tlen);
+	if (r->title == NULL)
+		goto nomem;
+	o->n++;
+	return r;
+nomem:
+	set_err(ps, "out of memory", NULL);
+	return NULL;
+}
+
+static int
+add_kv(struct parser *ps, struct esx_rec *r, const char *k, size_t klen,
+    const char *v, size_t vlen)
+{
+	char **nk, **nv, *ks, *vs;
+
+	if (r->n >= ESX_MAX_KEYS) {
+		set_err(ps, "too many keys in one record", NULL);
+		return -1;
+	}
+	if (needs_grow(r->n)) {
+		nk = reallocarray(r->keys, grown(r->n), sizeof(*nk));
+		if (nk == NULL)
+			goto nomem;
+		r->keys = nk;
+		nv = reallocarray(r->vals, grown(r->n), sizeof(*nv));
+		if (nv == NULL)
+			goto nomem;
+		r->vals = nv;
+	}
+	ks = xstrndup(k, klen);
+	vs = xstrndup(v, vlen);
+	if (ks == NULL || vs == NULL) {
+		free(ks);
+		free(vs);
+		goto nomem;
+	}
+	r->keys[r->n] = ks;
+	r->vals[r->n] = vs;
+	r->n++;
+	return 0;
+nomem:
+	set_err(ps, "out of memory", NULL);
+	return -1;
+}
+
+/* Split text into lines; blank-only lines keep len 0. */
+static int
+split_lines(struct parser *ps, const char *text, size_t len)
+{
+	size_t i, n = 1, start;
+	struct line *l;
+
+	for (i = 0; i < len; i++)
+		if (text[i] == '\n')
+			n++;
+	ps->lines = calloc(n, sizeof(*ps->lines));
+	if (ps->lines == NULL) {
+		set_err(ps, "out of memory", NULL);
+		return -1;
+	}
+	start = 0;
+	for (i = 0; i <= len; i++) {
+		if (i < len && text[i] != '\n')
+			continue;
+		l = &ps->lines[ps->nlines++];
+		l->p = text + start;
+		l->len = i - start;
+		while (l->len > 0 && is_blank((unsigned char)l->p[l->len - 1]))
+			l->len--;
+		while (l->indent < l->len && (l->p[l->indent] == ' ' ||
+		    l->p[l->indent] == '\t'))
+			l->indent++;
+		start = i + 1;
+	}
+	return 0;
+}
+
+static bool
+is_dash_line(const struct line *l)
+{
+	size_t i;
+	bool dash = false;
+
+	for (i = 0; i < l->len; i++) {
+		if (l->p[i] == '-')
+			dash = true;
+		else if (l->p[i] != ' ')
+			return false;
+	}
+	return dash;
+}
+
+/* ---- tables ---------------------------------------------------------- */
+
+/*
+ * Cut one line at the column starts.  Values are cut at the dash
+ * boundaries; the one tolerance is for a right-aligned value wider than its
+ * dashes, which then starts left of its column: when a word straddles a
+ * boundary, the cut moves back to the space before that word.
+ */
+static void
+cut_line(const struct line *l, const size_t *starts, size_t ncols,
+    size_t *cuts)
+{
+	size_t i, c;
+
+	cuts[0] = 0;
+	for (i = 1; i < ncols; i++) {
+		c = starts[i];
+		if (c > l->len)
+			c = l->len;
+		if (c < cuts[i - 1])
+			c = cuts[i - 1];
+		if (c > cuts[i - 1] && c < l->len && l->p[c] != ' ' &&
+		    l->p[c - 1] != ' ') {
+			size_t b = c;
+
+			while (b > cuts[i - 1] && l->p[b - 1] != ' ')
+				b--;
+			if (b > cuts[i - 1])
+				c = b;
+		}
+		cuts[i] = c;
+	}
+	cuts[ncols] = l->len;
+}
+
+static void
+cell(const struct line *l, const size_t *cuts, size_t i, const char **p,
+    size_t *len)
+{
+	*p = l->p + cuts[i];
+	*len = cuts[i + 1] - cuts[i];
+	trim(p, len);
+}
+
+static int
+parse_table(struct parser *ps, size_t hdr)
+{
+	const struct line *h = &ps->lines[hdr], *d = &ps->lines[hdr + 1];
+	size_t starts[ESX_MAX_COLS], cuts[ESX_MAX_COLS + 1];
+	char *names[ESX_MAX_COLS];
+	size_t ncols = 0, i, c, r;
+	int rc = -1;
+
+	for (i = 0; i < d->len; i++) {
+		if (d->p[i] != '-' || (i > 0 && d->p[i - 1] == '-'))
+			continue;
+		if (ncols == ESX_MAX_COLS) {
+			set_err(ps, "too many table columns", NULL);
+			return -1;
+		}
+		starts[ncols++] = i;
+	}
+	ps->out->shape = ESX_TABLE;
+	cut_line(h, starts, ncols, cuts);
+	for (c = 0; c < ncols; c++) {
+		const char *p;
+		size_t len;
+		char tmp[32];
+
+		cell(h, cuts, c, &p, &len);
+		if (len == 0) {
+			snprintf(tmp, sizeof(tmp), "col%zu", c + 1);
+			names[c] = xstrndup(tmp, strlen(tmp));
+		} else
+			names[c] = xstrndup(p, len);
+		if (names[c] == NULL) {
+			set_err(ps, "out of memory", NULL);
+			ncols = c;
+			goto out;
+		}
+	}
+	for (r = hdr + 2; r < ps->nlines; r++) {
+		const struct line *l = &ps->lines[r];
+		struct esx_rec *rec;
+
+		if (l->len == l->indent)
+			continue;
+		if ((rec = add_rec(ps, "", 0)) == NULL)
+			goto out;
+		cut_line(l, starts, ncols, cuts);
+		for (c = 0; c < ncols; c++) {
+			const char *p;
+			size_t len;
+
+			cell(l, cuts, c, &p, &len);
+			if (add_kv(ps, rec, names[c], strlen(names[c]), p,
+			    len) == -1)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	for (c = 0; c < ncols; c++)
+		free(names[c]);
+	return rc;
+}
+
+/* ---- blocks and keyed lists ------------------------------------------ */
+
+/*
+ * "Key: value" -> key and value; "Key:" -> key and "".  The key ends at
+ * the first ": " because values hold colons of their own (PCI addresses,
+ * IQNs, "Bus Info: 0000:02:01:0").
+ */
+static bool
+split_kv(const char *p, size_t len, const char **k, size_t *klen,
+    const char **v, size_t *vlen)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i++)
+		if (p[i] == ':' && p[i + 1] == ' ')
+			break;
+	if (i + 1 < len) {
+		*k = p;
+		*klen = i;
+		*v = p + i + 2;
+		*vlen = len - i - 2;
+	} else if (len > 0 && p[len - 1] == ':') {
+		*k = p;
+		*klen = len - 1;
+		*v = p + len;
+		*vlen = 0;
+	} else
+		return false;
+	trim(k, klen);
+	trim(v, vlen);
+	return *klen > 0;
+}
+
+struct nest {
+	size_t	indent;
+	size_t	keylen;		/* length of the joined prefix after this level */
+};
+
+/*
+ * Headers are recognised at column 0 only (esxcli indents keys by 3): a
+ * "Parent:" key further in is a nested structure, not a new record.
+ */
+static int
+parse_blocks(struct parser *ps, size_t first)
+{
+	struct nest stack[ESX_MAX_DEPTH];
+	size_t depth = 0, i, j, titled = 0, nkeys = 0;
+	struct esx_rec *cur = NULL;
+	struct buf key = BUF_INIT;
+	int rc = -1;
+
+	buf_init(&key, 64 * 1024);
+	for (i = first; i < ps->nlines; i = j) {
+		const struct line *l = &ps->lines[i];
+		const char *c = l->p + l->indent, *k, *v;
+		size_t clen = l->len - l->indent, klen, vlen;
+		bool parent, kv;
+
+		for (j = i + 1; j < ps->nlines; j++)
+			if (ps->lines[j].len > ps->lines[j].indent)
+				break;
+		if (clen == 0)
+			continue;
+		parent = j < ps->nlines && ps->lines[j].indent > l->indent;
+		kv = split_kv(c, clen, &k, &klen, &v, &vlen);
+		if (l->indent == 0 && (parent || !kv)) {
+			/* A record header: device id, path UID, title. */
+			const char *t = c;
+			size_t tlen = clen;
+
+			if (tlen > 0 && t[tlen - 1] == ':')
+				tlen--;
+			trim(&t, &tlen);
+			if ((cur = add_rec(ps, t, tlen)) == NULL)
+				goto out;
+			titled++;
+			depth = 0;
+			/* "UUID: 52e1..." as a header also says what it is. */
+			if (kv && vlen > 0) {
+				if (add_kv(ps, cur, k, klen, v, vlen) == -1)
+					goto out;
+				nkeys++;
+			}
+			continue;
+		}
+		while (depth > 0 && stack[depth - 1].indent >= l->indent)
+			depth--;
+		if (!kv)
+			continue;	/* stray line inside a block */
+		if (cur == NULL && (cur = add_rec(ps, "", 0)) == NULL)
+			goto out;
+		key.len = depth > 0 ? stack[depth - 1].keylen : 0;
+		if (key.data != NULL)
+			key.data[key.len] = '\0';
+		if ((depth > 0 && buf_putc(&key, '.') == -1) ||
+		    buf_append(&key, k, klen) == -1) {
+			set_err(ps, "key too long", l);
+			goto out;
+		}
+		if (add_kv(ps, cur, key.data, key.len, v, vlen) == -1)
+			goto out;
+		nkeys++;
+		if (parent && depth < ESX_MAX_DEPTH) {
+			stack[depth].indent = l->indent;
+			stack[depth].keylen = key.len;
+			depth++;
+		}
+	}
+	if (nkeys == 0) {
+		set_err(ps, "unrecognised esxcli output", &ps->lines[first]);
+		goto out;
+	}
+	ps->out->shape = titled >= 2 ? ESX_KEYED : ESX_BLOCK;
+	rc = 0;
+out:
+	buf_free(&key);
+	return rc;
+}
+
+/* ---- keyvalue formatter ---------------------------------------------- */
+
+/* "structure[0].Nic.Name.string=vmnic0": a dotted path of word chars. */
+static bool
+is_kv_path_line(const struct line *l)
+{
+	const char *p = l->p + l->indent;
+	size_t n = l->len - l->indent, i;
+	bool dot = false;
+
+	if (n == 0 || !isalpha((unsigned char)p[0]))
+		return false;
+	for (i = 0; i < n && p[i] != '='; i++) {
+		if (p[i] == '.')
+			dot = true;
+		else if (!isalnum((unsigned char)p[i]) && p[i] != '_' &&
+		    p[i] != '[' && p[i] != ']' && p[i] != ' ')
+			return false;
+	}
+	return dot && i < n;
+}
+
+static int
+parse_keyvalue(struct parser *ps, size_t first)
+{
+	struct esx_rec *cur = NULL;
+	const char *curid = NULL;
+	size_t curidlen = 0, i;
+
+	ps->out->shape = ESX_KEYVALUE;
+	for (i = first; i < ps->nlines; i++) {
+		const struct line *l = &ps->lines[i];
+		const char *p = l->p + l->indent, *eq, *path, *v, *id, *ks, *ke;
+		size_t n = l->len - l->indent, plen, vlen, idlen, comp = 0, j;
+
+		if (!is_kv_path_line(l))
+			continue;
+		eq = memchr(p, '=', n);
+		path = p;
+		plen = (size_t)(eq - p);
+		v = eq + 1;
+		vlen = n - plen - 1;
+		trim(&path, &plen);
+		trim(&v, &vlen);
+		/* Record id: the first component when it is a list element. */
+		id = path;
+		idlen = 0;
+		for (j = 0; j < plen && path[j] != '.'; j++)
+			;
+		if (j > 0 && path[j - 1] == ']')
+			idlen = j;
+		/* Key: drop the id, the structure type and the value type. */
+		ks = path;
+		ke = path + plen;
+		for (j = 0; j < plen; j++) {
+			if (path[j] != '.')
+				continue;
+			comp++;
+			if (comp == (idlen > 0 ? 2u : 1u))
+				ks = path + j + 1;
+		}
+		for (j = plen; j > 0; j--)
+			if (path[j - 1] == '.')
+				break;
+		if (j > 0 && path + j - 1 > ks)
+			ke = path + j - 1;
+		if (ks >= ke) {
+			ks = path;
+			ke = path + plen;
+		}
+		if (cur == NULL || idlen != curidlen ||
+		    memcmp(id, curid, idlen) != 0) {
+			if ((cur = add_rec(ps, "", 0)) == NULL)
+				return -1;
+			curid = id;
+			curidlen = idlen;
+		}
+		if (add_kv(ps, cur, ks, (size_t)(ke - ks), v, vlen) == -1)
+			return -1;
+	}
+	if (ps->out->n == 0) {
+		set_err(ps, "unrecognised esxcli output", &ps->lines[first]);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- entry points ---------------------------------------------------- */
+
+static bool
+starts_with(const struct line *l, const char *s)
+{
+	size_t n = strlen(s);
+
+	return l->len - l->indent >= n && memcmp(l->p + l->indent, s, n) == 0;
+}
+
+/* What esxcli prints instead of a result: one complaint, exit status 1. */
+static bool
+is_error_line(const struct line *l)
+{
+	static const char *const pfx[] = { "Error:", "Error ", "Unable to ",
+	    "Usage:", "Invalid ", "Unknown command", NULL };
+	size_t i;
+
+	for (i = 0; pfx[i] != NULL; i++)
+		if (starts_with(l, pfx[i]))
+			return true;
+	return false;
+}
+
+int
+esxcli_parse(const char *text, size_t len, struct esx_out *out, char *err,
+    size_t errlen)
+{
+	struct parser ps;
+	size_t first, i, nonblank = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ps, 0, sizeof(ps));
+	ps.out = out;
+	ps.err = err;
+	ps.errlen = errlen;
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (text == NULL)
+		len = 0;
+	if (len > ESX_MAX_INPUT) {
+		set_err(&ps, "output too large", NULL);
+		return -1;
+	}
+	if (split_lines(&ps, text, len) == -1)
+		goto out;
+	for (first = SIZE_MAX, i = 0; i < ps.nlines; i++) {
+		if (ps.lines[i].len == ps.lines[i].indent)
+			continue;
+		if (first == SIZE_MAX)
+			first = i;
+		nonblank++;
+	}
+	if (first == SIZE_MAX) {
+		rc = 0;			/* empty: no records, not an error */
+		goto out;
+	}
+	if (is_error_line(&ps.lines[first])) {
+		set_err(&ps, "", &ps.lines[first]);
+		goto out;
+	}
+	if (first + 1 < ps.nlines && is_dash_line(&ps.lines[first + 1]))
+		rc = parse_table(&ps, first);
+	else if (is_kv_path_line(&ps.lines[first]))
+		rc = parse_keyvalue(&ps, first);
+	else if (nonblank == 1 && ps.lines[first].indent == 0) {
+		/* Real blocks indent their keys: a lone line is a message. */
+		set_err(&ps, "", &ps.lines[first]);
+	} else
+		rc = parse_blocks(&ps, first);
+out:
+	free(ps.lines);
+	if (rc == -1)
+		esx_out_free(out);
+	return rc;
+}
+
+const char *
+esx_get(const struct esx_rec *r, const char *key)
+{
+	size_t i;
+
+	if (r == NULL || key == NULL)
+		return NULL;
+	for (i = 0; i < r->n; i++)
+		if (strcmp(r->keys[i], key) == 0)
+			return r->vals[i];
+	return NULL;
+}
+
+void
+esx_out_free(struct esx_out *o)
+{
+	size_t i, k;
+
+	if (o == NULL)
+		return;
+	for (i = 0; i < o->n; i++) {
+		struct esx_rec *r = &o->recs[i];
+
+		for (k = 0; k < r->n; k++) {
+			free(r->keys[k]);
+			free(r->vals[k]);
+		}
+		free(r->keys);
+		free(r->vals);
+		free(r->title);
+	}
+	free(o->recs);
+	memset(o, 0, sizeof(*o));
+}
+
+/* First non-blank line of s, cut to fit buf. */
+static const char *
+first_line(const char *s, size_t len, char *buf, size_t buflen)
+{
+	const char *e;
+	size_t n;
+
+	buf[0] = '\0';
+	if (s == NULL)
+		return buf;
+	while (len > 0 && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	e = memchr(s, '\n', len);
+	n = e != NULL ? (size_t)(e - s) : len;
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		n--;
+	snprintf(buf, buflen, "%.*s", (int)(n > 300 ? 300 : n), s);
+	return buf;
+}
+
+int
+esxcli_query(const struct config *cfg, int timeout_s,
+    const char *const args[], struct esx_out *out)
+{
+	const char *argv[ESX_MAX_ARGS + 2];
+	char path[PATH_MAX], cmd[512], key[600], how[128], line[320];
+	char perr[256];
+	const char *tool = "localcli";
+	struct exec_result res;
+	size_t n, off;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	memset(&res, 0, sizeof(res));
+	if (platform_find_tool(cfg, "localcli", path, sizeof(path)) == -1) {
+		tool = "esxcli";
+		if (platform_find_tool(cfg, "esxcli", path, sizeof(path)) == -1) {
+			log_limited(LOG_ERROR, "esxcli:notool", 3600,
+			    "neither localcli nor esxcli found (host.tools_dir "
+			    "or the usual places): cannot query the host");
+			return -1;
+		}
+	}
+	/* The command as the user would type it, for the log. */
+	off = (size_t)snprintf(cmd, sizeof(cmd), "%s", tool);
+	argv[0] = path;
+	for (n = 0; args[n] != NULL; n++) {
+		if (n == ESX_MAX_ARGS) {
+			log_error("esxcli: too many arguments");
+			return -1;
+		}
+		argv[n + 1] = args[n];
+		if (off < sizeof(cmd))
+			off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
+			    " %s", args[n]);
+	}
+	argv[n + 1] = NULL;
+	snprintf(key, sizeof(key), "esxcli:%s", cmd);
+	if (timeout_s <= 0)
+		timeout_s = 30;
+
+	if (exec_run(argv, timeout_s * 1000, EXEC_DEFAULT_MAX_OUT, &res) == -1) {
+		log_limited(LOG_ERROR, key, 300, "%s: cannot run %s: %s", cmd,
+		    path, first_line(res.err, res.err_len, line, sizeof(line)));
+		goto out;
+	}
+	if (res.timed_out || res.status != 0 || res.truncated) {
+		first_line(res.err, res.err_len, line, sizeof(line));
+		if (line[0] == '\0')
+			first_line(res.out, res.out_len, line, sizeof(line));
+		log_limited(LOG_ERROR, key, 300, "%s: %s%s%s%s", cmd,
+		    res.truncated ? "output too large, " : "",
+		    exec_describe(&res, how, sizeof(how)),
+		    line[0] ? ": " : "", line);
+		goto out;
+	}
+	if (esxcli_parse(res.out, res.out_len, out, perr, sizeof(perr)) == -1) {
+		log_limited(LOG_ERROR, key, 300, "%s: cannot parse its output: %s",
+		    cmd, perr);
+		goto out;
+	}
+	rc = 0;
+out:
+	exec_result_free(&res);
+	return rc;
+}
