@@ -31,6 +31,12 @@ struct event {
 	size_t		 cap;
 };
 
+/* What a sink sends in one go (the shipper builds it from the queue). */
+struct batch {
+	struct event	**events;
+	size_t		  n;
+};
+
 int64_t		 now_ms(void);
 
 /* ts_ms 0 = now.  text is copied, made valid UTF-8, cut to EVENT_TEXT_MAX. */

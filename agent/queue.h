@@ -42,7 +42,6 @@ int		 queue_sync(struct queue *);
  * queue_ack() moves the cursor past the first n events of the last peek;
  * queue_drop() does the same but counts them as dropped (poison).
  */
-struct batch;
 int		 queue_peek(struct queue *, size_t d, size_t max_events,
 		    size_t max_bytes, int wait_ms, struct batch *out);
 int		 queue_ack(struct queue *, size_t d, size_t n);

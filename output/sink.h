@@ -17,11 +17,6 @@ enum send_result {
 	SEND_REJECT	/* the destination refuses this batch: split it, drop the poison */
 };
 
-struct batch {
-	struct event	**events;
-	size_t		  n;
-};
-
 struct sink_ctx {
 	const char		*name;		/* destination name: "server" or NAME */
 	const struct dest_conf	*conf;

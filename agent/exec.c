@@ -1,0 +1,248 @@
+/*
+ * exec: run a host tool safely — no shell, bounded output, a timeout.
+ *
+ * The child gets its own process group so that a timeout kills whatever
+ * the tool started too (esxcli is itself a wrapper script on ESXi).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "exec.h"
+
+#define EXEC_ERR_MAX	(64u * 1024)
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+set_cloexec_nonblock(int fd)
+{
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static void
+child(const char *const argv[], int out, int err)
+{
+	long maxfd = sysconf(_SC_OPEN_MAX);
+	int fd, devnull;
+
+	setpgid(0, 0);
+	/* Default signal dispositions and an empty mask for the tool. */
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	{
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
+	devnull = open("/dev/null", O_RDONLY);
+	if (devnull == -1 || dup2(devnull, 0) == -1 || dup2(out, 1) == -1 ||
+	    dup2(err, 2) == -1)
+		_exit(127);
+	/* No close_range(2) on ESXi: close by hand, bounded. */
+	if (maxfd < 0 || maxfd > 4096)
+		maxfd = 4096;
+	for (fd = 3; fd < maxfd; fd++)
+		close(fd);
+	execv(argv[0], (char *const *)argv);
+	dprintf(2, "cannot execute %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* Read what is available; 1 = EOF or error, 0 = more may come. */
+static int
+drain(int fd, struct buf *b, size_t max, bool *truncated)
+{
+	char tmp[16384];
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, tmp, sizeof(tmp));
+		if (n > 0) {
+			size_t room = b->len < max ? max - b->len : 0;
+			size_t take = (size_t)n < room ? (size_t)n : room;
+
+			if (take < (size_t)n)
+				*truncated = true;
+			if (take && buf_append(b, tmp, take) == -1)
+				*truncated = true;
+			continue;
+		}
+		if (n == 0)
+			return 1;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		return 1;
+	}
+}
+
+static void
+kill_group(pid_t pid, int *statusp)
+{
+	int64_t end;
+
+	kill(-pid, SIGTERM);
+	kill(pid, SIGTERM);
+	end = mono_ms() + 1000;
+	while (mono_ms() < end) {
+		if (waitpid(pid, statusp, WNOHANG) == pid) {
+			kill(-pid, SIGKILL);	/* stragglers in the group */
+			return;
+		}
+		poll(NULL, 0, 20);
+	}
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, statusp, 0) == -1 && errno == EINTR)
+		;
+}
+
+int
+exec_run(const char *const argv[], int timeout_ms, size_t max_out,
+    struct exec_result *res)
+{
+	int op[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	struct buf out, err;
+	bool out_eof = false, err_eof = false, err_trunc = false, reaped = false;
+	int64_t deadline;
+	int status = 0;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	res->status = -1;
+	if (max_out == 0)
+		max_out = EXEC_DEFAULT_MAX_OUT;
+	buf_init(&out, max_out + 1);
+	buf_init(&err, EXEC_ERR_MAX + 1);
+	if (pipe(op) == -1 || pipe(ep) == -1)
+		goto fail;
+	pid = fork();
+	if (pid == -1)
+		goto fail;
+	if (pid == 0)
+		child(argv, op[1], ep[1]);
+	setpgid(pid, pid);	/* also here: no race with kill(-pid) */
+	close(op[1]);
+	close(ep[1]);
+	op[1] = ep[1] = -1;
+	set_cloexec_nonblock(op[0]);
+	set_cloexec_nonblock(ep[0]);
+
+	deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 30000);
+	while (!(out_eof && err_eof)) {
+		struct pollfd pfd[2];
+		int64_t left = deadline - mono_ms();
+		int n = 0;
+
+		if (left <= 0) {
+			res->timed_out = true;
+			break;
+		}
+		if (!out_eof) {
+			pfd[n].fd = op[0];
+			pfd[n++].events = POLLIN;
+		}
+		if (!err_eof) {
+			pfd[n].fd = ep[0];
+			pfd[n++].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)n, left > 1000 ? 1000 : (int)left) == -1 &&
+		    errno != EINTR)
+			break;
+		if (!out_eof)
+			out_eof = drain(op[0], &out, max_out, &res->truncated);
+		if (!err_eof)
+			err_eof = drain(ep[0], &err, EXEC_ERR_MAX, &err_trunc);
+	}
+	/* Output closed: the tool should exit now; wait until the deadline. */
+	while (!res->timed_out) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid) {
+			reaped = true;
+			break;
+		}
+		if (w == -1 && errno != EINTR)
+			break;
+		if (mono_ms() >= deadline) {
+			res->timed_out = true;
+			break;
+		}
+		poll(NULL, 0, 10);
+	}
+	if (!reaped)
+		kill_group(pid, &status);
+	close(op[0]);
+	close(ep[0]);
+	if (WIFEXITED(status) && !res->timed_out)
+		res->status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		res->signal = WTERMSIG(status);
+	res->out_len = out.len;
+	res->out = buf_steal(&out);
+	res->err_len = err.len;
+	res->err = buf_steal(&err);
+	return 0;
+fail:
+	{
+		int e = errno;
+
+		for (int i = 0; i < 2; i++) {
+			if (op[i] != -1)
+				close(op[i]);
+			if (ep[i] != -1)
+				close(ep[i]);
+		}
+		buf_free(&out);
+		buf_reset(&err);
+		buf_printf(&err, "cannot run %s: %s", argv[0], strerror(e));
+		res->err_len = err.len;
+		res->err = buf_steal(&err);
+		res->out = calloc(1, 1);
+		errno = e;
+	}
+	return -1;
+}
+
+void
+exec_result_free(struct exec_result *res)
+{
+	free(res->out);
+	free(res->err);
+	res->out = res->err = NULL;
+	res->out_len = res->err_len = 0;
+}
+
+const char *
+exec_describe(const struct exec_result *res, char *s, size_t len)
+{
+	if (res->timed_out)
+		snprintf(s, len, "timed out");
+	else if (res->signal)
+		snprintf(s, len, "killed by signal %d", res->signal);
+	else if (res->status == 127)
+		snprintf(s, len, "could not be executed (status 127)");
+	else
+		snprintf(s, len, "exit status %d", res->status);
+	return s;
+}

@@ -1,0 +1,138 @@
+/*
+ * platform: ESXi or Linux, and where things are on each.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "platform.h"
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+enum platform
+platform_get(const struct config *cfg)
+{
+	static int detected = -1;
+	struct utsname u;
+
+	if (cfg && cfg->platform && strcmp(cfg->platform, "esxi") == 0)
+		return PLATFORM_ESXI;
+	if (cfg && cfg->platform && strcmp(cfg->platform, "linux") == 0)
+		return PLATFORM_LINUX;
+	if (detected == -1) {
+		/* uname -s says "VMkernel" on every ESXi release. */
+		if ((uname(&u) == 0 && strcmp(u.sysname, "VMkernel") == 0) ||
+		    exists("/etc/vmware/esx.conf") || exists("/bin/vmkload_mod"))
+			detected = PLATFORM_ESXI;
+		else
+			detected = PLATFORM_LINUX;
+	}
+	return (enum platform)detected;
+}
+
+const char *
+platform_name(enum platform p)
+{
+	return p == PLATFORM_ESXI ? "esxi" : "linux";
+}
+
+const char *
+platform_hostname(const struct config *cfg)
+{
+	static char name[256];
+
+	if (cfg && cfg->hostname && *cfg->hostname)
+		return cfg->hostname;
+	if (name[0] == '\0') {
+		if (gethostname(name, sizeof(name) - 1) == -1 || name[0] == '\0')
+			snprintf(name, sizeof(name), "localhost");
+		name[sizeof(name) - 1] = '\0';
+	}
+	return name;
+}
+
+const char *
+platform_storage_dir(const struct config *cfg)
+{
+	if (cfg && cfg->storage_directory && *cfg->storage_directory)
+		return cfg->storage_directory;
+	return platform_get(cfg) == PLATFORM_ESXI ? "/scratch/esxwatch" :
+	    "/var/lib/esxwatch";
+}
+
+const char *
+platform_log_dir(const struct config *cfg)
+{
+	if (cfg && cfg->log_dir && *cfg->log_dir)
+		return cfg->log_dir;
+	return "/var/log";
+}
+
+static int
+try_dir(const char *dir, const char *name, char *out, size_t outlen)
+{
+	int n = snprintf(out, outlen, "%s/%s", dir, name);
+
+	if (n < 0 || (size_t)n >= outlen)
+		return -1;
+	return access(out, X_OK) == 0 ? 0 : -1;
+}
+
+int
+platform_find_tool(const struct config *cfg, const char *name, char *out,
+    size_t outlen)
+{
+	static const char *const dirs[] = {
+		"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/sbin",
+		"/usr/local/bin", "/usr/lib/vmware/vsan/bin", "/opt/vmware/bin",
+		NULL
+	};
+	int i;
+
+	if (strchr(name, '/') != NULL)
+		return -1;
+	if (cfg && cfg->tools_dir && *cfg->tools_dir &&
+	    try_dir(cfg->tools_dir, name, out, outlen) == 0)
+		return 0;
+	for (i = 0; dirs[i]; i++)
+		if (try_dir(dirs[i], name, out, outlen) == 0)
+			return 0;
+	return -1;
+}
+
+int
+mkdir_p(const char *path, int mode)
+{
+	char tmp[PATH_MAX];
+	size_t len = strlen(path);
+	char *p;
+
+	if (len == 0 || len >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(tmp, path, len + 1);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, (mode_t)mode) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, (mode_t)mode) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}

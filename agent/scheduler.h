@@ -1,0 +1,26 @@
+/*
+ * scheduler: the collecting thread.  Runs each enabled collector at its
+ * interval, enriches what they emit and hands it to the queue.
+ */
+#ifndef ESXWATCH_SCHEDULER_H
+#define ESXWATCH_SCHEDULER_H
+
+#include <signal.h>
+
+#include "config.h"
+#include "queue.h"
+
+struct scheduler;
+
+struct scheduler *sched_start(const struct config *, struct queue *);
+/* Run every collector once, to completion (--once). */
+void	sched_run_once(struct scheduler *);
+/* Run until *stop or *reload becomes non-zero. */
+void	sched_loop(struct scheduler *, volatile sig_atomic_t *stop,
+	    volatile sig_atomic_t *reload);
+/* fini() every collector and persist its state. */
+void	sched_stop(struct scheduler *);
+/* Events emitted since start. */
+unsigned long long sched_emitted(const struct scheduler *);
+
+#endif

@@ -1,0 +1,384 @@
+/*
+ * shipper: per-destination delivery threads (see shipper.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../output/sink.h"
+#include "log.h"
+#include "shipper.h"
+
+#define BACKOFF_BASE_MS		1000
+#define BACKOFF_CAP_MS		(5 * 60 * 1000)
+
+struct dest {
+	struct shipper		*sh;
+	size_t			 index;
+	const struct sink	*sink;
+	struct dest_conf	 conf;		/* primary may be rewritten to file */
+	struct sink_ctx		 ctx;
+	bool			 opened;
+	pthread_t		 thread;
+	bool			 started;
+	unsigned		 attempt;	/* consecutive failures */
+	unsigned int		 seed;
+	struct shipper_dest_stats st;		/* under sh->mtx */
+};
+
+struct shipper {
+	const struct config	*cfg;
+	struct queue		*q;
+	pthread_mutex_t		 mtx;
+	pthread_cond_t		 cond;
+	bool			 stopping;	/* no more waiting for batches to fill */
+	int64_t			 deadline_ms;	/* give up at this time (0 = never) */
+	struct dest		*dests;
+	size_t			 ndests;
+};
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The primary destination is the file sink (stdout) when no server is
+ * configured: CONTRACT §2 "Empty: events go to stdout as JSON lines".
+ */
+static bool
+primary_is_stdout(const struct dest_conf *d)
+{
+	if (d->proto == PROTO_FILE)
+		return false;
+	if (d->proto == PROTO_HTTP && d->url && *d->url)
+		return false;
+	return d->hostname == NULL || *d->hostname == '\0';
+}
+
+size_t
+shipper_dest_names(const struct config *cfg, const char **names, size_t max)
+{
+	size_t n = 0, i;
+
+	if (max > 0)
+		names[n++] = "server";
+	for (i = 0; i < cfg->nservers && n < max; i++)
+		names[n++] = cfg->servers[i].name;
+	return n;
+}
+
+/* Sleep until ms from now, or until the shipper stops waiting. */
+static void
+nap(struct shipper *sh, int64_t ms, bool until_stop_only)
+{
+	struct timespec until;
+	int64_t end = mono_ms() + ms;
+
+	pthread_mutex_lock(&sh->mtx);
+	while (mono_ms() < end) {
+		int64_t left;
+
+		if (sh->stopping && !until_stop_only)
+			break;
+		if (sh->deadline_ms && mono_ms() >= sh->deadline_ms)
+			break;
+		left = end - mono_ms();
+		if (sh->deadline_ms && sh->deadline_ms - mono_ms() < left)
+			left = sh->deadline_ms - mono_ms();
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += left / 1000;
+		until.tv_nsec += (long)(left % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&sh->cond, &sh->mtx, &until);
+	}
+	pthread_mutex_unlock(&sh->mtx);
+}
+
+static bool
+giving_up(struct shipper *sh)
+{
+	bool r;
+
+	pthread_mutex_lock(&sh->mtx);
+	r = sh->deadline_ms && mono_ms() >= sh->deadline_ms;
+	pthread_mutex_unlock(&sh->mtx);
+	return r;
+}
+
+static bool
+is_stopping(struct shipper *sh)
+{
+	bool r;
+
+	pthread_mutex_lock(&sh->mtx);
+	r = sh->stopping;
+	pthread_mutex_unlock(&sh->mtx);
+	return r;
+}
+
+static void
+note_failure(struct dest *d, const char *why)
+{
+	struct shipper *sh = d->sh;
+
+	pthread_mutex_lock(&sh->mtx);
+	d->st.failed_sends++;
+	d->st.last_error_ms = now_ms();
+	snprintf(d->st.last_error, sizeof(d->st.last_error), "%s", why);
+	if (!d->st.failing)
+		log_warn("destination %s (%s): delivery failing: %s", d->st.name,
+		    d->st.proto, why);
+	d->st.failing = true;
+	pthread_mutex_unlock(&sh->mtx);
+}
+
+static void
+note_success(struct dest *d, size_t n)
+{
+	struct shipper *sh = d->sh;
+
+	pthread_mutex_lock(&sh->mtx);
+	d->st.sent_events += n;
+	d->st.last_success_ms = now_ms();
+	if (d->st.failing)
+		log_info("destination %s (%s): delivering again", d->st.name, d->st.proto);
+	d->st.failing = false;
+	pthread_mutex_unlock(&sh->mtx);
+}
+
+/*
+ * Send events[0..n); on a rejection split in halves until the poison
+ * event is alone and drop only it.  *done is how many events from the
+ * start were delivered or dropped (what may be acknowledged).
+ */
+static enum send_result
+deliver(struct dest *d, struct event **events, size_t n, size_t *done,
+    int *retry_after)
+{
+	struct batch b = { events, n };
+	enum send_result r;
+	size_t h, d1 = 0, d2 = 0;
+
+	*done = 0;
+	d->ctx.error[0] = '\0';
+	*retry_after = 0;
+	r = d->sink->send(&d->ctx, &b, retry_after);
+	if (r == SEND_OK) {
+		*done = n;
+		return SEND_OK;
+	}
+	if (r == SEND_RETRY)
+		return SEND_RETRY;
+	if (n == 1) {
+		pthread_mutex_lock(&d->sh->mtx);
+		d->st.dropped_poison++;
+		pthread_mutex_unlock(&d->sh->mtx);
+		log_error("destination %s: event rejected, dropped: %s (text: %.200s)",
+		    d->st.name, d->ctx.error[0] ? d->ctx.error : "rejected",
+		    events[0]->text);
+		*done = 1;
+		return SEND_OK;
+	}
+	h = n / 2;
+	r = deliver(d, events, h, &d1, retry_after);
+	if (r != SEND_OK) {
+		*done = d1;
+		return r;
+	}
+	r = deliver(d, events + h, n - h, &d2, retry_after);
+	*done = h + d2;
+	return r;
+}
+
+static int
+backoff_ms(struct dest *d, int retry_after_s)
+{
+	int64_t cap = BACKOFF_BASE_MS;
+	unsigned i;
+
+	if (retry_after_s > 0)
+		return retry_after_s * 1000;
+	for (i = 0; i < d->attempt && cap < BACKOFF_CAP_MS; i++)
+		cap *= 2;
+	if (cap > BACKOFF_CAP_MS)
+		cap = BACKOFF_CAP_MS;
+	/* Full jitter, but never a busy loop. */
+	return 100 + (int)(rand_r(&d->seed) % (unsigned)cap);
+}
+
+static void *
+dest_thread(void *arg)
+{
+	struct dest *d = arg;
+	struct shipper *sh = d->sh;
+	const struct config *cfg = sh->cfg;
+	int flush_ms = cfg->batch_flush_interval * 1000;
+
+	for (;;) {
+		struct batch b;
+		size_t done = 0;
+		int retry_after = 0;
+		enum send_result r;
+
+		if (giving_up(sh))
+			break;
+		if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
+		    (size_t)cfg->batch_max_bytes, is_stopping(sh) ? 0 : 1000, &b) == -1)
+			break;
+		if (b.n == 0) {
+			if (is_stopping(sh))
+				break;
+			continue;
+		}
+		/* Let a small batch fill up for flush_interval. */
+		if (b.n < (size_t)cfg->batch_max_events && !is_stopping(sh) && flush_ms > 0) {
+			batch_free_events(&b);
+			nap(sh, flush_ms, false);
+			if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
+			    (size_t)cfg->batch_max_bytes, 0, &b) == -1)
+				break;
+			if (b.n == 0)
+				continue;
+		}
+		if (!d->opened) {
+			if (d->sink->open(&d->ctx) == 0)
+				d->opened = true;
+			else {
+				note_failure(d, d->ctx.error[0] ? d->ctx.error : "cannot open");
+				batch_free_events(&b);
+				d->attempt++;
+				nap(sh, backoff_ms(d, 0), true);
+				continue;
+			}
+		}
+		r = deliver(d, b.events, b.n, &done, &retry_after);
+		if (done > 0) {
+			queue_ack(sh->q, d->index, done);
+			note_success(d, done);
+		}
+		batch_free_events(&b);
+		if (r == SEND_OK) {
+			d->attempt = 0;
+			continue;
+		}
+		note_failure(d, d->ctx.error[0] ? d->ctx.error : "send failed");
+		{
+			int ms = backoff_ms(d, retry_after);
+
+			log_debug("destination %s: retrying in %d ms", d->st.name, ms);
+			d->attempt++;
+			nap(sh, ms, true);
+		}
+	}
+	return NULL;
+}
+
+struct shipper *
+shipper_start(const struct config *cfg, struct queue *q)
+{
+	struct shipper *sh = calloc(1, sizeof(*sh));
+	size_t i;
+
+	if (sh == NULL)
+		return NULL;
+	sh->cfg = cfg;
+	sh->q = q;
+	pthread_mutex_init(&sh->mtx, NULL);
+	pthread_cond_init(&sh->cond, NULL);
+	sh->ndests = 1 + cfg->nservers;
+	sh->dests = calloc(sh->ndests, sizeof(*sh->dests));
+	if (sh->dests == NULL) {
+		free(sh);
+		return NULL;
+	}
+	for (i = 0; i < sh->ndests; i++) {
+		struct dest *d = &sh->dests[i];
+
+		d->sh = sh;
+		d->index = i;
+		d->conf = i == 0 ? cfg->server : cfg->servers[i - 1];
+		if (i == 0 && primary_is_stdout(&d->conf)) {
+			d->conf.proto = PROTO_FILE;
+			d->conf.path = "-";
+		}
+		d->sink = sink_find(d->conf.proto);
+		d->ctx.name = i == 0 ? "server" : d->conf.name;
+		d->ctx.conf = &d->conf;
+		d->ctx.cfg = cfg;
+		d->seed = (unsigned)(now_ms() ^ (int64_t)getpid() ^ (int64_t)(i * 7919));
+		snprintf(d->st.name, sizeof(d->st.name), "%s", d->ctx.name);
+		snprintf(d->st.proto, sizeof(d->st.proto), "%s", dest_proto_name(d->conf.proto));
+		if (d->sink == NULL) {
+			log_error("destination %s: no sink for protocol %s", d->ctx.name,
+			    dest_proto_name(d->conf.proto));
+			continue;
+		}
+		if (pthread_create(&d->thread, NULL, dest_thread, d) == 0)
+			d->started = true;
+		else
+			log_error("destination %s: cannot start its thread", d->ctx.name);
+	}
+	return sh;
+}
+
+bool
+shipper_stop(struct shipper *sh, int drain_ms)
+{
+	bool all = true;
+	size_t i;
+
+	if (sh == NULL)
+		return true;
+	pthread_mutex_lock(&sh->mtx);
+	sh->stopping = true;
+	sh->deadline_ms = mono_ms() + (drain_ms > 0 ? drain_ms : 0) + 1;
+	pthread_cond_broadcast(&sh->cond);
+	pthread_mutex_unlock(&sh->mtx);
+	queue_wakeup(sh->q);
+	for (i = 0; i < sh->ndests; i++) {
+		struct dest *d = &sh->dests[i];
+
+		if (d->started)
+			pthread_join(d->thread, NULL);
+		if (d->opened && d->sink->close)
+			d->sink->close(&d->ctx);
+		if (queue_backlog(sh->q, i) > 0)
+			all = false;
+	}
+	pthread_mutex_destroy(&sh->mtx);
+	pthread_cond_destroy(&sh->cond);
+	free(sh->dests);
+	free(sh);
+	return all;
+}
+
+size_t
+shipper_ndests(const struct shipper *sh)
+{
+	return sh ? sh->ndests : 0;
+}
+
+int
+shipper_stats(struct shipper *sh, size_t i, struct shipper_dest_stats *st)
+{
+	if (sh == NULL || i >= sh->ndests)
+		return -1;
+	pthread_mutex_lock(&sh->mtx);
+	*st = sh->dests[i].st;
+	pthread_mutex_unlock(&sh->mtx);
+	st->backlog = queue_backlog(sh->q, i);
+	return 0;
+}

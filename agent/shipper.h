@@ -1,0 +1,50 @@
+/*
+ * shipper: the shipping side.  One thread per destination reads batches
+ * from its cursor in the queue, sends them through the destination's sink
+ * and acknowledges what was delivered (DESIGN "Delivery policy"):
+ *  - SEND_OK: ack, next batch;
+ *  - SEND_RETRY: full-jitter exponential backoff (base 1 s, cap 5 min) or
+ *    the server's Retry-After, then the same batch again;
+ *  - SEND_REJECT: split the batch in halves until the poison event is
+ *    alone, drop only it and count it.
+ * Destinations progress independently: a dead one never slows the others.
+ */
+#ifndef ESXWATCH_SHIPPER_H
+#define ESXWATCH_SHIPPER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "queue.h"
+
+struct shipper;
+
+struct shipper_dest_stats {
+	char		name[64];
+	char		proto[16];
+	uint64_t	sent_events;
+	uint64_t	failed_sends;	/* send attempts that did not deliver */
+	uint64_t	dropped_poison;	/* events the destination rejected alone */
+	uint64_t	backlog;	/* events queued for it */
+	int64_t		last_success_ms;	/* 0 = never */
+	int64_t		last_error_ms;
+	char		last_error[512];
+	bool		failing;	/* the last attempt failed */
+};
+
+/* The destination names of a configuration, in order ("server", then
+ * each servers.NAME).  Returns the count (<= max). */
+size_t		 shipper_dest_names(const struct config *, const char **names, size_t max);
+
+struct shipper	*shipper_start(const struct config *, struct queue *);
+/*
+ * Stop: with drain_ms > 0, keep delivering until every destination's
+ * backlog is empty or drain_ms passed.  Joins the threads, closes sinks.
+ * Returns true if every destination's backlog was empty at the end.
+ */
+bool		 shipper_stop(struct shipper *, int drain_ms);
+size_t		 shipper_ndests(const struct shipper *);
+int		 shipper_stats(struct shipper *, size_t d, struct shipper_dest_stats *);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * The sink registry: one row per protocol (as Fluent Bit registers its
+ * output plugins).  Adding a sink is adding a file and a row.
+ */
+#include <stddef.h>
+
+#include "sink.h"
+
+extern const struct sink sink_file;
+
+static const struct sink *const sinks_all[] = {
+	&sink_file,
+	NULL
+};
+
+const struct sink *
+sink_find(enum dest_proto proto)
+{
+	size_t i;
+
+	for (i = 0; sinks_all[i] != NULL; i++)
+		if (sinks_all[i]->proto == proto)
+			return sinks_all[i];
+	return NULL;
+}
