@@ -1,6 +1,7 @@
 /*
  * The collector registry: one row per built-in collector.  Adding a
- * collector is adding a file and a row.
+ * collector is adding a file and a row: the file defines
+ * `const struct collector collector_NAME`, declared extern here.
  */
 #include <stddef.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /*
  * The sink registry: one row per protocol (as Fluent Bit registers its
- * output plugins).  Adding a sink is adding a file and a row.
+ * output plugins).  Adding a sink is adding a file and a row: the file
+ * defines `const struct sink sink_NAME`, declared extern here.
  */
 #include <stddef.h>
 

@@ -1,0 +1,305 @@
+/*
+ * Unit tests of the core: buffers and JSON strings, events (validation,
+ * JSON encoding checked by a real JSON parser, binary round-trip), safe
+ * command execution, the state store.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "../../agent/buf.h"
+#include "../../agent/event.h"
+#include "../../agent/exec.h"
+#include "../../agent/kvstore.h"
+
+static char tmpdir[] = "/tmp/esxwatch-test-core-XXXXXX";
+
+TEST(buf_bounded)
+{
+	struct buf b;
+
+	buf_init(&b, 8);
+	CHECK_INT(buf_puts(&b, "12345678"), 0);
+	CHECK_INT(buf_putc(&b, '9'), -1);	/* over the limit */
+	CHECK_INT(b.len, 8);
+	CHECK_STR(b.data, "12345678");
+	buf_free(&b);
+}
+
+TEST(json_escapes_and_fixes_utf8)
+{
+	struct buf b;
+	const char in[] = "a\"b\\c\n\t\x01\xff\xc3\xa9\xe2\x82";
+
+	buf_init(&b, 0);
+	CHECK_INT(buf_json_str(&b, in, sizeof(in) - 1), 0);
+	/* é kept, 0xff and the truncated 3-byte sequence replaced */
+	CHECK_STR(b.data, "\"a\\\"b\\\\c\\n\\t\\u0001\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\"");
+	buf_free(&b);
+}
+
+TEST(utf8_overlong_and_surrogates_replaced)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	/* overlong '/', a UTF-16 surrogate, a code point past U+10FFFF */
+	static const char in[] = "\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80";
+
+	buf_utf8_valid(&b, in, sizeof(in) - 1);
+	CHECK(strstr(b.data, "\xc0") == NULL);
+	CHECK(strstr(b.data, "\xed\xa0") == NULL);
+	CHECK(strstr(b.data, "\xf4\x90") == NULL);
+	buf_free(&b);
+}
+
+TEST(utf8_cut_never_splits)
+{
+	const char s[] = "ab\xc3\xa9";	/* a b é */
+
+	CHECK_INT(utf8_cut(s, 4, 3), 2);
+	CHECK_INT(utf8_cut(s, 4, 4), 4);
+}
+
+TEST(field_names)
+{
+	CHECK(field_name_valid("esxwatch_nic"));
+	CHECK(field_name_valid("_x9"));
+	CHECK(!field_name_valid("9x"));
+	CHECK(!field_name_valid("Esx"));
+	CHECK(!field_name_valid("a-b"));
+	CHECK(!field_name_valid(""));
+	CHECK(!field_name_valid("text"));
+	CHECK(!field_name_valid("timestamp"));
+	CHECK(!field_name_valid("source"));
+	CHECK(!field_name_valid("event_type"));
+}
+
+TEST(event_fields_unique_and_replaced)
+{
+	struct event *ev = event_new(1733000000123LL, "hello");
+
+	CHECK_INT(event_set(ev, "a", "1"), 0);
+	CHECK_INT(event_set(ev, "a", "2"), 0);
+	CHECK_INT(event_set_default(ev, "a", "3"), 0);
+	CHECK_INT(event_set(ev, "text", "x"), -1);
+	CHECK_INT(ev->nfields, 1);
+	CHECK_STR(event_get(ev, "a"), "2");
+	event_free(ev);
+}
+
+TEST(event_text_truncated_with_marker)
+{
+	char *big = malloc(EVENT_TEXT_MAX * 2 + 1);
+	struct event *ev;
+
+	memset(big, 'x', EVENT_TEXT_MAX * 2);
+	big[EVENT_TEXT_MAX * 2] = '\0';
+	ev = event_new(0, big);
+	CHECK_INT(strlen(ev->text), EVENT_TEXT_MAX);
+	CHECK(strcmp(ev->text + EVENT_TEXT_MAX - strlen(EVENT_TRUNC_MARKER),
+	    EVENT_TRUNC_MARKER) == 0);
+	CHECK(ev->timestamp_ms > 1600000000000LL);
+	event_free(ev);
+	free(big);
+}
+
+/* Encode, then let Python's json module (a real parser) read it back. */
+TEST(event_json_parsed_by_real_parser)
+{
+	struct event *ev = event_new(1733000000123LL, "line\nwith \"quotes\" \\ \x02 and \xff bad");
+	struct buf b;
+	char path[256];
+	int fd;
+	struct exec_result res;
+	const char *py = "/usr/bin/python3";
+	const char *argv[] = { py, "-c",
+		"import json,sys\n"
+		"d=json.load(open(sys.argv[1],encoding='utf-8'))\n"
+		"assert d['timestamp']==1733000000123, d\n"
+		"assert d['text']=='line\\nwith \"quotes\" \\\\ \\x02 and \\ufffd bad', repr(d['text'])\n"
+		"assert d['esxwatch_nic']=='vmnic0'\n"
+		"assert d['v']=='tab\\there \\u00e9 \\u2603'\n"
+		"assert list(d)==['timestamp','text','esxwatch_nic','v'], list(d)\n"
+		"print('ok')\n", path, NULL };
+
+	if (access(py, X_OK) != 0)
+		argv[0] = py = "/usr/local/bin/python3";
+	event_set(ev, "esxwatch_nic", "vmnic0");
+	event_set(ev, "v", "tab\there \xc3\xa9 \xe2\x98\x83");
+	buf_init(&b, 0);
+	CHECK_INT(event_to_json(ev, &b), 0);
+	snprintf(path, sizeof(path), "%s/ev.json", tmpdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(write(fd, b.data, b.len) == (ssize_t)b.len);
+	close(fd);
+	CHECK_INT(exec_run(argv, 20000, 0, &res), 0);
+	CHECK_INT(res.status, 0);
+	CHECK_STR(res.out, "ok\n");
+	if (res.status != 0)
+		printf("python said: %s\n", res.err);
+	exec_result_free(&res);
+	buf_free(&b);
+	event_free(ev);
+}
+
+TEST(event_binary_roundtrip)
+{
+	struct event *ev = event_new(42, "t\xc3\xa9xt"), *back;
+	struct buf b;
+	size_t i;
+
+	event_set(ev, "a", "1");
+	event_set(ev, "b", "");
+	buf_init(&b, 0);
+	CHECK_INT(event_serialize(ev, &b), 0);
+	back = event_deserialize(b.data, b.len);
+	CHECK(back != NULL);
+	if (back) {
+		CHECK_INT(back->timestamp_ms, 42);
+		CHECK_STR(back->text, "t\xc3\xa9xt");
+		CHECK_INT(back->nfields, 2);
+		CHECK_STR(event_get(back, "b"), "");
+		event_free(back);
+	}
+	/* Every truncation and a corrupted byte are refused, never a crash. */
+	for (i = 0; i < b.len; i++) {
+		back = event_deserialize(b.data, i);
+		CHECK(back == NULL);
+		event_free(back);
+	}
+	b.data[0] = 7;
+	CHECK(event_deserialize(b.data, b.len) == NULL);
+	buf_free(&b);
+	event_free(ev);
+}
+
+TEST(exec_captures_output_and_status)
+{
+	const char *argv[] = { "/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+	struct exec_result res;
+
+	CHECK_INT(exec_run(argv, 10000, 0, &res), 0);
+	CHECK_INT(res.status, 3);
+	CHECK_STR(res.out, "out\n");
+	CHECK_STR(res.err, "err\n");
+	CHECK(!res.timed_out);
+	exec_result_free(&res);
+}
+
+TEST(exec_no_shell_interpretation)
+{
+	const char *argv[] = { "/bin/echo", "$(id)", ";", "rm", "-rf", "/", NULL };
+	struct exec_result res;
+
+	CHECK_INT(exec_run(argv, 10000, 0, &res), 0);
+	CHECK_STR(res.out, "$(id) ; rm -rf /\n");
+	exec_result_free(&res);
+}
+
+TEST(exec_timeout_kills_the_group)
+{
+	const char *argv[] = { "/bin/sh", "-c", "sleep 100 & sleep 100; echo never", NULL };
+	struct exec_result res;
+	time_t t0 = time(NULL);
+
+	CHECK_INT(exec_run(argv, 500, 0, &res), 0);
+	CHECK(res.timed_out);
+	CHECK(time(NULL) - t0 < 5);
+	CHECK_STR(res.out, "");
+	exec_result_free(&res);
+}
+
+TEST(exec_output_capped)
+{
+	const char *argv[] = { "/bin/sh", "-c", "yes | head -c 100000", NULL };
+	struct exec_result res;
+
+	CHECK_INT(exec_run(argv, 10000, 1000, &res), 0);
+	CHECK(res.truncated);
+	CHECK_INT(res.out_len, 1000);
+	CHECK_INT(res.status, 0);
+	exec_result_free(&res);
+}
+
+TEST(exec_missing_program)
+{
+	const char *argv[] = { "/nonexistent/tool", NULL };
+	struct exec_result res;
+
+	CHECK_INT(exec_run(argv, 10000, 0, &res), 0);
+	CHECK_INT(res.status, 127);
+	CHECK(strstr(res.err, "cannot execute") != NULL);
+	exec_result_free(&res);
+}
+
+static int
+count_cb(void *arg, const char *k, const char *v)
+{
+	(void)k;
+	(void)v;
+	(*(int *)arg)++;
+	return 0;
+}
+
+TEST(kvstore_persists_atomically)
+{
+	char path[256];
+	struct kvstore *kv;
+	struct stat st;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/s.kv", tmpdir);
+	kv = kv_open(path);
+	kv_set(kv, "vmnic0.link", "up");
+	kv_set(kv, "vmnic1.link", "down");
+	kv_set(kv, "odd\tkey\n", "va\\lue\n");
+	CHECK(kv_dirty(kv));
+	CHECK_INT(kv_save(kv), 0);
+	CHECK(!kv_dirty(kv));
+	kv_close(kv);
+	CHECK_INT(stat(path, &st), 0);
+	CHECK_INT(st.st_mode & 0777, 0600);
+	kv = kv_open(path);
+	CHECK_STR(kv_get(kv, "vmnic0.link"), "up");
+	CHECK_STR(kv_get(kv, "odd\tkey\n"), "va\\lue\n");
+	kv_foreach(kv, "vmnic", count_cb, &n);
+	CHECK_INT(n, 2);
+	kv_del(kv, "vmnic1.link");
+	CHECK(kv_get(kv, "vmnic1.link") == NULL);
+	kv_close(kv);
+}
+
+int
+main(void)
+{
+	T_PROG("core");
+	if (mkdtemp(tmpdir) == NULL)
+		return 1;
+	RUN(buf_bounded);
+	RUN(json_escapes_and_fixes_utf8);
+	RUN(utf8_overlong_and_surrogates_replaced);
+	RUN(utf8_cut_never_splits);
+	RUN(field_names);
+	RUN(event_fields_unique_and_replaced);
+	RUN(event_text_truncated_with_marker);
+	RUN(event_json_parsed_by_real_parser);
+	RUN(event_binary_roundtrip);
+	RUN(exec_captures_output_and_status);
+	RUN(exec_no_shell_interpretation);
+	RUN(exec_timeout_kills_the_group);
+	RUN(exec_output_capped);
+	RUN(exec_missing_program);
+	RUN(kvstore_persists_atomically);
+	{
+		const char *argv[] = { "/bin/rm", "-rf", tmpdir, NULL };
+		struct exec_result res;
+
+		exec_run(argv, 10000, 0, &res);
+		exec_result_free(&res);
+	}
+	return t_done();
+}
