@@ -264,7 +264,7 @@ static int
 parse_table(struct parser *ps, size_t hdr)
 {
 	const struct line *h = &ps->lines[hdr], *d = &ps->lines[hdr + 1];
-	size_t starts[ESX_MAX_COLS], cuts[ESX_MAX_COLS + 1];
+	size_t starts[ESX_MAX_COLS] = { 0 }, cuts[ESX_MAX_COLS + 1];
 	char *names[ESX_MAX_COLS];
 	size_t ncols = 0, i, c, r;
 	int rc = -1;
