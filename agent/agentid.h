@@ -1,0 +1,37 @@
+/*
+ * agentid: the stable identifier of this agent, used by Log Insight's
+ * ingestion API (POST /api/v1/events/ingest/{agentId}: "Specify a BIOS
+ * UUID, a stored UUID4 or other stable identifier").
+ *
+ * In order: the destination's configured agent_id; on ESXi the host's BIOS
+ * UUID from `esxcli hardware platform get`; a UUID4 generated once from
+ * /dev/urandom (not getrandom(2): ESXi lacks it) and kept in
+ * storage.directory/agent-id (mode 0600).
+ */
+#ifndef ESXWATCH_AGENTID_H
+#define ESXWATCH_AGENTID_H
+
+#include <stddef.h>
+
+struct config;
+struct dest_conf;
+
+#define AGENTID_LEN	36	/* 8-4-4-4-12 */
+
+/* 0 and the id in out (>= AGENTID_LEN + 1 bytes, more for a configured
+ * id), or -1 (logged) when no id can be had. */
+int	agentid_get(const struct config *, const struct dest_conf *,
+	    char *out, size_t outlen);
+
+/* Parse `esxcli hardware platform get` output ("UUID: 0x4c 0x4c ..." or a
+ * 32-digit hex string) into 8-4-4-4-12 lowercase.  -1 if absent, malformed,
+ * all zeros or all ones. */
+int	agentid_parse_esxcli(const char *text, char *out, size_t outlen);
+/* A new random UUID4 from /dev/urandom. */
+int	agentid_generate(char *out, size_t outlen);
+/* Is s a UUID in 8-4-4-4-12 form? */
+int	agentid_valid(const char *s);
+/* Read storage_dir/agent-id, or create it.  Exposed for tests. */
+int	agentid_stored(const char *storage_dir, char *out, size_t outlen);
+
+#endif

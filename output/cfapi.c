@@ -1,0 +1,500 @@
+/*
+ * cfapi: Log Insight's ingestion API, POST /api/v1/events/ingest/{agentId}
+ * with {"events":[{"text":..,"timestamp":..,"fields":[{"name":..,
+ * "content":..}]}]} (loginsight-api.md §1.3), gzip by default.
+ *
+ * One keep-alive connection per destination (transport.c's hconn).  The
+ * shipper builds batches within batch.max_events / batch.max_bytes; a batch
+ * that is still over Log Insight's limits (500 events, 4 MB of JSON before
+ * compression) is sent in several requests.  If one of them fails the
+ * whole batch is retried: delivery is at-least-once.
+ */
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/agentid.h"
+#include "../agent/log.h"
+#include "gzip.h"
+#include "transport.h"
+
+#define CFAPI_MAX_EVENTS	500
+#define CFAPI_MAX_BYTES		(4L * 1024 * 1024)
+#define CFAPI_PATH		"/api/v1/events/ingest/"
+
+static _Atomic uint64_t	total_not_ingested;
+
+struct cfapi {
+	struct hconn		 h;
+	struct gzip		*gz;
+	bool			 compress;
+	bool			 gzip_off;	/* refused on this connection */
+	struct curl_slist	*hdr_plain;
+	struct curl_slist	*hdr_gzip;
+	struct buf		 body;
+	struct buf		 zbody;
+	size_t			 max_events;
+	size_t			 max_bytes;
+	uint64_t		 not_ingested;
+};
+
+uint64_t
+cfapi_not_ingested(void)
+{
+	return atomic_load(&total_not_ingested);
+}
+
+/* ---- JSON ---- */
+
+/* 0: copy as is; 1: escape; 2: start of a multi-byte UTF-8 sequence */
+static const unsigned char json_class[256] = {
+	1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+	0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+	0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,
+	0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
+	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
+	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
+	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
+};
+
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
+ * surrogates, at most U+10FFFF), or 0. */
+static size_t
+utf8_seq(const unsigned char *p, size_t n)
+{
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		if (p[0] == 0xe0 && p[1] < 0xa0)
+			return 0;
+		if (p[0] == 0xed && p[1] > 0x9f)
+			return 0;
+		return 3;
+	}
+	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
+		    (p[3] & 0xc0) != 0x80)
+			return 0;
+		if (p[0] == 0xf0 && p[1] < 0x90)
+			return 0;
+		if (p[0] == 0xf4 && p[1] > 0x8f)
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+/* Append s[0..n) escaped, without quotes.  Worst case 6 bytes per input
+ * byte, reserved up front so the loop writes without bound checks. */
+static int
+json_put_raw(struct buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	const unsigned char *run;
+	char *o;
+	size_t k;
+
+	if (buf_reserve(b, n * 6 + 1) == -1)
+		return -1;
+	o = b->data + b->len;
+	while (p < end) {
+		run = p;
+		while (p < end && json_class[*p] == 0)
+			p++;
+		if (p > run) {
+			memcpy(o, run, (size_t)(p - run));
+			o += p - run;
+		}
+		if (p >= end)
+			break;
+		if (json_class[*p] == 2) {
+			if ((k = utf8_seq(p, (size_t)(end - p))) > 0) {
+				memcpy(o, p, k);
+				o += k;
+				p += k;
+			} else {
+				memcpy(o, "\xef\xbf\xbd", 3);
+				o += 3;
+				p++;
+			}
+			continue;
+		}
+		*o++ = '\\';
+		switch (*p) {
+		case '"':	*o++ = '"'; break;
+		case '\\':	*o++ = '\\'; break;
+		case '\n':	*o++ = 'n'; break;
+		case '\r':	*o++ = 'r'; break;
+		case '\t':	*o++ = 't'; break;
+		case '\b':	*o++ = 'b'; break;
+		case '\f':	*o++ = 'f'; break;
+		default:
+			*o++ = 'u'; *o++ = '0'; *o++ = '0';
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 15];
+			break;
+		}
+		p++;
+	}
+	b->len = (size_t)(o - b->data);
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int
+json_put_str(struct buf *b, const char *s, size_t n)
+{
+	if (buf_putc(b, '"') == -1 || json_put_raw(b, s, n) == -1 ||
+	    buf_putc(b, '"') == -1)
+		return -1;
+	return 0;
+}
+
+int
+cfapi_encode_event(const struct event *ev, struct buf *b)
+{
+	const char *text = ev->text != NULL ? ev->text : "";
+	size_t tlen = strlen(text), cut, i;
+	size_t mlen = sizeof(EVENT_TRUNC_MARKER) - 1;
+	int64_t ts = ev->timestamp_ms > 0 ? ev->timestamp_ms : now_ms();
+	const struct field *f;
+
+	if (buf_puts(b, "{\"text\":\"") == -1)
+		return -1;
+	/* event_new() already cuts text to 16 KB; check again, since Log
+	 * Insight refuses the whole batch over one long text. */
+	if (tlen > EVENT_TEXT_MAX) {
+		cut = utf8_cut(text, tlen, EVENT_TEXT_MAX - mlen);
+		if (json_put_raw(b, text, cut) == -1 ||
+		    json_put_raw(b, EVENT_TRUNC_MARKER, mlen) == -1)
+			return -1;
+	} else if (json_put_raw(b, text, tlen) == -1)
+		return -1;
+	if (buf_printf(b, "\",\"timestamp\":%lld", (long long)ts) == -1)
+		return -1;
+	if (ev->nfields > 0 && buf_puts(b, ",\"fields\":[") == -1)
+		return -1;
+	for (i = 0; i < ev->nfields; i++) {
+		f = &ev->fields[i];
+		/* Names are valid by construction (event_set()); a name that
+		 * needs escaping here is a bug upstream. */
+		assert(field_name_valid(f->name));
+		if (buf_puts(b, i == 0 ? "{\"name\":\"" : ",{\"name\":\"") == -1 ||
+		    buf_puts(b, f->name) == -1 ||
+		    buf_puts(b, "\",\"content\":") == -1 ||
+		    json_put_str(b, f->value ? f->value : "",
+		    f->value ? strlen(f->value) : 0) == -1 ||
+		    buf_putc(b, '}') == -1)
+			return -1;
+	}
+	if (ev->nfields > 0 && buf_putc(b, ']') == -1)
+		return -1;
+	return buf_putc(b, '}');
+}
+
+/* Find "key" : in a JSON object and return a pointer past the colon. */
+static const char *
+json_find_key(const char *body, size_t len, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = body, *end = body + len;
+
+	while (p + kl + 2 <= end) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		if (q == NULL || q + kl + 2 > end)
+			return NULL;
+		if (memcmp(q + 1, key, kl) == 0 && q[kl + 1] == '"') {
+			p = q + kl + 2;
+			while (p < end && (*p == ' ' || *p == '\t' ||
+			    *p == '\r' || *p == '\n'))
+				p++;
+			if (p < end && *p == ':') {
+				p++;
+				while (p < end && (*p == ' ' || *p == '\t' ||
+				    *p == '\r' || *p == '\n'))
+					p++;
+				return p;
+			}
+			continue;
+		}
+		p = q + 1;
+	}
+	return NULL;
+}
+
+int
+cfapi_parse_response(const char *body, size_t len, long long *ingested)
+{
+	const char *p, *end = body + len;
+	long long v = 0;
+	int ok = -1;
+
+	*ingested = -1;
+	if ((p = json_find_key(body, len, "status")) != NULL &&
+	    end - p >= 4 && memcmp(p, "\"ok\"", 4) == 0)
+		ok = 0;
+	if ((p = json_find_key(body, len, "ingested")) != NULL &&
+	    p < end && *p >= '0' && *p <= '9') {
+		while (p < end && *p >= '0' && *p <= '9' && v < 1000000000LL)
+			v = v * 10 + (*p++ - '0');
+		*ingested = v;
+	}
+	return ok;
+}
+
+/* ---- the sink ---- */
+
+static void
+cfapi_free(struct cfapi *c)
+{
+	if (c == NULL)
+		return;
+	hconn_close(&c->h);
+	gzip_free(c->gz);
+	curl_slist_free_all(c->hdr_plain);
+	curl_slist_free_all(c->hdr_gzip);
+	buf_free(&c->body);
+	buf_free(&c->zbody);
+	free(c);
+}
+
+static struct curl_slist *
+make_headers(const struct dest_conf *d, bool gz)
+{
+	struct curl_slist *l = NULL, *n;
+	struct buf h = BUF_INIT;
+	size_t i;
+
+	/* "Expect:" turns off curl's 100-continue round trip on big bodies. */
+	if ((l = curl_slist_append(NULL, "Content-Type: application/json")) == NULL)
+		return NULL;
+	if ((n = curl_slist_append(l, "Expect:")) == NULL)
+		goto err;
+	if (gz && (n = curl_slist_append(l, "Content-Encoding: gzip")) == NULL)
+		goto err;
+	/* Optional headers (e.g. Authorization: Bearer <session>). */
+	for (i = 0; i < d->headers.n; i++) {
+		buf_reset(&h);
+		if (buf_printf(&h, "%s: %s", d->headers.v[i].key,
+		    d->headers.v[i].value) == -1 ||
+		    (n = curl_slist_append(l, h.data)) == NULL)
+			goto err;
+	}
+	buf_free(&h);
+	return l;
+err:
+	buf_free(&h);
+	curl_slist_free_all(l);
+	return NULL;
+}
+
+static int
+cfapi_open(struct sink_ctx *ctx)
+{
+	const struct dest_conf *d = ctx->conf;
+	struct cfapi *c;
+	struct buf url = BUF_INIT;
+	char id[256], redacted[1024];
+	char *esc = NULL;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		return -1;
+	}
+	buf_init(&c->body, 64u * 1024 * 1024);
+	buf_init(&c->zbody, 64u * 1024 * 1024);
+	c->max_events = CFAPI_MAX_EVENTS;
+	c->max_bytes = CFAPI_MAX_BYTES;
+	if (ctx->cfg != NULL) {
+		if (ctx->cfg->batch_max_events > 0 &&
+		    (size_t)ctx->cfg->batch_max_events < c->max_events)
+			c->max_events = (size_t)ctx->cfg->batch_max_events;
+		if (ctx->cfg->batch_max_bytes > 0 &&
+		    (size_t)ctx->cfg->batch_max_bytes < c->max_bytes)
+			c->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
+	}
+	c->compress = d->compress == NULL || strcmp(d->compress, "none") != 0;
+	if (agentid_get(ctx->cfg, d, id, sizeof(id)) == -1) {
+		snprintf(ctx->error, sizeof(ctx->error),
+		    "no agent id (set agent_id, or make storage.directory writable)");
+		goto err;
+	}
+	if ((esc = curl_easy_escape(NULL, id, 0)) == NULL ||
+	    transport_base_url(d, CFAPI_PATH, &url) == -1 ||
+	    buf_puts(&url, esc) == -1) {
+		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		goto err;
+	}
+	if (hconn_open(&c->h, d, url.data, ctx->error, sizeof(ctx->error)) == -1)
+		goto err;
+	if ((c->hdr_plain = make_headers(d, false)) == NULL ||
+	    (c->hdr_gzip = make_headers(d, true)) == NULL ||
+	    (c->compress && (c->gz = gzip_new(GZIP_LEVEL_DEFAULT)) == NULL)) {
+		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		goto err;
+	}
+	if (d->ssl && d->ssl_accept_any)
+		log_warn("%s: ssl_accept_any is set: the server's certificate "
+		    "is NOT checked; anyone on the path can read and change "
+		    "the events", ctx->name);
+	transport_redact_url(url.data, redacted, sizeof(redacted));
+	log_info("%s: cfapi to %s%s", ctx->name, redacted,
+	    c->compress ? " (gzip)" : "");
+	curl_free(esc);
+	buf_free(&url);
+	ctx->priv = c;
+	return 0;
+err:
+	curl_free(esc);
+	buf_free(&url);
+	cfapi_free(c);
+	return -1;
+}
+
+/* A printable excerpt of a response body for an error message. */
+static void
+excerpt(const struct buf *b, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < b->len && o + 1 < outlen && o < 200; i++) {
+		unsigned char ch = (unsigned char)b->data[i];
+		out[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : ' ';
+	}
+	out[o] = '\0';
+}
+
+static enum send_result
+post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
+{
+	const void *payload = c->body.data;
+	size_t plen = c->body.len;
+	bool gz;
+	long long ingested;
+	enum send_result r;
+	char ex[256];
+
+	/* gzip again on a new connection: it may be a different node. */
+	if (c->gzip_off && c->h.fresh)
+		c->gzip_off = false;
+	gz = c->compress && !c->gzip_off;
+	if (gz) {
+		if (gzip_compress(c->gz, c->body.data, c->body.len, &c->zbody) == -1) {
+			snprintf(ctx->error, sizeof(ctx->error), "gzip failed");
+			return SEND_RETRY;
+		}
+		payload = c->zbody.data;
+		plen = c->zbody.len;
+	}
+	if (hconn_post(&c->h, gz ? c->hdr_gzip : c->hdr_plain, payload, plen,
+	    ctx->error, sizeof(ctx->error)) == -1)
+		return SEND_RETRY;
+	if (gz && (c->h.status == 415 || c->h.status == 400)) {
+		log_warn("%s: the server answered HTTP %ld to a gzip body; "
+		    "sending uncompressed on this connection", ctx->name,
+		    c->h.status);
+		c->gzip_off = true;
+		if (hconn_post(&c->h, c->hdr_plain, c->body.data, c->body.len,
+		    ctx->error, sizeof(ctx->error)) == -1)
+			return SEND_RETRY;
+	}
+	r = transport_http_policy(c->h.status);
+	excerpt(&c->h.resp, ex, sizeof(ex));
+	switch (r) {
+	case SEND_OK:
+		if (cfapi_parse_response(c->h.resp.data ? c->h.resp.data : "",
+		    c->h.resp.len, &ingested) == -1) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "HTTP %ld without \"status\":\"ok\": %s",
+			    c->h.status, ex);
+			c->h.fresh = true;
+			return SEND_RETRY;
+		}
+		if (ingested >= 0 && (size_t)ingested < count) {
+			c->not_ingested += count - (size_t)ingested;
+			atomic_fetch_add(&total_not_ingested,
+			    count - (uint64_t)ingested);
+			log_limited(LOG_WARN, "cfapi:not-ingested", 60,
+			    "%s: Log Insight ingested %lld of %zu events",
+			    ctx->name, ingested, count);
+		}
+		return SEND_OK;
+	case SEND_RETRY:
+		*retry_after = c->h.retry_after;
+		snprintf(ctx->error, sizeof(ctx->error), "HTTP %ld%s%s",
+		    c->h.status, ex[0] ? ": " : "", ex);
+		return SEND_RETRY;
+	default:
+		snprintf(ctx->error, sizeof(ctx->error), "HTTP %ld (batch of "
+		    "%zu events refused)%s%s", c->h.status, count,
+		    ex[0] ? ": " : "", ex);
+		return SEND_REJECT;
+	}
+}
+
+static enum send_result
+cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
+{
+	static const char head[] = "{\"events\":[";
+	struct cfapi *c = ctx->priv;
+	size_t i = 0, count, mark;
+	enum send_result r;
+
+	*retry_after = 0;
+	ctx->error[0] = '\0';
+	if (b->n == 0)
+		return SEND_OK;
+	while (i < b->n) {
+		buf_reset(&c->body);
+		if (buf_append(&c->body, head, sizeof(head) - 1) == -1)
+			goto nomem;
+		for (count = 0; i < b->n && count < c->max_events; count++, i++) {
+			mark = c->body.len;
+			if ((count > 0 && buf_putc(&c->body, ',') == -1) ||
+			    cfapi_encode_event(b->events[i], &c->body) == -1)
+				goto nomem;
+			/* +2 for the closing "]}" */
+			if (c->body.len + 2 <= c->max_bytes)
+				continue;
+			if (count == 0) {
+				snprintf(ctx->error, sizeof(ctx->error),
+				    "one event is %zu bytes of JSON, over the "
+				    "%zu-byte request limit", c->body.len -
+				    mark, c->max_bytes);
+				return SEND_REJECT;
+			}
+			c->body.len = mark;
+			c->body.data[mark] = '\0';
+			break;
+		}
+		if (buf_append(&c->body, "]}", 2) == -1)
+			goto nomem;
+		if ((r = post_one(ctx, c, count, retry_after)) != SEND_OK)
+			return r;
+	}
+	return SEND_OK;
+nomem:
+	snprintf(ctx->error, sizeof(ctx->error), "out of memory encoding a batch");
+	return SEND_RETRY;
+}
+
+static void
+cfapi_close(struct sink_ctx *ctx)
+{
+	cfapi_free(ctx->priv);
+	ctx->priv = NULL;
+}
+
+const struct sink sink_cfapi = {
+	.name = "cfapi",
+	.proto = PROTO_CFAPI,
+	.open = cfapi_open,
+	.send = cfapi_send,
+	.close = cfapi_close,
+};

@@ -1,0 +1,230 @@
+/*
+ * http: POST events to any HTTP endpoint as the flat JSON objects of
+ * CONTRACT §3 (event_to_json), one per line (json_lines, the default) or
+ * as one JSON array (json_array); gzip when compress: gzip; extra headers
+ * such as Authorization, whose values never appear in a log line or an
+ * error.  Any 2xx is delivered; the rest follows transport_http_policy().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/log.h"
+#include "gzip.h"
+#include "transport.h"
+
+#define HTTP_MAX_BYTES	(16L * 1024 * 1024)
+
+struct http_sink {
+	struct hconn		 h;
+	struct gzip		*gz;
+	bool			 array;
+	struct curl_slist	*hdrs;
+	struct buf		 body;
+	struct buf		 zbody;
+	size_t			 max_bytes;
+	size_t			 max_events;
+};
+
+static void
+http_free(struct http_sink *s)
+{
+	if (s == NULL)
+		return;
+	hconn_close(&s->h);
+	gzip_free(s->gz);
+	curl_slist_free_all(s->hdrs);
+	buf_free(&s->body);
+	buf_free(&s->zbody);
+	free(s);
+}
+
+/* A header name must be a token and the value must not break the line:
+ * anything else would let a configuration inject headers. */
+static bool
+header_ok(const char *k, const char *v)
+{
+	const unsigned char *p;
+
+	if (k == NULL || k[0] == '\0' || v == NULL)
+		return false;
+	for (p = (const unsigned char *)k; *p; p++)
+		if (*p <= 32 || *p >= 127 || strchr("()<>@,;:\\\"/[]?={}", *p))
+			return false;
+	for (p = (const unsigned char *)v; *p; p++)
+		if (*p == '\r' || *p == '\n' || *p == '\0')
+			return false;
+	return true;
+}
+
+static int
+http_open(struct sink_ctx *ctx)
+{
+	const struct dest_conf *d = ctx->conf;
+	struct http_sink *s;
+	struct buf url = BUF_INIT, h = BUF_INIT;
+	struct curl_slist *n;
+	char redacted[1024];
+	size_t i;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		return -1;
+	}
+	buf_init(&s->body, 64u * 1024 * 1024);
+	buf_init(&s->zbody, 64u * 1024 * 1024);
+	s->array = d->format != NULL && strcmp(d->format, "json_array") == 0;
+	s->max_bytes = HTTP_MAX_BYTES;
+	s->max_events = 0;
+	if (ctx->cfg != NULL && ctx->cfg->batch_max_bytes > 0)
+		s->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
+	if (ctx->cfg != NULL && ctx->cfg->batch_max_events > 0)
+		s->max_events = (size_t)ctx->cfg->batch_max_events;
+	if (d->url != NULL && d->url[0] != '\0') {
+		if (buf_puts(&url, d->url) == -1)
+			goto nomem;
+	} else if (transport_base_url(d, "/", &url) == -1)
+		goto nomem;
+	if (hconn_open(&s->h, d, url.data, ctx->error, sizeof(ctx->error)) == -1)
+		goto err;
+	if ((s->hdrs = curl_slist_append(NULL, s->array ?
+	    "Content-Type: application/json" :
+	    "Content-Type: application/x-ndjson")) == NULL ||
+	    (n = curl_slist_append(s->hdrs, "Expect:")) == NULL)
+		goto nomem;
+	if (d->compress == NULL || strcmp(d->compress, "none") != 0) {
+		if ((s->gz = gzip_new(GZIP_LEVEL_DEFAULT)) == NULL ||
+		    (n = curl_slist_append(s->hdrs, "Content-Encoding: gzip")) == NULL)
+			goto nomem;
+	}
+	for (i = 0; i < d->headers.n; i++) {
+		if (!header_ok(d->headers.v[i].key, d->headers.v[i].value)) {
+			/* name only: the value may be a secret */
+			snprintf(ctx->error, sizeof(ctx->error), "headers: "
+			    "invalid header \"%.64s\"", d->headers.v[i].key ?
+			    d->headers.v[i].key : "");
+			goto err;
+		}
+		buf_reset(&h);
+		if (buf_printf(&h, "%s: %s", d->headers.v[i].key,
+		    d->headers.v[i].value) == -1 ||
+		    (n = curl_slist_append(s->hdrs, h.data)) == NULL)
+			goto nomem;
+	}
+	if (d->ssl_accept_any && strncmp(url.data, "https:", 6) == 0)
+		log_warn("%s: ssl_accept_any is set: the server's certificate "
+		    "is NOT checked; anyone on the path can read and change "
+		    "the events", ctx->name);
+	transport_redact_url(url.data, redacted, sizeof(redacted));
+	log_info("%s: http %s to %s%s%s", ctx->name, s->array ? "json_array" :
+	    "json_lines", redacted, s->gz ? " (gzip)" : "",
+	    d->headers.n ? " with configured headers" : "");
+	buf_free(&url);
+	buf_free(&h);
+	ctx->priv = s;
+	return 0;
+nomem:
+	snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+err:
+	buf_free(&url);
+	buf_free(&h);
+	http_free(s);
+	return -1;
+}
+
+static enum send_result
+post_one(struct sink_ctx *ctx, struct http_sink *s, size_t count,
+    int *retry_after)
+{
+	const void *payload = s->body.data;
+	size_t plen = s->body.len, i, o;
+	enum send_result r;
+	char ex[256];
+
+	if (s->gz != NULL) {
+		if (gzip_compress(s->gz, s->body.data, s->body.len, &s->zbody) == -1) {
+			snprintf(ctx->error, sizeof(ctx->error), "gzip failed");
+			return SEND_RETRY;
+		}
+		payload = s->zbody.data;
+		plen = s->zbody.len;
+	}
+	if (hconn_post(&s->h, s->hdrs, payload, plen, ctx->error,
+	    sizeof(ctx->error)) == -1)
+		return SEND_RETRY;
+	r = transport_http_policy(s->h.status);
+	if (r == SEND_OK)
+		return r;
+	for (i = o = 0; i < s->h.resp.len && o < 200; i++) {
+		unsigned char ch = (unsigned char)s->h.resp.data[i];
+		ex[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : ' ';
+	}
+	ex[o] = '\0';
+	if (r == SEND_RETRY)
+		*retry_after = s->h.retry_after;
+	snprintf(ctx->error, sizeof(ctx->error), "HTTP %ld%s%s%s", s->h.status,
+	    r == SEND_REJECT ? " (batch refused)" : "", o ? ": " : "", ex);
+	(void)count;
+	return r;
+}
+
+static enum send_result
+http_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
+{
+	struct http_sink *s = ctx->priv;
+	size_t i = 0, count, mark, tail = s->array ? 1 : 0;
+	enum send_result r;
+
+	*retry_after = 0;
+	ctx->error[0] = '\0';
+	if (b->n == 0)
+		return SEND_OK;
+	while (i < b->n) {
+		buf_reset(&s->body);
+		if (s->array && buf_putc(&s->body, '[') == -1)
+			goto nomem;
+		for (count = 0; i < b->n &&
+		    (s->max_events == 0 || count < s->max_events); count++, i++) {
+			mark = s->body.len;
+			if (s->array && count > 0 && buf_putc(&s->body, ',') == -1)
+				goto nomem;
+			if (event_to_json(b->events[i], &s->body) == -1 ||
+			    (!s->array && buf_putc(&s->body, '\n') == -1))
+				goto nomem;
+			if (s->body.len + tail <= s->max_bytes)
+				continue;
+			if (count == 0)
+				break;	/* alone: send it anyway */
+			s->body.len = mark;
+			s->body.data[mark] = '\0';
+			break;
+		}
+		if (count == 0) {	/* the oversized event, on its own */
+			count = 1;
+			i++;
+		}
+		if (s->array && buf_putc(&s->body, ']') == -1)
+			goto nomem;
+		if ((r = post_one(ctx, s, count, retry_after)) != SEND_OK)
+			return r;
+	}
+	return SEND_OK;
+nomem:
+	snprintf(ctx->error, sizeof(ctx->error), "out of memory encoding a batch");
+	return SEND_RETRY;
+}
+
+static void
+http_close(struct sink_ctx *ctx)
+{
+	http_free(ctx->priv);
+	ctx->priv = NULL;
+}
+
+const struct sink sink_http = {
+	.name = "http",
+	.proto = PROTO_HTTP,
+	.open = http_open,
+	.send = http_send,
+	.close = http_close,
+};

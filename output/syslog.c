@@ -1,0 +1,587 @@
+/*
+ * syslog: RFC 5424 (default) or RFC 3164 messages over UDP (RFC 5426), TCP
+ * (RFC 6587: octet counting by default, or newline framing) or TLS
+ * (RFC 5425).  TCP and TLS go through a libcurl CONNECT_ONLY handle, so the
+ * certificate checks are the very ones the HTTP sinks use (transport.c).
+ *
+ * Newlines: with octet counting a message may contain them and they are
+ * kept; with newline framing they would split the message, and over UDP
+ * many receivers mangle them, so there CR and LF become spaces (in MSG and
+ * in structured-data values alike).
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agent/log.h"
+#include "../agent/platform.h"
+#include "transport.h"
+
+#define SYSLOG_DEFAULT_SD_ID	"esxwatch@32473"
+#define SYSLOG_DEFAULT_MAX	2048
+
+enum sl_transport { SL_UDP, SL_TCP, SL_TLS };
+
+struct syslog_sink {
+	enum sl_transport	 transport;
+	bool			 octet;		/* octet counting, else newline */
+	struct syslog_fmt	 fmt;
+	char			 hostname[256];
+	char			 sd_id[64];
+	/* UDP */
+	int			 fd;
+	struct sockaddr_storage	 addr;
+	socklen_t		 addrlen;
+	/* TCP / TLS */
+	CURL			*curl;
+	struct curl_slist	*connect_to;
+	curl_socket_t		 sock;
+	char			*url;
+	char			 errbuf[CURL_ERROR_SIZE];
+	time_t			 opened;
+	struct buf		 msg;
+	struct buf		 out;
+};
+
+/* ---- formatting ---- */
+
+static const char *const facilities[] = {
+	"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+	"uucp", "cron", "authpriv", "ftp", "ntp", "security", "console",
+	"solaris-cron", "local0", "local1", "local2", "local3", "local4",
+	"local5", "local6", "local7",
+};
+
+int
+syslog_facility_code(const char *name)
+{
+	size_t i;
+
+	if (name == NULL || name[0] == '\0')
+		return 20;	/* local4 */
+	for (i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
+		if (strcmp(name, facilities[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+int
+syslog_severity_code(const char *s)
+{
+	if (s == NULL)
+		return 6;
+	if (strcmp(s, "critical") == 0)
+		return 2;
+	if (strcmp(s, "error") == 0)
+		return 3;
+	if (strcmp(s, "warning") == 0)
+		return 4;
+	if (strcmp(s, "notice") == 0)
+		return 5;
+	if (strcmp(s, "debug") == 0)
+		return 7;
+	return 6;
+}
+
+/* A header token: printable US-ASCII without space (PRINTUSASCII), cut to
+ * max, "-" (NILVALUE) when empty.  extra lists more bytes to leave out. */
+static int
+put_token(struct buf *b, const char *s, size_t max, const char *extra)
+{
+	size_t n = 0;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)(s ? s : ""); *p && n < max; p++) {
+		if (*p < 33 || *p > 126 || (extra && strchr(extra, *p)))
+			continue;
+		if (buf_putc(b, (char)*p) == -1)
+			return -1;
+		n++;
+	}
+	if (n == 0)
+		return buf_putc(b, '-');
+	return 0;
+}
+
+/* An SD PARAM-VALUE: '"', '\' and ']' escaped with '\' (RFC 5424
+ * §6.3.3); CR/LF become spaces unless kept. */
+static int
+put_sd_value(struct buf *b, const char *s, bool keep_nl)
+{
+	const char *p, *run;
+
+	for (p = run = s; *p; p++) {
+		if (*p != '"' && *p != '\\' && *p != ']' &&
+		    (keep_nl || (*p != '\n' && *p != '\r')))
+			continue;
+		if (buf_append(b, run, (size_t)(p - run)) == -1)
+			return -1;
+		if (*p == '\n' || *p == '\r') {
+			if (buf_putc(b, ' ') == -1)
+				return -1;
+		} else if (buf_putc(b, '\\') == -1 || buf_putc(b, *p) == -1)
+			return -1;
+		run = p + 1;
+	}
+	return buf_append(b, run, (size_t)(p - run));
+}
+
+static int
+put_msg(struct buf *b, const char *s, size_t n, bool keep_nl)
+{
+	size_t start = b->len, i;
+
+	if (buf_append(b, s, n) == -1)
+		return -1;
+	if (!keep_nl)
+		for (i = start; i < b->len; i++)
+			if (b->data[i] == '\n' || b->data[i] == '\r')
+				b->data[i] = ' ';
+	return 0;
+}
+
+static int
+put_time(struct buf *b, int64_t ms, bool rfc3164)
+{
+	static const char *const mon[] = { "Jan", "Feb", "Mar", "Apr", "May",
+	    "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	time_t t;
+	struct tm tm;
+
+	if (ms <= 0)
+		ms = now_ms();
+	t = (time_t)(ms / 1000);
+	if (gmtime_r(&t, &tm) == NULL)
+		return -1;
+	if (rfc3164)
+		return buf_printf(b, "%s %2d %02d:%02d:%02d", mon[tm.tm_mon],
+		    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	return buf_printf(b, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+int
+syslog_format(const struct syslog_fmt *f, const struct event *ev,
+    struct buf *out)
+{
+	const char *host = event_get(ev, "hostname");
+	const char *app = event_get(ev, "appname");
+	const char *msgid = event_get(ev, "esxwatch_rule");
+	const char *text = ev->text != NULL ? ev->text : "";
+	size_t tlen = strlen(text), start = out->len, used, room, i;
+	int pri = f->facility * 8 +
+	    syslog_severity_code(event_get(ev, "esxwatch_severity"));
+
+	if (host == NULL || host[0] == '\0')
+		host = f->hostname;
+	if (app == NULL || app[0] == '\0')
+		app = "esxwatch";
+	if (msgid == NULL || msgid[0] == '\0')
+		msgid = event_get(ev, "esxwatch_collector");
+
+	if (f->rfc3164) {
+		/* <PRI>Mmm dd hh:mm:ss HOST TAG: MSG (TAG alphanumeric, <= 32) */
+		if (buf_printf(out, "<%d>", pri) == -1 ||
+		    put_time(out, ev->timestamp_ms, true) == -1 ||
+		    buf_putc(out, ' ') == -1 ||
+		    put_token(out, host, 255, NULL) == -1 ||
+		    buf_putc(out, ' ') == -1 ||
+		    put_token(out, app, 32, ":[]") == -1 ||
+		    buf_puts(out, ": ") == -1)
+			return -1;
+	} else {
+		if (buf_printf(out, "<%d>1 ", pri) == -1 ||
+		    put_time(out, ev->timestamp_ms, false) == -1 ||
+		    buf_putc(out, ' ') == -1 ||
+		    put_token(out, host, 255, NULL) == -1 ||
+		    buf_putc(out, ' ') == -1 ||
+		    put_token(out, app, 48, NULL) == -1 ||
+		    buf_puts(out, " - ") == -1 ||
+		    put_token(out, msgid, 32, NULL) == -1 ||
+		    buf_putc(out, ' ') == -1)
+			return -1;
+		if (ev->nfields == 0) {
+			if (buf_putc(out, '-') == -1)
+				return -1;
+		} else {
+			if (buf_putc(out, '[') == -1 ||
+			    put_token(out, f->sd_id, 32, "=]\"") == -1)
+				return -1;
+			for (i = 0; i < ev->nfields; i++) {
+				/* SD-NAME: 1*32 of [a-z0-9_] here (valid
+				 * field names), so a cut is all it needs. */
+				if (buf_putc(out, ' ') == -1 ||
+				    put_token(out, ev->fields[i].name, 32,
+				    "=]\"") == -1 ||
+				    buf_puts(out, "=\"") == -1 ||
+				    put_sd_value(out, ev->fields[i].value ?
+				    ev->fields[i].value : "", f->keep_newlines) == -1 ||
+				    buf_putc(out, '"') == -1)
+					return -1;
+			}
+			if (buf_putc(out, ']') == -1)
+				return -1;
+		}
+		if (tlen > 0 && buf_putc(out, ' ') == -1)
+			return -1;
+		if (tlen > 0 && f->bom && buf_append(out, "\xef\xbb\xbf", 3) == -1)
+			return -1;
+	}
+	/* Over UDP the MSG is cut to fit max_msg; the header never is. */
+	used = out->len - start;
+	if (f->max_msg > 0) {
+		room = f->max_msg > used ? f->max_msg - used : 0;
+		if (tlen > room)
+			tlen = utf8_cut(text, tlen, room);
+	}
+	return put_msg(out, text, tlen, f->keep_newlines);
+}
+
+/* ---- connections ---- */
+
+static void
+conn_close(struct syslog_sink *s)
+{
+	if (s->curl != NULL)
+		curl_easy_cleanup(s->curl);
+	s->curl = NULL;
+	curl_slist_free_all(s->connect_to);
+	s->connect_to = NULL;
+	s->sock = CURL_SOCKET_BAD;
+	if (s->fd != -1)
+		close(s->fd);
+	s->fd = -1;
+}
+
+static int
+udp_open(struct sink_ctx *ctx, struct syslog_sink *s)
+{
+	const struct dest_conf *d = ctx->conf;
+	struct addrinfo hints, *res = NULL, *ai;
+	char port[16];
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_DGRAM;
+	snprintf(port, sizeof(port), "%d", dest_port(d));
+	if ((rc = getaddrinfo(d->hostname, port, &hints, &res)) != 0) {
+		snprintf(ctx->error, sizeof(ctx->error), "cannot resolve %s: %s",
+		    d->hostname, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		s->fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+		if (s->fd == -1)
+			continue;
+		memcpy(&s->addr, ai->ai_addr, ai->ai_addrlen);
+		s->addrlen = ai->ai_addrlen;
+		break;
+	}
+	freeaddrinfo(res);
+	if (s->fd == -1) {
+		snprintf(ctx->error, sizeof(ctx->error), "cannot open a UDP "
+		    "socket to %s:%s: %s", d->hostname, port, strerror(errno));
+		return -1;
+	}
+	s->opened = time(NULL);
+	return 0;
+}
+
+static int
+stream_open(struct sink_ctx *ctx, struct syslog_sink *s)
+{
+	CURLcode rc;
+
+	if ((s->curl = curl_easy_init()) == NULL) {
+		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		return -1;
+	}
+	if (transport_setup(s->curl, ctx->conf, s->url, &s->connect_to,
+	    s->errbuf, ctx->error, sizeof(ctx->error)) == -1)
+		goto err;
+	curl_easy_setopt(s->curl, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(s->curl, CURLOPT_PROXY, "");
+	if ((rc = curl_easy_perform(s->curl)) != CURLE_OK) {
+		transport_describe(rc, s->errbuf, ctx->conf, s->url, ctx->error,
+		    sizeof(ctx->error));
+		goto err;
+	}
+	if (curl_easy_getinfo(s->curl, CURLINFO_ACTIVESOCKET, &s->sock) !=
+	    CURLE_OK || s->sock == CURL_SOCKET_BAD) {
+		snprintf(ctx->error, sizeof(ctx->error), "no socket after connect");
+		goto err;
+	}
+	s->opened = time(NULL);
+	return 0;
+err:
+	conn_close(s);
+	return -1;
+}
+
+/*
+ * Is the stream still usable?  A peer that closed shows up as readable
+ * with recv() returning 0; anything it sent (syslog servers send nothing,
+ * TLS may send session tickets) is read and dropped.
+ */
+static bool
+stream_alive(struct syslog_sink *s)
+{
+	struct pollfd pfd;
+	char junk[4096];
+	size_t n;
+	CURLcode rc;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		pfd.fd = s->sock;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) == 0)
+			return true;
+		if (pfd.revents & (POLLERR | POLLNVAL))
+			return false;
+		n = 0;
+		rc = curl_easy_recv(s->curl, junk, sizeof(junk), &n);
+		if (rc == CURLE_AGAIN)
+			return true;
+		if (rc != CURLE_OK || n == 0)
+			return false;
+	}
+	return true;
+}
+
+static int
+stream_send(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
+    size_t len)
+{
+	int timeout_ms = transport_timeout(ctx->conf) * 1000;
+	struct pollfd pfd;
+	size_t n;
+	CURLcode rc;
+	int prc;
+
+	while (len > 0) {
+		n = 0;
+		rc = curl_easy_send(s->curl, p, len, &n);
+		if (rc == CURLE_OK) {
+			p += n;
+			len -= n;
+			continue;
+		}
+		if (rc != CURLE_AGAIN) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "sending to %s:%d failed: %s", ctx->conf->hostname,
+			    dest_port(ctx->conf), s->errbuf[0] ? s->errbuf :
+			    curl_easy_strerror(rc));
+			return -1;
+		}
+		pfd.fd = s->sock;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		prc = poll(&pfd, 1, timeout_ms);
+		if (prc == -1 && errno == EINTR)
+			continue;
+		if (prc <= 0) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "sending to %s:%d: %s", ctx->conf->hostname,
+			    dest_port(ctx->conf), prc == 0 ?
+			    "timed out waiting for the receiver" : strerror(errno));
+			return -1;
+		}
+		if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "connection to %s:%d closed by the receiver",
+			    ctx->conf->hostname, dest_port(ctx->conf));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- the sink ---- */
+
+static void
+syslog_free(struct syslog_sink *s)
+{
+	if (s == NULL)
+		return;
+	conn_close(s);
+	free(s->url);
+	buf_free(&s->msg);
+	buf_free(&s->out);
+	free(s);
+}
+
+static int
+syslog_open(struct sink_ctx *ctx)
+{
+	const struct dest_conf *d = ctx->conf;
+	struct syslog_sink *s;
+	struct buf url = BUF_INIT;
+	const char *h;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		return -1;
+	}
+	s->fd = -1;
+	s->sock = CURL_SOCKET_BAD;
+	buf_init(&s->msg, 1024 * 1024);
+	buf_init(&s->out, 256u * 1024 * 1024);
+	if (d->transport != NULL && strcmp(d->transport, "udp") == 0) {
+		if (d->ssl) {
+			snprintf(ctx->error, sizeof(ctx->error), "syslog over "
+			    "UDP cannot use TLS: set ssl: no, or transport: tcp");
+			goto err;
+		}
+		s->transport = SL_UDP;
+	} else
+		s->transport = d->ssl ? SL_TLS : SL_TCP;
+	s->octet = d->framing == NULL || strcmp(d->framing, "newline") != 0;
+	s->fmt.rfc3164 = d->format != NULL && strcmp(d->format, "rfc3164") == 0;
+	s->fmt.keep_newlines = s->transport != SL_UDP && s->octet;
+	s->fmt.bom = true;
+	if ((s->fmt.facility = syslog_facility_code(d->facility)) < 0) {
+		snprintf(ctx->error, sizeof(ctx->error), "unknown syslog "
+		    "facility \"%s\"", d->facility);
+		goto err;
+	}
+	snprintf(s->sd_id, sizeof(s->sd_id), "%s", d->sd_id && d->sd_id[0] ?
+	    d->sd_id : SYSLOG_DEFAULT_SD_ID);
+	s->fmt.sd_id = s->sd_id;
+	h = ctx->cfg != NULL ? platform_hostname(ctx->cfg) : NULL;
+	snprintf(s->hostname, sizeof(s->hostname), "%s", h ? h : "-");
+	s->fmt.hostname = s->hostname;
+	if (s->transport == SL_UDP)
+		s->fmt.max_msg = d->max_message_size > 0 ?
+		    (size_t)d->max_message_size : SYSLOG_DEFAULT_MAX;
+	if (s->transport != SL_UDP) {
+		if (transport_global_init() == -1) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "libcurl initialisation failed");
+			goto err;
+		}
+		if (transport_base_url(d, "", &url) == -1 ||
+		    (s->url = buf_steal(&url)) == NULL) {
+			snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+			goto err;
+		}
+	}
+	if (s->transport == SL_TLS && d->ssl_accept_any)
+		log_warn("%s: ssl_accept_any is set: the server's certificate "
+		    "is NOT checked; anyone on the path can read and change "
+		    "the events", ctx->name);
+	log_info("%s: syslog %s to %s:%d (%s%s)", ctx->name,
+	    s->fmt.rfc3164 ? "rfc3164" : "rfc5424", d->hostname, dest_port(d),
+	    s->transport == SL_UDP ? "udp" : s->transport == SL_TCP ? "tcp" :
+	    "tls", s->transport == SL_UDP ? "" : s->octet ?
+	    ", octet-counting" : ", newline framing");
+	ctx->priv = s;
+	return 0;
+err:
+	buf_free(&url);
+	syslog_free(s);
+	return -1;
+}
+
+static enum send_result
+send_udp(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
+{
+	size_t i;
+	ssize_t n;
+
+	if (s->fd == -1 && udp_open(ctx, s) == -1)
+		return SEND_RETRY;
+	for (i = 0; i < b->n; i++) {
+		buf_reset(&s->msg);
+		if (syslog_format(&s->fmt, b->events[i], &s->msg) == -1) {
+			snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+			return SEND_RETRY;
+		}
+		do
+			n = sendto(s->fd, s->msg.data, s->msg.len, 0,
+			    (struct sockaddr *)&s->addr, s->addrlen);
+		while (n == -1 && errno == EINTR);
+		if (n == -1) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "sending to %s:%d over UDP: %s", ctx->conf->hostname,
+			    dest_port(ctx->conf), strerror(errno));
+			conn_close(s);
+			return SEND_RETRY;
+		}
+	}
+	return SEND_OK;
+}
+
+static enum send_result
+syslog_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
+{
+	struct syslog_sink *s = ctx->priv;
+	long reconnect_s = (long)ctx->conf->reconnect * 60;
+	size_t i, mark;
+
+	*retry_after = 0;
+	ctx->error[0] = '\0';
+	if (b->n == 0)
+		return SEND_OK;
+	if (reconnect_s > 0 && (s->fd != -1 || s->curl != NULL) &&
+	    time(NULL) - s->opened >= reconnect_s)
+		conn_close(s);
+	if (s->transport == SL_UDP)
+		return send_udp(ctx, s, b);
+
+	/* Build the whole batch, framed, then write it in one go. */
+	buf_reset(&s->out);
+	for (i = 0; i < b->n; i++) {
+		buf_reset(&s->msg);
+		if (syslog_format(&s->fmt, b->events[i], &s->msg) == -1)
+			goto nomem;
+		mark = s->out.len;
+		if (s->octet) {
+			if (buf_printf(&s->out, "%zu ", s->msg.len) == -1 ||
+			    buf_append(&s->out, s->msg.data, s->msg.len) == -1)
+				goto toobig;
+		} else if (buf_append(&s->out, s->msg.data, s->msg.len) == -1 ||
+		    buf_putc(&s->out, '\n') == -1)
+			goto toobig;
+		(void)mark;
+	}
+	if (s->curl != NULL && !stream_alive(s)) {
+		log_info("%s: the receiver closed the connection; reconnecting",
+		    ctx->name);
+		conn_close(s);
+	}
+	if (s->curl == NULL && stream_open(ctx, s) == -1)
+		return SEND_RETRY;
+	if (stream_send(ctx, s, s->out.data, s->out.len) == -1) {
+		conn_close(s);
+		return SEND_RETRY;
+	}
+	return SEND_OK;
+toobig:
+nomem:
+	snprintf(ctx->error, sizeof(ctx->error), "out of memory formatting a batch");
+	return SEND_RETRY;
+}
+
+static void
+syslog_close(struct sink_ctx *ctx)
+{
+	syslog_free(ctx->priv);
+	ctx->priv = NULL;
+}
+
+const struct sink sink_syslog = {
+	.name = "syslog",
+	.proto = PROTO_SYSLOG,
+	.open = syslog_open,
+	.send = syslog_send,
+	.close = syslog_close,
+};

@@ -1,0 +1,121 @@
+/*
+ * transport: what the network sinks share — libcurl setup with every TLS
+ * option in ONE place, clear error messages, one keep-alive HTTP connection,
+ * the HTTP status policy, and the encoders the sinks use (exposed here so
+ * unit tests and the benchmark can reach them).
+ */
+#ifndef ESXWATCH_TRANSPORT_H
+#define ESXWATCH_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "../agent/buf.h"
+#include "../agent/config.h"
+#include "../agent/event.h"
+#include "sink.h"
+
+#define TRANSPORT_DEFAULT_TIMEOUT	30	/* seconds, when conf->timeout is 0 */
+#define TRANSPORT_MAX_RESPONSE		(64 * 1024)
+
+/* curl_global_init() exactly once, whichever thread gets here first. */
+int	 transport_global_init(void);
+
+/*
+ * Point an easy handle at url with the destination's TLS policy: verify the
+ * peer and its name (against ssl_cn when set — the URL's host is replaced by
+ * ssl_cn and the connection goes to the real host through CONNECT_TO, so
+ * SNI and the name check use ssl_cn), ssl_ca_path or the system bundle,
+ * TLS 1.2 at least, or no checks at all with ssl_accept_any.  Also sets the
+ * timeouts, NOSIGNAL and the error buffer.  *connect_to receives a list the
+ * caller frees after the handle.  0 ok, -1 with err filled.
+ */
+int	 transport_setup(CURL *, const struct dest_conf *, const char *url,
+	    struct curl_slist **connect_to, char *errbuf, char *err, size_t errlen);
+
+/*
+ * Turn a failed transfer into a sentence naming the cause:
+ * "certificate signed by an unknown CA: ...", "name mismatch: expected X,
+ * certificate has Y", "cannot connect to ...", "timed out ...".  For a name
+ * mismatch it makes a second, unverified handshake to read the names the
+ * certificate carries.
+ */
+void	 transport_describe(CURLcode, const char *errbuf,
+	    const struct dest_conf *, const char *url, char *out, size_t outlen);
+
+/* The URL with any user:password@ removed, for logs. */
+void	 transport_redact_url(const char *url, char *out, size_t outlen);
+/* "http(s)://host:port" + path for a destination (IPv6 bracketed). */
+int	 transport_base_url(const struct dest_conf *, const char *path,
+	    struct buf *out);
+int	 transport_timeout(const struct dest_conf *);
+
+/* One persistent HTTP connection (keep-alive through the reused handle). */
+struct hconn {
+	CURL			*curl;
+	struct curl_slist	*connect_to;
+	const struct dest_conf	*conf;
+	char			*url;
+	char			 errbuf[CURL_ERROR_SIZE];
+	time_t			 opened;	/* when the connection was (re)made */
+	bool			 fresh;		/* force a new connection next time */
+	struct buf		 resp;		/* body of the last response */
+	long			 status;	/* HTTP status of the last response */
+	int			 retry_after;	/* seconds, from Retry-After, or 0 */
+};
+
+int	 hconn_open(struct hconn *, const struct dest_conf *, const char *url,
+	    char *err, size_t errlen);
+/*
+ * POST body with hdrs.  Returns 0 when an HTTP response came back (look at
+ * h->status, h->resp, h->retry_after), -1 on a transport failure with err
+ * filled (the caller answers SEND_RETRY).
+ */
+int	 hconn_post(struct hconn *, struct curl_slist *hdrs, const void *body,
+	    size_t len, char *err, size_t errlen);
+void	 hconn_close(struct hconn *);
+
+/*
+ * The status policy shared by cfapi and http (DESIGN "Delivery policy"):
+ * 2xx OK; 400, 413 and 422 REJECT (this batch is refused); 408, 429, 5xx
+ * RETRY; other 4xx (401, 403, 404...) RETRY as well: they describe the
+ * destination or its configuration, not the events, and rejecting would
+ * make the shipper drop every event one by one.
+ */
+enum send_result transport_http_policy(long status);
+
+/* ---- encoders (cfapi.c, syslog.c), exposed for tests and the bench ---- */
+
+/* Append s as a JSON string (quotes included); valid UTF-8 passes as is,
+ * invalid bytes become U+FFFD.  Fast path for plain ASCII runs. */
+int	 json_put_str(struct buf *, const char *s, size_t n);
+/* One cfapi event object {"text":..,"timestamp":..,"fields":[..]}. */
+int	 cfapi_encode_event(const struct event *, struct buf *);
+/* Parse a cfapi response body: status "ok" and the ingested count (-1 if
+ * absent).  0 if status is "ok", -1 otherwise. */
+int	 cfapi_parse_response(const char *body, size_t len, long long *ingested);
+uint64_t cfapi_not_ingested(void);
+
+/* The stable agent id used in the cfapi URL lives in agent/agentid.h. */
+
+/* syslog formatting options */
+struct syslog_fmt {
+	bool		 rfc3164;
+	bool		 keep_newlines;		/* octet counting keeps them */
+	bool		 bom;			/* UTF-8 BOM before MSG (5424) */
+	int		 facility;		/* 0..23 */
+	const char	*sd_id;			/* e.g. esxwatch@32473 */
+	const char	*hostname;		/* used when the event has none */
+	size_t		 max_msg;		/* 0 = no limit (the whole message) */
+};
+/* Append one syslog message (no framing) for ev. */
+int	 syslog_format(const struct syslog_fmt *, const struct event *,
+	    struct buf *out);
+int	 syslog_facility_code(const char *name);	/* -1 if unknown */
+int	 syslog_severity_code(const char *severity);	/* default 6 */
+
+#endif
