@@ -377,8 +377,8 @@ parse_blocks(struct parser *ps, size_t first)
 	buf_init(&key, 64 * 1024);
 	for (i = first; i < ps->nlines; i = j) {
 		const struct line *l = &ps->lines[i];
-		const char *c = l->p + l->indent, *k, *v;
-		size_t clen = l->len - l->indent, klen, vlen;
+		const char *c = l->p + l->indent, *k = NULL, *v = NULL;
+		size_t clen = l->len - l->indent, klen = 0, vlen = 0;
 		bool parent, kv;
 
 		for (j = i + 1; j < ps->nlines; j++)
