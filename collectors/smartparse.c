@@ -1,0 +1,905 @@
+/*
+ * smartparse: SMART from esxcli tables, the NVMe health log and smartctl's
+ * JSON (see smartparse.h for which number is taken from where, and why).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "esxcli.h"
+#include "smartparse.h"
+
+void
+smart_info_init(struct smart_info *si)
+{
+	memset(si, 0, sizeof(*si));
+	si->health = SMART_UNKNOWN;
+	si->temperature_c = SMART_NONE;
+	si->max_temperature_c = SMART_NONE;
+	si->power_on_hours = SMART_NONE;
+	si->reallocated_sectors = SMART_NONE;
+	si->pending_sectors = SMART_NONE;
+	si->uncorrectable_errors = SMART_NONE;
+	si->uncorrectable_sectors = SMART_NONE;
+	si->media_wearout = SMART_NONE;
+	si->percentage_used = SMART_NONE;
+	si->available_spare = SMART_NONE;
+	si->critical_warning = SMART_NONE;
+}
+
+static void
+copy_trim(char *dst, size_t dstlen, const char *s)
+{
+	size_t	 n, i, o = 0;
+
+	if (dstlen == 0)
+		return;
+	dst[0] = '\0';
+	if (s == NULL)
+		return;
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		n--;
+	for (i = 0; i < n && o + 1 < dstlen; i++)
+		if ((unsigned char)s[i] >= 0x20 && s[i] != 0x7f)
+			dst[o++] = s[i];
+	dst[o] = '\0';
+}
+
+enum smart_health
+smart_health_of(const char *text)
+{
+	char	 t[96];
+
+	copy_trim(t, sizeof(t), text);
+	if (t[0] == '\0')
+		return SMART_UNKNOWN;
+	if (strcasecmp(t, "OK") == 0 || strcasecmp(t, "PASSED") == 0 ||
+	    strcasecmp(t, "GOOD") == 0)
+		return SMART_OK;
+	if (strcasestr(t, "IMPENDING") != NULL)
+		return SMART_IMPENDING;
+	if (strcasestr(t, "FAIL") != NULL)
+		return SMART_FAILED;
+	if (strcasestr(t, "WARN") != NULL)
+		return SMART_WARNING;
+	return SMART_UNKNOWN;
+}
+
+const char *
+smart_health_name(enum smart_health h)
+{
+	switch (h) {
+	case SMART_OK:		return "ok";
+	case SMART_WARNING:	return "warning";
+	case SMART_IMPENDING:	return "impending_failure";
+	case SMART_FAILED:	return "failed";
+	default:		return "unknown";
+	}
+}
+
+/*
+ * The leading unsigned number of s: decimal, or hex with 0x.  Trailing
+ * units ("312 K", "100 %", "0 Mins") are allowed; "N/A", "", "-3" are not
+ * numbers.  Values above 2^62 are refused rather than wrapped.
+ */
+static bool
+lead_num(const char *s, long long *out)
+{
+	unsigned long long v = 0;
+	int	 base = 10, digits = 0;
+
+	if (s == NULL)
+		return false;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	for (;; s++) {
+		int d;
+
+		if (isdigit((unsigned char)*s))
+			d = *s - '0';
+		else if (base == 16 && isxdigit((unsigned char)*s))
+			d = tolower((unsigned char)*s) - 'a' + 10;
+		else
+			break;
+		if (v > (1ULL << 62) / (unsigned)base)
+			return false;
+		v = v * (unsigned)base + (unsigned)d;
+		digits++;
+	}
+	if (digits == 0)
+		return false;
+	while (isspace((unsigned char)*s))
+		s++;
+	/* A number followed by more digits-with-punctuation ("1.5", "12/3")
+	 * is not the plain count we want. */
+	if (*s == '.' || *s == '/' || *s == ',')
+		return false;
+	*out = (long long)v;
+	return true;
+}
+
+/* A cell that is entirely a number (no unit). */
+static bool
+cell_num(const char *s, long long *out)
+{
+	const char *p;
+
+	if (s == NULL)
+		return false;
+	for (p = s; isspace((unsigned char)*p); p++)
+		;
+	for (; *p != '\0'; p++)
+		if (!isdigit((unsigned char)*p) && !isspace((unsigned char)*p))
+			return false;
+	return lead_num(s, out);
+}
+
+static bool
+is_na(const char *s)
+{
+	char	 t[16];
+
+	copy_trim(t, sizeof(t), s);
+	return s == NULL || t[0] == '\0' || strcasecmp(t, "N/A") == 0;
+}
+
+/* ---- esxcli storage core device smart get ---------------------------- */
+
+struct smart_row {
+	const char	*value, *threshold, *worst, *raw;
+	bool		 has_raw_col;
+};
+
+/* The real count of a counter row: Raw when numeric, else Value when the
+ * row has no Worst (NVMe-style real values), else nothing. */
+static bool
+row_count(const struct smart_row *r, long long *out)
+{
+	if (cell_num(r->raw, out))
+		return true;
+	if (is_na(r->worst) && cell_num(r->value, out))
+		return true;
+	return false;
+}
+
+static void
+table_row(struct smart_info *si, const char *param, const struct smart_row *r)
+{
+	long long v;
+
+#define P(s)	(strcasecmp(param, (s)) == 0)
+	if (P("Health Status")) {
+		copy_trim(si->health_text, sizeof(si->health_text), r->value);
+		si->health = is_na(r->value) ? SMART_UNKNOWN :
+		    smart_health_of(r->value);
+	} else if (P("Drive Temperature")) {
+		/* 8.x packs the whole attribute into Raw: the low byte is
+		 * the current temperature (also right under 7.0.3). */
+		if (cell_num(r->raw, &v))
+			si->temperature_c = v & 0xff;
+		else if (cell_num(r->value, &v))
+			si->temperature_c = v;
+	} else if (P("Driver Rated Max Temperature") ||
+	    P("Drive Rated Max Temperature")) {
+		if (cell_num(r->raw, &v))
+			si->max_temperature_c = v & 0xff;
+		else if (cell_num(r->value, &v))
+			si->max_temperature_c = v;
+	} else if (P("Power-on Hours")) {
+		if (cell_num(r->raw, &v)) {
+			if (!si->raw_lowbyte)
+				si->power_on_hours = v;
+		} else if (cell_num(r->value, &v))
+			si->power_on_hours = v;
+	} else if (P("Reallocated Sector Count")) {
+		if (row_count(r, &v))
+			si->reallocated_sectors = v;
+	} else if (P("Pending Sector Reallocation Count") ||
+	    P("Current Pending Sector Count")) {
+		if (row_count(r, &v))
+			si->pending_sectors = v;
+	} else if (P("Uncorrectable Error Count")) {
+		if (row_count(r, &v))
+			si->uncorrectable_errors = v;
+	} else if (P("Uncorrectable Sector Count")) {
+		if (row_count(r, &v))
+			si->uncorrectable_sectors = v;
+	} else if (P("Media Wearout Indicator")) {
+		/* The normalised value is the life left; Raw is vendor junk. */
+		if (cell_num(r->value, &v))
+			si->media_wearout = v;
+	}
+#undef P
+}
+
+int
+smart_from_table(const struct esx_out *o, bool raw_lowbyte, struct smart_info *si,
+    char *err, size_t errlen)
+{
+	size_t	 i, rows = 0;
+
+	smart_info_init(si);
+	si->raw_lowbyte = raw_lowbyte;
+	if (o == NULL || o->shape != ESX_TABLE || o->n == 0) {
+		snprintf(err, errlen, "not a SMART table (no rows)");
+		return -1;
+	}
+	si->layout = esx_get(&o->recs[0], "Raw") != NULL ? 5 : 4;
+	for (i = 0; i < o->n; i++) {
+		const struct esx_rec *rec = &o->recs[i];
+		const char *param = esx_get(rec, "Parameter");
+		struct smart_row r;
+
+		if (param == NULL || esx_get(rec, "Value") == NULL) {
+			snprintf(err, errlen,
+			    "not a SMART table (no Parameter/Value columns)");
+			return -1;
+		}
+		r.value = esx_get(rec, "Value");
+		r.threshold = esx_get(rec, "Threshold");
+		r.worst = esx_get(rec, "Worst");
+		r.raw = esx_get(rec, "Raw");
+		r.has_raw_col = r.raw != NULL;
+		table_row(si, param, &r);
+		rows++;
+	}
+	if (rows == 0) {
+		snprintf(err, errlen, "not a SMART table (no rows)");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- esxcli nvme device log smart get ---------------------------------- */
+
+static bool
+is_true(const char *s)
+{
+	char	 t[16];
+
+	copy_trim(t, sizeof(t), s);
+	return strcasecmp(t, "true") == 0 || strcmp(t, "1") == 0;
+}
+
+int
+smart_from_nvme_log(const struct esx_out *o, struct smart_info *si, char *err,
+    size_t errlen)
+{
+	static const struct { const char *key; long long bit; } cw[] = {
+		{ "Available Spare Space Below Threshold", NVME_CW_SPARE },
+		{ "Temperature Warning", NVME_CW_TEMPERATURE },
+		{ "NVM Subsystem Reliability Degradation", NVME_CW_RELIABILITY },
+		{ "Read Only Mode", NVME_CW_READ_ONLY },
+		{ "Volatile Memory Backup Device Failure", NVME_CW_VOLATILE },
+	};
+	const struct esx_rec *r;
+	const char *v;
+	long long n;
+	size_t	 i;
+	int	 seen = 0;
+
+	smart_info_init(si);
+	if (o == NULL || o->n == 0 || (o->shape != ESX_BLOCK && o->shape != ESX_KEYED)) {
+		snprintf(err, errlen, "not an NVMe SMART log (no fields)");
+		return -1;
+	}
+	r = &o->recs[0];
+	si->critical_warning = 0;
+	for (i = 0; i < sizeof(cw) / sizeof(cw[0]); i++) {
+		v = esx_get(r, cw[i].key);
+		if (v == NULL)
+			continue;
+		seen++;
+		if (is_true(v))
+			si->critical_warning |= cw[i].bit;
+	}
+	/* Kelvin on the wire; 0 K means "no sensor". */
+	if (lead_num(esx_get(r, "Composite Temperature"), &n) && n > 0) {
+		si->temperature_c = n - 273;
+		seen++;
+	}
+	if (lead_num(esx_get(r, "Available Spare"), &n)) {
+		si->available_spare = n;
+		seen++;
+	}
+	if (lead_num(esx_get(r, "Percentage Used"), &n)) {
+		si->percentage_used = n;
+		seen++;
+	}
+	if (lead_num(esx_get(r, "Power On Hours"), &n)) {
+		si->power_on_hours = n;
+		seen++;
+	}
+	if (lead_num(esx_get(r, "Media Errors"), &n)) {
+		si->uncorrectable_errors = n;
+		seen++;
+	}
+	if (seen == 0) {
+		snprintf(err, errlen, "not an NVMe SMART log (no known fields)");
+		return -1;
+	}
+	/* What the critical-warning bits mean for the drive's health. */
+	if (si->critical_warning & (NVME_CW_READ_ONLY | NVME_CW_VOLATILE))
+		si->health = SMART_FAILED;
+	else if (si->critical_warning & (NVME_CW_RELIABILITY | NVME_CW_SPARE))
+		si->health = SMART_IMPENDING;
+	else if (si->critical_warning & NVME_CW_TEMPERATURE)
+		si->health = SMART_WARNING;
+	else
+		si->health = SMART_OK;
+	if (si->critical_warning == 0)
+		snprintf(si->health_text, sizeof(si->health_text), "OK");
+	else {
+		size_t	 off = 0;
+
+		for (i = 0; i < sizeof(cw) / sizeof(cw[0]); i++) {
+			int w;
+
+			if (!(si->critical_warning & cw[i].bit))
+				continue;
+			w = snprintf(si->health_text + off,
+			    sizeof(si->health_text) - off, "%s%s",
+			    off ? "; " : "", cw[i].key);
+			if (w < 0 || (size_t)w >= sizeof(si->health_text) - off)
+				break;
+			off += (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* ---- a small tolerant JSON reader ---------------------------------------- */
+
+struct jp {
+	const char	*p, *end;
+	struct json_doc	*doc;
+	int		 cap;
+	char		*err;
+	size_t		 errlen;
+};
+
+static void
+jp_ws(struct jp *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' ||
+	    *j->p == '\r' || *j->p == ','))
+		j->p++;
+}
+
+static int
+jp_node(struct jp *j, enum json_type t, const char *key, size_t keylen)
+{
+	struct json_doc *d = j->doc;
+	struct json_node *nn;
+
+	if (d->count >= JSON_MAX_NODES) {
+		snprintf(j->err, j->errlen, "more than %d JSON values", JSON_MAX_NODES);
+		return -1;
+	}
+	if (d->count == j->cap) {
+		int nc = j->cap ? j->cap * 2 : 64;
+
+		if (nc > JSON_MAX_NODES)
+			nc = JSON_MAX_NODES;
+		nn = realloc(d->n, (size_t)nc * sizeof(*nn));
+		if (nn == NULL) {
+			snprintf(j->err, j->errlen, "out of memory");
+			return -1;
+		}
+		d->n = nn;
+		j->cap = nc;
+	}
+	nn = &d->n[d->count];
+	memset(nn, 0, sizeof(*nn));
+	nn->type = t;
+	nn->key = key;
+	nn->keylen = keylen;
+	nn->child = -1;
+	nn->next = -1;
+	return d->count++;
+}
+
+/* On the opening quote; leaves j->p after the closing one. */
+static int
+jp_string(struct jp *j, const char **s, size_t *n)
+{
+	const char *q = j->p + 1;
+
+	while (q < j->end && *q != '"') {
+		if (*q == '\\')
+			q++;
+		q++;
+	}
+	if (q >= j->end) {
+		snprintf(j->err, j->errlen, "unterminated JSON string");
+		return -1;
+	}
+	*s = j->p + 1;
+	*n = (size_t)(q - *s);
+	j->p = q + 1;
+	return 0;
+}
+
+static int jp_value(struct jp *, int depth, const char *key, size_t keylen);
+
+static int
+jp_container(struct jp *j, int depth, const char *key, size_t keylen, bool obj)
+{
+	int	 me, last = -1, c;
+	char	 close = obj ? '}' : ']';
+
+	me = jp_node(j, obj ? JSON_OBJ : JSON_ARR, key, keylen);
+	if (me < 0)
+		return -1;
+	j->p++;
+	for (;;) {
+		const char *k = NULL;
+		size_t	 kn = 0;
+
+		jp_ws(j);
+		if (j->p >= j->end) {
+			snprintf(j->err, j->errlen, "JSON ends inside %s",
+			    obj ? "an object" : "an array");
+			return -1;
+		}
+		if (*j->p == close) {
+			j->p++;
+			return me;
+		}
+		if (obj) {
+			if (*j->p != '"') {
+				snprintf(j->err, j->errlen, "JSON member name expected");
+				return -1;
+			}
+			if (jp_string(j, &k, &kn) == -1)
+				return -1;
+			while (j->p < j->end && isspace((unsigned char)*j->p))
+				j->p++;
+			if (j->p >= j->end || *j->p != ':') {
+				snprintf(j->err, j->errlen, "':' expected in JSON object");
+				return -1;
+			}
+			j->p++;
+		}
+		c = jp_value(j, depth + 1, k, kn);
+		if (c < 0)
+			return -1;
+		if (last < 0)
+			j->doc->n[me].child = c;
+		else
+			j->doc->n[last].next = c;
+		last = c;
+	}
+}
+
+static int
+jp_value(struct jp *j, int depth, const char *key, size_t keylen)
+{
+	const char *s;
+	size_t	 n;
+	int	 me;
+
+	if (depth > JSON_MAX_DEPTH) {
+		snprintf(j->err, j->errlen, "JSON nested deeper than %d", JSON_MAX_DEPTH);
+		return -1;
+	}
+	while (j->p < j->end && isspace((unsigned char)*j->p))
+		j->p++;
+	if (j->p >= j->end) {
+		snprintf(j->err, j->errlen, "JSON value expected");
+		return -1;
+	}
+	switch (*j->p) {
+	case '{':
+		return jp_container(j, depth, key, keylen, true);
+	case '[':
+		return jp_container(j, depth, key, keylen, false);
+	case '"':
+		if (jp_string(j, &s, &n) == -1)
+			return -1;
+		me = jp_node(j, JSON_STR, key, keylen);
+		break;
+	default:
+		s = j->p;
+		while (j->p < j->end && (isalnum((unsigned char)*j->p) ||
+		    *j->p == '-' || *j->p == '+' || *j->p == '.'))
+			j->p++;
+		n = (size_t)(j->p - s);
+		if (n == 4 && memcmp(s, "true", 4) == 0)
+			me = jp_node(j, JSON_BOOL, key, keylen);
+		else if (n == 5 && memcmp(s, "false", 5) == 0)
+			me = jp_node(j, JSON_BOOL, key, keylen);
+		else if (n == 4 && memcmp(s, "null", 4) == 0)
+			me = jp_node(j, JSON_NULL, key, keylen);
+		else if (n > 0 && (isdigit((unsigned char)*s) || *s == '-'))
+			me = jp_node(j, JSON_NUM, key, keylen);
+		else {
+			snprintf(j->err, j->errlen, "unexpected character in JSON");
+			return -1;
+		}
+		break;
+	}
+	if (me < 0)
+		return -1;
+	j->doc->n[me].s = s;
+	j->doc->n[me].len = n;
+	return me;
+}
+
+int
+json_parse(const char *text, size_t len, struct json_doc *doc, char *err,
+    size_t errlen)
+{
+	struct jp j;
+
+	memset(doc, 0, sizeof(*doc));
+	if (len > JSON_MAX_INPUT) {
+		snprintf(err, errlen, "JSON larger than %u bytes", JSON_MAX_INPUT);
+		return -1;
+	}
+	memset(&j, 0, sizeof(j));
+	j.p = text;
+	j.end = text + len;
+	j.doc = doc;
+	j.err = err;
+	j.errlen = errlen;
+	while (j.p < j.end && *j.p != '{' && *j.p != '[') {
+		if (!isspace((unsigned char)*j.p)) {
+			snprintf(err, errlen, "not JSON");
+			return -1;
+		}
+		j.p++;
+	}
+	if (j.p >= j.end) {
+		snprintf(err, errlen, "empty output");
+		return -1;
+	}
+	if (jp_value(&j, 0, NULL, 0) < 0) {
+		json_free(doc);
+		return -1;
+	}
+	return 0;
+}
+
+void
+json_free(struct json_doc *doc)
+{
+	free(doc->n);
+	memset(doc, 0, sizeof(*doc));
+}
+
+int
+json_get(const struct json_doc *d, int at, const char *path)
+{
+	const char *comp = path;
+
+	if (d == NULL || at < 0 || at >= d->count)
+		return -1;
+	while (*comp != '\0') {
+		const char *dot = strchr(comp, '.');
+		size_t	 cl = dot ? (size_t)(dot - comp) : strlen(comp);
+		int	 c;
+
+		if (d->n[at].type != JSON_OBJ)
+			return -1;
+		for (c = d->n[at].child; c >= 0; c = d->n[c].next)
+			if (d->n[c].keylen == cl && memcmp(d->n[c].key, comp, cl) == 0)
+				break;
+		if (c < 0)
+			return -1;
+		at = c;
+		comp += cl;
+		if (*comp == '.')
+			comp++;
+	}
+	return at;
+}
+
+bool
+json_num(const struct json_doc *d, int node, long long *out)
+{
+	char	 tmp[40], *end;
+	const struct json_node *nd;
+	double	 dv;
+
+	if (d == NULL || node < 0 || node >= d->count)
+		return false;
+	nd = &d->n[node];
+	if ((nd->type != JSON_NUM && nd->type != JSON_STR) || nd->len == 0 ||
+	    nd->len >= sizeof(tmp))
+		return false;
+	memcpy(tmp, nd->s, nd->len);
+	tmp[nd->len] = '\0';
+	errno = 0;
+	*out = strtoll(tmp, &end, 10);
+	if (errno == 0 && end != tmp && *end == '\0')
+		return true;
+	errno = 0;
+	dv = strtod(tmp, &end);
+	if (errno != 0 || end == tmp || *end != '\0' || !isfinite(dv) ||
+	    dv > 9.0e18 || dv < -9.0e18)
+		return false;
+	*out = (long long)dv;
+	return true;
+}
+
+bool
+json_bool(const struct json_doc *d, int node, bool *out)
+{
+	if (d == NULL || node < 0 || node >= d->count || d->n[node].type != JSON_BOOL)
+		return false;
+	*out = d->n[node].len == 4;
+	return true;
+}
+
+bool
+json_str(const struct json_doc *d, int node, char *out, size_t outlen)
+{
+	const struct json_node *nd;
+	size_t	 i, o = 0;
+
+	if (outlen == 0 || d == NULL || node < 0 || node >= d->count)
+		return false;
+	nd = &d->n[node];
+	if (nd->type != JSON_STR)
+		return false;
+	for (i = 0; i < nd->len && o + 1 < outlen; i++) {
+		char c = nd->s[i];
+
+		if (c == '\\' && i + 1 < nd->len) {
+			c = nd->s[++i];
+			switch (c) {
+			case 'n': case 't': case 'r': case 'b': case 'f':
+				c = ' ';
+				break;
+			case 'u':
+				i += 4 < nd->len - i ? 4 : nd->len - i - 1;
+				c = '?';
+				break;
+			default:
+				break;
+			}
+		}
+		if ((unsigned char)c < 0x20)
+			c = ' ';
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return true;
+}
+
+/* ---- smartctl --json -a ----------------------------------------------------- */
+
+static void
+smartctl_attr(const struct json_doc *d, int tab, struct smart_info *si)
+{
+	long long id, raw, val;
+	int	 a;
+
+	for (a = d->n[tab].child; a >= 0; a = d->n[a].next) {
+		if (!json_num(d, json_get(d, a, "id"), &id))
+			continue;
+		if (!json_num(d, json_get(d, a, "raw.value"), &raw))
+			raw = SMART_NONE;
+		if (!json_num(d, json_get(d, a, "value"), &val))
+			val = SMART_NONE;
+		switch (id) {
+		case 5:
+			if (raw >= 0)
+				si->reallocated_sectors = raw;
+			break;
+		case 197:
+			if (raw >= 0)
+				si->pending_sectors = raw;
+			break;
+		case 187:
+			if (raw >= 0)
+				si->uncorrectable_errors = raw;
+			break;
+		case 198:
+			if (raw >= 0)
+				si->uncorrectable_sectors = raw;
+			break;
+		case 194:
+			if (si->temperature_c == SMART_NONE && raw >= 0)
+				si->temperature_c = raw & 0xff;
+			break;
+		case 9:
+			if (si->power_on_hours == SMART_NONE && raw >= 0)
+				si->power_on_hours = raw & 0xffffffffLL;
+			break;
+		case 233:	/* Media_Wearout_Indicator (Intel) */
+		case 177:	/* Wear_Leveling_Count (Samsung) */
+		case 231:	/* SSD_Life_Left */
+			if (si->media_wearout == SMART_NONE && val >= 0)
+				si->media_wearout = val;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void
+smartctl_nvme(const struct json_doc *d, int log, struct smart_info *si)
+{
+	long long v;
+
+	if (json_num(d, json_get(d, log, "critical_warning"), &v))
+		si->critical_warning = v;
+	if (si->temperature_c == SMART_NONE &&
+	    json_num(d, json_get(d, log, "temperature"), &v))
+		si->temperature_c = v;
+	if (json_num(d, json_get(d, log, "available_spare"), &v))
+		si->available_spare = v;
+	if (json_num(d, json_get(d, log, "percentage_used"), &v))
+		si->percentage_used = v;
+	if (si->power_on_hours == SMART_NONE &&
+	    json_num(d, json_get(d, log, "power_on_hours"), &v))
+		si->power_on_hours = v;
+	if (json_num(d, json_get(d, log, "media_errors"), &v))
+		si->uncorrectable_errors = v;
+}
+
+/* The first smartctl message, for an error line. */
+static void
+smartctl_message(const struct json_doc *d, char *out, size_t outlen)
+{
+	int	 m = json_get(d, 0, "smartctl.messages");
+
+	out[0] = '\0';
+	if (m >= 0 && d->n[m].type == JSON_ARR && d->n[m].child >= 0)
+		(void)json_str(d, json_get(d, d->n[m].child, "string"), out, outlen);
+}
+
+int
+smart_from_smartctl(const char *text, size_t len, int exit_status,
+    struct smart_info *si, char *err, size_t errlen)
+{
+	struct json_doc d;
+	char	 jerr[128], msg[160];
+	long long v;
+	bool	 passed, have_passed;
+	int	 n;
+
+	smart_info_init(si);
+	if (json_parse(text, len, &d, jerr, sizeof(jerr)) == -1) {
+		snprintf(err, errlen, "smartctl output unreadable: %s", jerr);
+		return -1;
+	}
+	if (d.n[0].type != JSON_OBJ) {
+		snprintf(err, errlen, "smartctl output is not a JSON object");
+		goto err;
+	}
+	if (exit_status < 0 &&
+	    json_num(&d, json_get(&d, 0, "smartctl.exit_status"), &v))
+		exit_status = (int)(v & 0xff);
+	if (exit_status < 0)
+		exit_status = 0;
+	/* Bits 0-1: bad command line, or the device could not be opened or
+	 * identified; nothing below is about the drive. */
+	if (exit_status & 0x03) {
+		smartctl_message(&d, msg, sizeof(msg));
+		snprintf(err, errlen, "smartctl could not read the device (exit "
+		    "status %d)%s%s", exit_status, msg[0] ? ": " : "", msg);
+		goto err;
+	}
+	(void)json_str(&d, json_get(&d, 0, "model_name"), si->model, sizeof(si->model));
+	(void)json_str(&d, json_get(&d, 0, "serial_number"), si->serial,
+	    sizeof(si->serial));
+	if (json_num(&d, json_get(&d, 0, "temperature.current"), &v))
+		si->temperature_c = v;
+	if (json_num(&d, json_get(&d, 0, "temperature.drive_trip"), &v) && v > 0)
+		si->max_temperature_c = v;
+	else if (json_num(&d, json_get(&d, 0,
+	    "nvme_composite_temperature_threshold.critical"), &v) && v > 0)
+		si->max_temperature_c = v;
+	if (json_num(&d, json_get(&d, 0, "power_on_time.hours"), &v))
+		si->power_on_hours = v;
+	n = json_get(&d, 0, "ata_smart_attributes.table");
+	if (n >= 0 && d.n[n].type == JSON_ARR)
+		smartctl_attr(&d, n, si);
+	n = json_get(&d, 0, "nvme_smart_health_information_log");
+	if (n >= 0 && d.n[n].type == JSON_OBJ)
+		smartctl_nvme(&d, n, si);
+	if (json_num(&d, json_get(&d, 0, "scsi_grown_defect_list"), &v))
+		si->reallocated_sectors = v;
+
+	have_passed = json_bool(&d, json_get(&d, 0, "smart_status.passed"), &passed);
+	/* smartctl(8) RETURN VALUES: 3 disk failing, 4 prefail attribute at
+	 * or below threshold now, 5-7 past threshold / error logs. */
+	if ((exit_status & 0x08) || (have_passed && !passed)) {
+		si->health = SMART_FAILED;
+		snprintf(si->health_text, sizeof(si->health_text), "FAILED");
+	} else if (exit_status & 0x10) {
+		si->health = SMART_IMPENDING;
+		snprintf(si->health_text, sizeof(si->health_text),
+		    "PASSED, prefail attribute at or below threshold");
+	} else if (exit_status & 0xe0) {
+		si->health = SMART_WARNING;
+		snprintf(si->health_text, sizeof(si->health_text), "PASSED, %s",
+		    (exit_status & 0x20) ? "attribute below threshold in the past" :
+		    (exit_status & 0x40) ? "device error log has errors" :
+		    "self-test log has errors");
+	} else if (have_passed) {
+		si->health = SMART_OK;
+		snprintf(si->health_text, sizeof(si->health_text), "PASSED");
+	} else {
+		si->health = SMART_UNKNOWN;
+		snprintf(si->health_text, sizeof(si->health_text), "no SMART status");
+	}
+	json_free(&d);
+	return 0;
+err:
+	json_free(&d);
+	return -1;
+}
+
+/* ---- smartctl --scan --------------------------------------------------------- */
+
+int
+smart_scan_parse(const char *text, size_t len, struct smart_scan_dev *devs, int max)
+{
+	const char *p = text, *end = text + len;
+	int	 n = 0, lines = 0;
+
+	while (p < end) {
+		const char *le = memchr(p, '\n', (size_t)(end - p)), *t, *te;
+		const char *dash;
+		size_t	 tl;
+
+		if (le == NULL)
+			le = end;
+		t = p;
+		p = le < end ? le + 1 : le;
+		while (t < le && isspace((unsigned char)*t))
+			t++;
+		if (t == le || *t == '#')
+			continue;
+		lines++;
+		if (*t != '/')
+			continue;
+		for (te = t; te < le && !isspace((unsigned char)*te) && *te != '#'; te++)
+			;
+		tl = (size_t)(te - t);
+		if (n >= max || tl >= sizeof(devs[0].path))
+			continue;
+		memcpy(devs[n].path, t, tl);
+		devs[n].path[tl] = '\0';
+		devs[n].type[0] = '\0';
+		/* "-d TYPE" before the comment. */
+		for (dash = te; dash + 3 < le && *dash != '#'; dash++) {
+			if (dash[0] == '-' && dash[1] == 'd' && dash[2] == ' ') {
+				const char *ts = dash + 3, *tend;
+
+				while (ts < le && *ts == ' ')
+					ts++;
+				for (tend = ts; tend < le && !isspace((unsigned char)*tend) &&
+				    *tend != '#'; tend++)
+					;
+				tl = (size_t)(tend - ts);
+				if (tl < sizeof(devs[n].type)) {
+					memcpy(devs[n].type, ts, tl);
+					devs[n].type[tl] = '\0';
+				}
+				break;
+			}
+		}
+		n++;
+	}
+	if (n == 0 && lines > 0)
+		return -1;
+	return n;
+}

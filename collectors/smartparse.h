@@ -1,0 +1,143 @@
+/*
+ * smartparse: turn what ESXi and smartmontools say about a drive into one
+ * plain struct smart_info (shared reference esxi-outputs.md §4).
+ *
+ *   esxcli storage core device smart get -d DEV   a table of 4 columns
+ *	(Parameter Value Threshold Worst, ESXi 5.x/6.x) or 5 (+ Raw, 7.0+);
+ *	parsed by esxcli_parse(), interpreted here by parameter name.
+ *   esxcli nvme device log smart get -A vmhbaN     a block: booleans for
+ *	the critical-warning bits, temperatures in Kelvin, counters in hex.
+ *   smartctl --json -a DEV                          JSON, read with the small
+ *	bounded tolerant JSON reader below (no JSON library dependency).
+ *   smartctl --scan                                 "/dev/sda -d sat # ..."
+ *
+ * Which number is which (docs/events.md, "smart"):
+ *   - a numeric Raw column is the real value; Drive Temperature's Raw is a
+ *     packed attribute on 8.x (38654705694 = 30 (0 9 0 0 0)): its low byte
+ *     is the temperature.  ESXi 7.0.x prints only the low byte of every Raw
+ *     value (raw_lowbyte): then the temperature is still right, counters are
+ *     reported modulo 256 (a growth is still seen) and the power-on hours,
+ *     which are almost always above 255, are not reported at all.
+ *   - without Raw (4 columns, or Raw N/A), ESXi's Value column is what is
+ *     reported for temperature and power-on hours (it is what ESXi calls
+ *     the value; on NVMe it is the real count); counters are taken from
+ *     Value only when the row has no Worst (a real count, not a
+ *     normalised 0..253 score).
+ */
+#ifndef ESXWATCH_SMARTPARSE_H
+#define ESXWATCH_SMARTPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct esx_out;
+
+enum smart_health {
+	SMART_UNKNOWN = 0,
+	SMART_OK,
+	SMART_WARNING,
+	SMART_IMPENDING,
+	SMART_FAILED
+};
+
+/* NVMe critical-warning bits (NVMe base spec, SMART log byte 0). */
+#define NVME_CW_SPARE		0x01
+#define NVME_CW_TEMPERATURE	0x02
+#define NVME_CW_RELIABILITY	0x04
+#define NVME_CW_READ_ONLY	0x08
+#define NVME_CW_VOLATILE	0x10
+
+#define SMART_NONE	(-1LL)	/* a value the drive did not report */
+
+struct smart_info {
+	enum smart_health health;
+	char		health_text[96];	/* as the tool said it ("OK", "IMPENDING FAILURE") */
+	long long	temperature_c;
+	long long	max_temperature_c;	/* the drive's rated maximum */
+	long long	power_on_hours;
+	long long	reallocated_sectors;
+	long long	pending_sectors;
+	long long	uncorrectable_errors;
+	long long	uncorrectable_sectors;	/* extension: offline uncorrectable */
+	long long	media_wearout;		/* normalised life left, 100 = new */
+	long long	percentage_used;	/* NVMe */
+	long long	available_spare;	/* NVMe, % */
+	long long	critical_warning;	/* NVMe bit mask */
+	int		layout;			/* esxcli table: 4 or 5 columns; 0 otherwise */
+	bool		raw_lowbyte;
+	char		model[96];		/* smartctl: model_name */
+	char		serial[64];
+};
+
+void		 smart_info_init(struct smart_info *);
+/* "OK" -> ok, "WARNING" -> warning, "IMPENDING FAILURE" -> impending,
+ * "FAILED"/"FAILURE"/"FAILING" -> failed, case-insensitive; else unknown. */
+enum smart_health smart_health_of(const char *text);
+/* ok, warning, impending_failure, failed, unknown (esxwatch_health). */
+const char	*smart_health_name(enum smart_health);
+
+/*
+ * `smart get` table, already parsed by esxcli_parse.  Returns 0, or -1 with
+ * a reason (not a SMART table: no Parameter/Value columns, no rows).
+ */
+int		 smart_from_table(const struct esx_out *, bool raw_lowbyte,
+		    struct smart_info *, char *err, size_t errlen);
+/* `nvme device log smart get -A vmhbaN`, parsed by esxcli_parse. */
+int		 smart_from_nvme_log(const struct esx_out *, struct smart_info *,
+		    char *err, size_t errlen);
+/*
+ * smartctl --json -a output and smartctl's exit status (a bit mask,
+ * smartctl(8) "RETURN VALUES").  Returns -1 with a reason when smartctl
+ * could not read the device at all (bits 0-1, or no usable JSON).
+ */
+int		 smart_from_smartctl(const char *json, size_t len, int exit_status,
+		    struct smart_info *, char *err, size_t errlen);
+
+/* One device from `smartctl --scan`. */
+struct smart_scan_dev {
+	char	path[256];
+	char	type[64];	/* the -d argument, "" if none */
+};
+/* Returns the number of devices (at most max), -1 on output that is not a
+ * scan (no line starts with '/'; empty output = 0). */
+int		 smart_scan_parse(const char *text, size_t len,
+		    struct smart_scan_dev *devs, int max);
+
+/*
+ * The small JSON reader, exposed for the fuzz target and the tests.
+ * Tolerant (trailing commas, missing commas) but bounded: JSON_MAX_NODES
+ * values, JSON_MAX_DEPTH nesting, JSON_MAX_INPUT bytes.
+ */
+#define JSON_MAX_NODES	65536
+#define JSON_MAX_DEPTH	64
+#define JSON_MAX_INPUT	(4u * 1024 * 1024)
+
+enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
+
+struct json_node {
+	enum json_type	 type;
+	const char	*key;		/* member name in the source text, or NULL */
+	size_t		 keylen;
+	const char	*s;		/* the token (string without quotes) */
+	size_t		 len;
+	int		 child;		/* first child, -1 */
+	int		 next;		/* next sibling, -1 */
+};
+
+struct json_doc {
+	struct json_node *n;
+	int		 count;
+};
+
+int		 json_parse(const char *text, size_t len, struct json_doc *,
+		    char *err, size_t errlen);
+void		 json_free(struct json_doc *);
+/* Dotted path of member names below node at ("smartctl.exit_status"). */
+int		 json_get(const struct json_doc *, int at, const char *path);
+/* Value as a number (JSON number or numeric string); false if not one. */
+bool		 json_num(const struct json_doc *, int node, long long *);
+/* Value as a string, unescaped (basic escapes; \u as '?'), cut to outlen. */
+bool		 json_str(const struct json_doc *, int node, char *out, size_t outlen);
+bool		 json_bool(const struct json_doc *, int node, bool *);
+
+#endif
