@@ -8,9 +8,15 @@
 #include "sink.h"
 
 extern const struct sink sink_file;
+extern const struct sink sink_cfapi;
+extern const struct sink sink_syslog;
+extern const struct sink sink_http;
 
 static const struct sink *const sinks_all[] = {
 	&sink_file,
+	&sink_cfapi,
+	&sink_syslog,
+	&sink_http,
 	NULL
 };
 

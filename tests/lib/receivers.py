@@ -1,0 +1,355 @@
+"""Strict receivers for the sink tests (Python standard library only).
+
+CfapiReceiver enforces every rule of /work/shared/reference/loginsight-api.md
+§1 for POST /api/v1/events/ingest/{agentId} and records each violation;
+HttpReceiver records what the http sink posts.  Both run in a thread of the
+test process, over plain HTTP or TLS (certs.py), and can be scripted to
+answer the n-th request with a given status (503 + Retry-After, 415 to gzip,
+400...).
+
+Run as a program for the C unit tests:
+    receivers.py cfapi|http --port-file F --log F [--tls CERT KEY] [--script 503:ra=3,415,...]
+It writes its port to --port-file and one JSON line per request to --log.
+"""
+import email.utils
+import gzip
+import http.server
+import json
+import os
+import re
+import socketserver
+import ssl
+import sys
+import threading
+import time
+import zlib
+
+MAX_BODY = 4 * 1024 * 1024
+MAX_EVENTS = 500
+MAX_TEXT = 16 * 1024
+NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+RESERVED = {"text", "timestamp", "source", "event_type"}
+PATH_RE = re.compile(r"^/api/v1/events/ingest/([A-Za-z0-9._~%-]+)$")
+DRIFT_MS = 10 * 60 * 1000
+
+
+def check_cfapi_body(obj, now_ms):
+    """Every rule of the v1 ingest schema; returns a list of violations."""
+    v = []
+    if not isinstance(obj, dict):
+        return ["body is not a JSON object"]
+    extra = set(obj) - {"events"}
+    if extra:
+        v.append("unknown top-level keys %s" % sorted(extra))
+    evs = obj.get("events")
+    if not isinstance(evs, list):
+        return v + ["events missing or not a list"]
+    if not 1 <= len(evs) <= MAX_EVENTS:
+        v.append("%d events in one request (1..%d)" % (len(evs), MAX_EVENTS))
+    for i, e in enumerate(evs):
+        w = "event %d: " % i
+        if not isinstance(e, dict):
+            v.append(w + "not an object")
+            continue
+        extra = set(e) - {"text", "timestamp", "fields"}
+        if extra:
+            v.append(w + "unknown keys %s" % sorted(extra))
+        t = e.get("text")
+        if not isinstance(t, str):
+            v.append(w + "text missing or not a string")
+        elif len(t.encode("utf-8", "surrogatepass")) > MAX_TEXT:
+            v.append(w + "text is %d bytes (> 16 KB)" % len(t.encode("utf-8", "surrogatepass")))
+        if "timestamp" in e:
+            ts = e["timestamp"]
+            if not isinstance(ts, int) or isinstance(ts, bool):
+                v.append(w + "timestamp not an integer: %r" % (ts,))
+            elif ts < 10 ** 12:
+                v.append(w + "timestamp %d is not in milliseconds" % ts)
+            elif ts > now_ms + DRIFT_MS:
+                v.append(w + "timestamp %d is in the future" % ts)
+        if "fields" in e:
+            fs = e["fields"]
+            if not isinstance(fs, list):
+                v.append(w + "fields not a list")
+                continue
+            seen = set()
+            for f in fs:
+                if not isinstance(f, dict) or set(f) != {"name", "content"}:
+                    v.append(w + "field is not {name, content}: %r" % (f,))
+                    continue
+                n, c = f["name"], f["content"]
+                if not isinstance(n, str) or not NAME_RE.match(n):
+                    v.append(w + "invalid field name %r" % (n,))
+                elif n in RESERVED:
+                    v.append(w + "reserved field name %r" % n)
+                elif n in seen:
+                    v.append(w + "duplicate field name %r" % n)
+                else:
+                    seen.add(n)
+                if not isinstance(c, str):
+                    v.append(w + "field %r content not a string" % (n,))
+    return v
+
+
+def to_flat(e):
+    """cfapi event -> flat dict like CONTRACT §3 (for comparisons)."""
+    d = {"text": e.get("text"), "timestamp": e.get("timestamp")}
+    for f in e.get("fields", []):
+        d[f["name"]] = f["content"]
+    return d
+
+
+class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _Base:
+    kind = "base"
+
+    def __init__(self, tls=None, script=None, log_path=None):
+        """tls: (certfile, keyfile) or None.  script: list of responses for
+        the first requests, each "200", "503:ra=3", "503:date=3", "415",
+        "400", "200:ingested=1", "close" (drop the connection)."""
+        self.lock = threading.Lock()
+        self.requests = []
+        self.violations = []
+        self.events = []
+        self.script = list(script or [])
+        self.log_path = log_path
+        self.connections = 0
+        owner = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def setup(self):
+                super().setup()
+                with owner.lock:
+                    owner.connections += 1
+
+            def do_POST(self):
+                owner._handle(self)
+
+            def _bad_method(self):
+                owner._violation("method %s %s" % (self.command, self.path))
+                self._reply(405, b'{"errorMessage":"method"}')
+
+            do_GET = do_PUT = do_DELETE = do_PATCH = _bad_method
+
+            def _reply(self, code, body, headers=()):
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in headers:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = _Server(("127.0.0.1", 0), H)
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(tls[0], tls[1])
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+    def _violation(self, msg):
+        with self.lock:
+            self.violations.append(msg)
+
+    def _record(self, rec):
+        with self.lock:
+            self.requests.append(rec)
+            if self.log_path:
+                with open(self.log_path, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+
+    def _next_script(self):
+        with self.lock:
+            return self.script.pop(0) if self.script else None
+
+    def _read_body(self, h, rec):
+        te = h.headers.get("Transfer-Encoding")
+        cl = h.headers.get("Content-Length")
+        if te is not None or cl is None:
+            rec["violations"].append("no Content-Length (Transfer-Encoding %r)" % te)
+            return None
+        n = int(cl)
+        if n > 2 * MAX_BODY:
+            rec["violations"].append("Content-Length %d" % n)
+            return None
+        raw = h.rfile.read(n)
+        rec["wire_bytes"] = len(raw)
+        enc = h.headers.get("Content-Encoding")
+        rec["encoding"] = enc
+        if enc == "gzip":
+            try:
+                return gzip.decompress(raw)
+            except (OSError, EOFError, zlib.error) as e:
+                rec["violations"].append("bad gzip body: %s" % e)
+                return None
+        if enc not in (None, "identity"):
+            rec["violations"].append("unknown Content-Encoding %r" % enc)
+            return None
+        return raw
+
+    def _scripted(self, h, step, rec):
+        """Answer a scripted step; True if answered."""
+        if step is None:
+            return False
+        rec["scripted"] = step
+        code, _, arg = step.partition(":")
+        if code == "close":
+            h.close_connection = True
+            h.wfile.flush()
+            h.connection.shutdown(2)
+            return True
+        code = int(code)
+        if code == 200:
+            return False   # normal processing, with options
+        hdrs = []
+        if arg.startswith("ra="):
+            hdrs.append(("Retry-After", arg[3:]))
+        elif arg.startswith("date="):
+            hdrs.append(("Retry-After", email.utils.formatdate(time.time() + int(arg[5:]), usegmt=True)))
+        h._reply(code, b'{"errorMessage":"scripted %d"}' % code, hdrs)
+        return True
+
+    def _handle(self, h):
+        rec = {"t": time.time(), "path": h.path, "method": h.command,
+               "headers": {k.lower(): v for k, v in h.headers.items()}, "violations": []}
+        body = self._read_body(h, rec)
+        step = self._next_script()
+        if self._scripted(h, step, rec):
+            self._record(rec)
+            return
+        if body is None:
+            self._finish(h, rec, 400, b'{"errorMessage":"bad body"}')
+            return
+        rec["body_len"] = len(body)
+        self.check(h, rec, body, step)
+
+    def _finish(self, h, rec, code, body):
+        if rec["violations"]:
+            with self.lock:
+                self.violations.extend(rec["violations"])
+        self._record(rec)
+        h._reply(code, body)
+
+
+class CfapiReceiver(_Base):
+    kind = "cfapi"
+
+    def check(self, h, rec, body, step):
+        v = rec["violations"]
+        m = PATH_RE.match(h.path)
+        if not m:
+            v.append("path %r" % h.path)
+        else:
+            rec["agent_id"] = m.group(1)
+        ct = h.headers.get("Content-Type", "")
+        if ct.split(";")[0].strip() != "application/json":
+            v.append("Content-Type %r" % ct)
+        if len(body) > MAX_BODY:
+            v.append("JSON body is %d bytes (> 4 MB)" % len(body))
+        try:
+            obj = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            v.append("body is not JSON/UTF-8: %s" % e)
+            self._finish(h, rec, 400, b'{"errorMessage":"bad JSON"}')
+            return
+        v.extend(check_cfapi_body(obj, int(time.time() * 1000)))
+        evs = obj.get("events") if isinstance(obj, dict) else None
+        if not isinstance(evs, list) or not evs:
+            self._finish(h, rec, 400, b'{"errorMessage": "Missing events"}')
+            return
+        rec["n"] = len(evs)
+        if v:
+            self._finish(h, rec, 400, b'{"errorMessage":"invalid"}')
+            return
+        ingested = len(evs)
+        if step and step.startswith("200:ingested="):
+            ingested = int(step.split("=", 1)[1])
+        with self.lock:
+            self.events.extend(to_flat(e) for e in evs[:ingested])
+        self._finish(h, rec, 200, json.dumps({"status": "ok", "message": "events ingested",
+                                              "ingested": ingested}).encode())
+
+
+class HttpReceiver(_Base):
+    kind = "http"
+
+    def check(self, h, rec, body, step):
+        v = rec["violations"]
+        ct = h.headers.get("Content-Type", "").split(";")[0].strip()
+        try:
+            text = body.decode("utf-8")
+            if ct == "application/json":
+                rec["format"] = "json_array"
+                evs = json.loads(text)
+                if not isinstance(evs, list):
+                    v.append("json_array body is not an array")
+                    evs = []
+            else:
+                rec["format"] = "json_lines"
+                if ct != "application/x-ndjson":
+                    v.append("Content-Type %r" % ct)
+                if not text.endswith("\n"):
+                    v.append("json_lines body does not end with a newline")
+                evs = [json.loads(l) for l in text.split("\n") if l]
+        except (UnicodeDecodeError, ValueError) as e:
+            v.append("body is not JSON: %s" % e)
+            evs = []
+        for e in evs:
+            if not isinstance(e, dict) or not isinstance(e.get("text"), str) or \
+                    not isinstance(e.get("timestamp"), int):
+                v.append("not a CONTRACT §3 event: %r" % (e,))
+                continue
+            for k, val in e.items():
+                if k not in ("text", "timestamp") and (not NAME_RE.match(k) or not isinstance(val, str)):
+                    v.append("bad field %r=%r" % (k, val))
+        rec["n"] = len(evs)
+        with self.lock:
+            self.events.extend(evs)
+        self._finish(h, rec, 200 if not v else 400, b'{"ok":true}')
+
+
+def _cli(argv):
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kind", choices=["cfapi", "http"])
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--tls", nargs=2)
+    ap.add_argument("--script", default="")
+    a = ap.parse_args(argv)
+    cls = CfapiReceiver if a.kind == "cfapi" else HttpReceiver
+    r = cls(tls=a.tls, script=[s for s in a.script.split(",") if s], log_path=a.log)
+    tmp = a.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(r.port))
+    os.rename(tmp, a.port_file)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    _cli(sys.argv[1:])
