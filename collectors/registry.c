@@ -8,7 +8,10 @@
 
 #include "collector.h"
 
+extern const struct collector collector_nic;
+
 const struct collector *const collectors_all[] = {
+	&collector_nic,
 	NULL
 };
 
