@@ -154,4 +154,16 @@ bool		 strlist_match(const struct strlist *include,
 		    const struct strlist *exclude, const char *name);
 const char	*kvlist_get(const struct kvlist *, const char *key);
 
+/*
+ * A rule catalogue file (collectors/rules/esxi.yaml): top level `rules:`,
+ * a list of the same mappings as agent.yaml's rules (same checks, same
+ * FILE:LINE:COL messages).  0 and *rules and *n filled (*n may be 0), or -1
+ * after reporting every error, with *rules NULL.  Free with
+ * rule_conf_free_array().  In a loaded rule, match/regex are NULL when
+ * absent; severity, hint, vob_id and literal are never NULL ("" = unset).
+ */
+int		 config_load_rules_file(const char *path, struct rule_conf **rules,
+		    size_t *n, config_report_fn report, void *arg);
+void		 rule_conf_free_array(struct rule_conf *, size_t);
+
 #endif
