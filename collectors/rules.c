@@ -1,0 +1,865 @@
+/*
+ * rules: literal prefilter (Aho-Corasick DFA) + POSIX ERE, and storm
+ * suppression.  See rules.h.
+ *
+ * The automaton is a full DFA over byte classes: the bytes that occur in
+ * some literal get a class each, every other byte shares class 0, so the
+ * transition table is states x classes (a few hundred KB at most for the
+ * built-in catalogue) and the inner loop is one table load per byte.  A
+ * transition value is the next state's row offset with bit 31 set when
+ * that state ends at least one literal; the literals a state ends (its own
+ * and those of its suffix states) are kept as a bitset of rule indices.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/buf.h"
+#include "../agent/log.h"
+#include "rules.h"
+
+#define OUT_BIT		0x80000000u
+
+struct rules {
+	struct rule	*v;
+	size_t		 n;
+	size_t		 nenabled;
+
+	/* The automaton. */
+	uint8_t		 cls[256];
+	size_t		 nclasses;
+	uint32_t	*delta;		/* nstates * nclasses, row offsets */
+	size_t		 nstates;
+	uint64_t	*outs;		/* nstates * nwords rule bitsets */
+	size_t		 nwords;
+	bool		 compiled;
+
+	/* Scratch. */
+	uint64_t	*cand;		/* nwords */
+	struct buf	 line;
+};
+
+static char *
+xstrdup(const char *s)
+{
+	return s == NULL ? NULL : strdup(s);
+}
+
+struct rules *
+rules_new(void)
+{
+	struct rules *r = calloc(1, sizeof(*r));
+
+	if (r != NULL)
+		buf_init(&r->line, 1024 * 1024);
+	return r;
+}
+
+static void
+rule_clear(struct rule *ru)
+{
+	size_t i;
+
+	free(ru->name);
+	free(ru->severity);
+	free(ru->hint);
+	free(ru->vob_id);
+	free(ru->match);
+	free(ru->regex);
+	free(ru->literal);
+	for (i = 0; i < ru->nfiles; i++)
+		free(ru->files[i]);
+	free(ru->files);
+	for (i = 0; i < ru->ncaps; i++)
+		free(ru->cap_name[i]);
+	if (ru->has_re)
+		regfree(&ru->re);
+	memset(ru, 0, sizeof(*ru));
+}
+
+static void
+automaton_free(struct rules *r)
+{
+	free(r->delta);
+	free(r->outs);
+	free(r->cand);
+	r->delta = NULL;
+	r->outs = NULL;
+	r->cand = NULL;
+	r->nstates = 0;
+	r->compiled = false;
+}
+
+void
+rules_free(struct rules *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->n; i++)
+		rule_clear(&r->v[i]);
+	free(r->v);
+	automaton_free(r);
+	buf_free(&r->line);
+	free(r);
+}
+
+/*
+ * "(?<name>" -> "(".  Counts every unescaped "(" outside bracket
+ * expressions as a group, so names map to regmatch indices.
+ */
+int
+rules_strip_names(const char *in, char *out, size_t outlen,
+    char names[][32], size_t *groups, size_t maxnames, size_t *ngroups)
+{
+	size_t i = 0, o = 0, nn = 0, ng = 0, brs = 0;
+	bool inbr = false;
+
+	while (in[i] != '\0') {
+		char c = in[i];
+
+		if (o + 3 > outlen)		/* two bytes and the NUL */
+			return -1;
+		if (c == '\\' && in[i + 1] != '\0') {
+			out[o++] = c;
+			out[o++] = in[i + 1];
+			i += 2;
+			continue;
+		}
+		if (inbr) {
+			/* "]" right after "[" or "[^" is a literal. */
+			if (c == ']' && i != brs + 1 &&
+			    !(i == brs + 2 && in[brs + 1] == '^'))
+				inbr = false;
+			out[o++] = c;
+			i++;
+			continue;
+		}
+		if (c == '[') {
+			inbr = true;
+			brs = i;
+			out[o++] = c;
+			i++;
+			continue;
+		}
+		if (c == '(') {
+			ng++;
+			if (in[i + 1] == '?' && in[i + 2] == '<') {
+				size_t j = i + 3, k = 0;
+
+				while (in[j] != '>' && in[j] != '\0') {
+					char d = in[j];
+
+					if (!((d >= 'a' && d <= 'z') || d == '_' ||
+					    (d >= '0' && d <= '9' && k > 0)) || k >= 31)
+						return -1;
+					j++;
+					k++;
+				}
+				if (in[j] != '>' || k == 0 || nn >= maxnames)
+					return -1;
+				memcpy(names[nn], in + i + 3, k);
+				names[nn][k] = '\0';
+				groups[nn] = ng;
+				nn++;
+				out[o++] = '(';
+				i = j + 1;
+				continue;
+			}
+		}
+		out[o++] = c;
+		i++;
+	}
+	out[o] = '\0';
+	*ngroups = ng;
+	return (int)nn;
+}
+
+/*
+ * The longest run of literal characters every match of the ERE contains:
+ * only top-level characters count (a group or bracket may be optional or
+ * an alternation), a top-level "|" means there is no such run, a
+ * character followed by ?, * or { is optional.
+ */
+int
+rules_regex_literal(const char *re, char *out, size_t outlen)
+{
+	char run[512], best[512];
+	size_t rl = 0, bl = 0, i = 0, brs = 0;
+	int depth = 0;
+	bool inbr = false;
+
+#define END_RUN() do {						\
+	if (rl > bl) { memcpy(best, run, rl); bl = rl; }	\
+	rl = 0;							\
+} while (0)
+	while (re[i] != '\0') {
+		char c = re[i], lit = 0, q;
+		bool islit = false;
+		size_t adv = 1;
+
+		if (inbr) {
+			if (c == ']' && i != brs + 1 &&
+			    !(i == brs + 2 && re[brs + 1] == '^'))
+				inbr = false;
+			i++;
+			continue;
+		}
+		if (c == '\\' && re[i + 1] != '\0') {
+			adv = 2;
+			/* Escaped punctuation is itself; \w, \s... are not. */
+			if (depth == 0 && strchr(".[]()*+?{}|^$\\/-\"'<>=:", re[i + 1]) != NULL) {
+				lit = re[i + 1];
+				islit = true;
+			}
+		} else if (c == '[') {
+			inbr = true;
+			brs = i;
+		} else if (c == '(') {
+			depth++;
+		} else if (c == ')') {
+			if (depth > 0)
+				depth--;
+		} else if (c == '|' && depth == 0) {
+			return -1;
+		} else if (c == '{') {
+			/* A bound: skip to its end. */
+			while (re[i + adv] != '\0' && re[i + adv - 1] != '}')
+				adv++;
+		} else if (depth == 0 && strchr(".*+?}^$", c) == NULL) {
+			lit = c;
+			islit = true;
+		}
+		if (!islit) {
+			END_RUN();
+			i += adv;
+			continue;
+		}
+		q = re[i + adv];
+		if (q == '?' || q == '*' || q == '{') {
+			END_RUN();
+		} else {
+			if (rl < sizeof(run))
+				run[rl++] = lit;
+			if (q == '+')
+				END_RUN();
+		}
+		i += adv;
+	}
+	END_RUN();
+#undef END_RUN
+	if (bl == 0 || bl + 1 > outlen)
+		return -1;
+	memcpy(out, best, bl);
+	out[bl] = '\0';
+	return (int)bl;
+}
+
+static bool
+severity_ok(const char *s)
+{
+	return s != NULL && (strcmp(s, "info") == 0 || strcmp(s, "warning") == 0 ||
+	    strcmp(s, "error") == 0 || strcmp(s, "critical") == 0);
+}
+
+static int
+rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen)
+{
+	char lit[512];
+	size_t i;
+
+	memset(ru, 0, sizeof(*ru));
+	ru->name = xstrdup(rc->name);
+	ru->severity = xstrdup(rc->severity ? rc->severity : "warning");
+	ru->hint = xstrdup(rc->hint ? rc->hint : "");
+	ru->vob_id = xstrdup(rc->vob_id);
+	ru->match = xstrdup(rc->match);
+	ru->regex = xstrdup(rc->regex);
+	ru->enabled = rc->enabled != 0;
+	if (ru->name == NULL || ru->severity == NULL || ru->hint == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (!severity_ok(ru->severity)) {
+		snprintf(err, errlen, "rule '%s': unknown severity '%s'",
+		    ru->name, ru->severity);
+		return -1;
+	}
+	if ((rc->match == NULL) == (rc->regex == NULL)) {
+		snprintf(err, errlen, "rule '%s': needs exactly one of match or regex",
+		    ru->name);
+		return -1;
+	}
+	if (rc->files.n > 0) {
+		ru->files = calloc(rc->files.n, sizeof(char *));
+		if (ru->files == NULL)
+			return -1;
+		for (i = 0; i < rc->files.n; i++) {
+			ru->files[i] = xstrdup(rc->files.v[i]);
+			if (ru->files[i] == NULL)
+				return -1;
+			ru->nfiles++;
+		}
+	}
+	if (rc->regex != NULL) {
+		char names[RULES_MAX_CAPS][32], *stripped;
+		size_t groups[RULES_MAX_CAPS], len = strlen(rc->regex) + 3;
+		int nn, rc2;
+
+		stripped = malloc(len);
+		if (stripped == NULL)
+			return -1;
+		nn = rules_strip_names(rc->regex, stripped, len, names, groups,
+		    RULES_MAX_CAPS, &ru->ngroups);
+		if (nn < 0) {
+			snprintf(err, errlen, "rule '%s': bad capture name "
+			    "(use (?<name>...) with [a-z_][a-z0-9_]*, at most %d)",
+			    ru->name, RULES_MAX_CAPS);
+			free(stripped);
+			return -1;
+		}
+		rc2 = regcomp(&ru->re, stripped, REG_EXTENDED);
+		if (rc2 != 0) {
+			char m[256];
+
+			regerror(rc2, &ru->re, m, sizeof(m));
+			snprintf(err, errlen, "rule '%s': regex: %s", ru->name, m);
+			free(stripped);
+			return -1;
+		}
+		ru->has_re = true;
+		for (i = 0; i < (size_t)nn; i++) {
+			ru->cap_name[i] = xstrdup(names[i]);
+			ru->cap_group[i] = groups[i];
+			ru->ncaps++;
+		}
+		if (rc->literal == NULL &&
+		    rules_regex_literal(stripped, lit, sizeof(lit)) < 0)
+			lit[0] = '\0';
+		free(stripped);
+	}
+	if (rc->literal != NULL)
+		snprintf(lit, sizeof(lit), "%s", rc->literal);
+	else if (rc->match != NULL)
+		snprintf(lit, sizeof(lit), "%s", rc->match);
+	if (strlen(lit) < RULES_LITERAL_MIN || strchr(lit, '\n') != NULL) {
+		snprintf(err, errlen, "rule '%s': no literal of at least %d "
+		    "characters every match must contain; add 'literal:'",
+		    ru->name, RULES_LITERAL_MIN);
+		return -1;
+	}
+	ru->literal = xstrdup(lit);
+	return ru->literal == NULL ? -1 : 0;
+}
+
+int
+rules_add(struct rules *r, const struct rule_conf *rc, char *err, size_t errlen)
+{
+	struct rule nr;
+	size_t i;
+
+	if (rc->name == NULL || rc->name[0] == '\0') {
+		snprintf(err, errlen, "rule without a name");
+		return -1;
+	}
+	/* A disabled override only needs its name. */
+	for (i = 0; i < r->n; i++) {
+		if (strcmp(r->v[i].name, rc->name) != 0)
+			continue;
+		if (!rc->enabled && rc->match == NULL && rc->regex == NULL) {
+			r->v[i].enabled = false;
+			r->compiled = false;
+			return 0;
+		}
+		break;
+	}
+	if (rule_build(&nr, rc, err, errlen) < 0) {
+		rule_clear(&nr);
+		return -1;
+	}
+	if (i < r->n) {
+		rule_clear(&r->v[i]);
+		r->v[i] = nr;
+	} else {
+		struct rule *nv;
+
+		if (r->n >= RULES_MAX) {
+			snprintf(err, errlen, "more than %d rules", RULES_MAX);
+			rule_clear(&nr);
+			return -1;
+		}
+		nv = realloc(r->v, (r->n + 1) * sizeof(*nv));
+		if (nv == NULL) {
+			rule_clear(&nr);
+			return -1;
+		}
+		r->v = nv;
+		r->v[r->n++] = nr;
+	}
+	r->compiled = false;
+	return 0;
+}
+
+size_t
+rules_total(const struct rules *r)
+{
+	return r->n;
+}
+
+const struct rule *
+rules_at(const struct rules *r, size_t i)
+{
+	return i < r->n ? &r->v[i] : NULL;
+}
+
+size_t
+rules_count(const struct rules *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->n; i++)
+		n += r->v[i].enabled;
+	return n;
+}
+
+/* Trie built with goto[] (-1 = none) before it becomes the DFA. */
+int
+rules_compile(struct rules *r, char *err, size_t errlen)
+{
+	size_t i, j, maxstates = 1, s, nc, head = 0, tail = 0;
+	int32_t *go = NULL;
+	uint32_t *fail = NULL, *queue = NULL;
+	int rc = -1;
+
+	automaton_free(r);
+	memset(r->cls, 0, sizeof(r->cls));
+	nc = 1;
+	for (i = 0; i < r->n; i++) {
+		const unsigned char *p = (const unsigned char *)r->v[i].literal;
+
+		if (!r->v[i].enabled)
+			continue;
+		maxstates += strlen(r->v[i].literal);
+		for (; *p; p++)
+			if (r->cls[*p] == 0)
+				r->cls[*p] = (uint8_t)nc++;
+	}
+	if (nc > 255 || maxstates > (OUT_BIT - 1) / nc) {
+		snprintf(err, errlen, "rule literals too large");
+		return -1;
+	}
+	r->nclasses = nc;
+	r->nwords = (r->n + 63) / 64;
+	if (r->nwords == 0)
+		r->nwords = 1;
+	go = malloc(maxstates * nc * sizeof(*go));
+	fail = calloc(maxstates, sizeof(*fail));
+	queue = malloc(maxstates * sizeof(*queue));
+	r->outs = calloc(maxstates * r->nwords, sizeof(uint64_t));
+	r->cand = calloc(r->nwords, sizeof(uint64_t));
+	if (go == NULL || fail == NULL || queue == NULL || r->outs == NULL ||
+	    r->cand == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	memset(go, 0xff, maxstates * nc * sizeof(*go));
+	r->nstates = 1;
+	for (i = 0; i < r->n; i++) {
+		const unsigned char *p = (const unsigned char *)r->v[i].literal;
+
+		if (!r->v[i].enabled)
+			continue;
+		s = 0;
+		for (; *p; p++) {
+			int32_t *t = &go[s * nc + r->cls[*p]];
+
+			if (*t < 0)
+				*t = (int32_t)r->nstates++;
+			s = (size_t)*t;
+		}
+		r->outs[s * r->nwords + i / 64] |= 1ull << (i % 64);
+	}
+	/* BFS: failure links, output union, missing edges -> DFA. */
+	for (j = 0; j < nc; j++) {
+		if (go[j] < 0)
+			go[j] = 0;
+		else {
+			fail[go[j]] = 0;
+			queue[tail++] = (uint32_t)go[j];
+		}
+	}
+	while (head < tail) {
+		uint32_t u = queue[head++];
+
+		for (j = 0; j < r->nwords; j++)
+			r->outs[u * r->nwords + j] |= r->outs[fail[u] * r->nwords + j];
+		for (j = 0; j < nc; j++) {
+			int32_t v = go[u * nc + j];
+
+			if (v < 0)
+				go[u * nc + j] = go[fail[u] * nc + j];
+			else {
+				fail[v] = (uint32_t)go[fail[u] * nc + j];
+				queue[tail++] = (uint32_t)v;
+			}
+		}
+	}
+	r->delta = malloc(r->nstates * nc * sizeof(*r->delta));
+	if (r->delta == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (s = 0; s < r->nstates; s++) {
+		for (j = 0; j < nc; j++) {
+			uint32_t v = (uint32_t)go[s * nc + j], w = v * (uint32_t)nc;
+
+			for (i = 0; i < r->nwords; i++)
+				if (r->outs[v * r->nwords + i] != 0)
+					w |= OUT_BIT;
+			r->delta[s * nc + j] = w;
+		}
+	}
+	r->nenabled = rules_count(r);
+	r->compiled = true;
+	rc = 0;
+out:
+	free(go);
+	free(fail);
+	free(queue);
+	if (rc < 0)
+		automaton_free(r);
+	return rc;
+}
+
+static bool
+rule_applies(const struct rule *ru, const char *filelog)
+{
+	size_t i;
+
+	if (filelog == NULL || ru->nfiles == 0)
+		return true;
+	for (i = 0; i < ru->nfiles; i++)
+		if (strcmp(ru->files[i], filelog) == 0)
+			return true;
+	return false;
+}
+
+/* Run rule ru on the NUL-terminated copy s; fill m on a match. */
+static int
+rule_run(const struct rule *ru, const char *s, struct rules_match *m)
+{
+	regmatch_t pm[RULES_MAX_CAPS * 4 + 1];
+	size_t i, ng;
+
+	m->rule = ru;
+	m->ncaps = 0;
+	if (!ru->has_re)
+		return strstr(s, ru->match) != NULL;
+	ng = ru->ngroups + 1;
+	if (ng > sizeof(pm) / sizeof(pm[0]))
+		ng = sizeof(pm) / sizeof(pm[0]);
+	if (regexec(&ru->re, s, ng, pm, 0) != 0)
+		return 0;
+	for (i = 0; i < ru->ncaps; i++) {
+		size_t g = ru->cap_group[i], len;
+		struct rules_cap *c = &m->caps[m->ncaps];
+
+		if (g >= ng || pm[g].rm_so < 0)
+			continue;
+		len = (size_t)(pm[g].rm_eo - pm[g].rm_so);
+		if (len == 0)
+			continue;
+		len = utf8_cut(s + pm[g].rm_so, len, sizeof(c->value) - 1);
+		memcpy(c->value, s + pm[g].rm_so, len);
+		c->value[len] = '\0';
+		c->name = ru->cap_name[i];
+		m->ncaps++;
+	}
+	return 1;
+}
+
+int
+rules_match(struct rules *r, const char *filelog, const char *line,
+    size_t len, struct rules_match *m)
+{
+	const unsigned char *p = (const unsigned char *)line, *e = p + len;
+	const uint32_t *delta = r->delta;
+	const uint8_t *cls = r->cls;
+	uint32_t s = 0;
+	size_t w, nw = r->nwords;
+	bool any = false;
+
+	if (!r->compiled || r->nenabled == 0)
+		return 0;
+	for (; p < e; p++) {
+		uint32_t v = delta[s + cls[*p]];
+
+		s = v & ~OUT_BIT;
+		if (v & OUT_BIT) {
+			const uint64_t *o = &r->outs[(s / r->nclasses) * nw];
+
+			if (!any) {
+				memset(r->cand, 0, nw * sizeof(uint64_t));
+				any = true;
+			}
+			for (w = 0; w < nw; w++)
+				r->cand[w] |= o[w];
+		}
+	}
+	if (!any)
+		return 0;
+	/* A NUL-terminated copy for strstr/regexec; NULs become spaces. */
+	buf_reset(&r->line);
+	if (buf_append(&r->line, line, len) < 0)
+		return 0;
+	for (w = 0; w < len; w++)
+		if (r->line.data[w] == '\0')
+			r->line.data[w] = ' ';
+	for (w = 0; w < nw; w++) {
+		uint64_t bits = r->cand[w];
+
+		while (bits != 0) {
+			size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+			const struct rule *ru = &r->v[i];
+
+			bits &= bits - 1;
+			if (!ru->enabled || !rule_applies(ru, filelog))
+				continue;
+			if (rule_run(ru, r->line.data, m))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- SCSI codes ---------------------------------------------------- */
+
+const char *
+scsi_sense_text(unsigned key, unsigned asc, unsigned ascq)
+{
+	static const struct {
+		unsigned k, a, q;
+		const char *t;
+	} tab[] = {
+		{ 0x5, 0x25, 0x0, "ILLEGAL REQUEST: LOGICAL UNIT NOT SUPPORTED (PDL)" },
+		{ 0x5, 0x24, 0x0, "ILLEGAL REQUEST: INVALID FIELD IN CDB" },
+		{ 0x5, 0x20, 0x0, "ILLEGAL REQUEST: INVALID COMMAND OPERATION CODE" },
+		{ 0x6, 0x29, 0x0, "UNIT ATTENTION: POWER ON, RESET, OR BUS DEVICE RESET OCCURRED" },
+		{ 0x6, 0x28, 0x0, "UNIT ATTENTION: NOT READY TO READY CHANGE" },
+		{ 0x6, 0x2a, 0x9, "UNIT ATTENTION: CAPACITY DATA HAS CHANGED" },
+		{ 0x6, 0x3f, 0xe, "UNIT ATTENTION: REPORTED LUNS DATA HAS CHANGED" },
+		{ 0x2, 0x4, 0x3, "NOT READY: LOGICAL UNIT NOT READY, MANUAL INTERVENTION REQUIRED" },
+		{ 0x2, 0x4, 0xa, "NOT READY: ASYMMETRIC ACCESS STATE TRANSITION" },
+		{ 0x2, 0x3a, 0x0, "NOT READY: MEDIUM NOT PRESENT" },
+		{ 0x3, 0x11, 0x0, "MEDIUM ERROR: UNRECOVERED READ ERROR" },
+		{ 0x3, 0x0, 0x0, "MEDIUM ERROR" },
+		{ 0x4, 0x44, 0x0, "HARDWARE ERROR: INTERNAL TARGET FAILURE" },
+		{ 0x4, 0x4c, 0x0, "HARDWARE ERROR: LOGICAL UNIT FAILED SELF-CONFIGURATION (PDL)" },
+		{ 0x4, 0x3e, 0x3, "HARDWARE ERROR: LOGICAL UNIT FAILED SELF-TEST (PDL)" },
+		{ 0x4, 0x3e, 0x1, "HARDWARE ERROR: LOGICAL UNIT FAILURE (PDL)" },
+		{ 0xb, 0x0, 0x0, "ABORTED COMMAND" },
+		{ 0xb, 0x47, 0x0, "ABORTED COMMAND: SCSI PARITY ERROR" },
+		{ 0xe, 0x1d, 0x0, "MISCOMPARE DURING VERIFY (ATS heartbeat miscompare)" },
+		{ 0x7, 0x27, 0x0, "DATA PROTECT: WRITE PROTECTED" },
+		{ 0x0, 0x0, 0x0, "NO SENSE" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (tab[i].k == key && tab[i].a == asc && tab[i].q == ascq)
+			return tab[i].t;
+	return NULL;
+}
+
+const char *
+scsi_host_status_text(unsigned h)
+{
+	static const char *const tab[] = {
+		"OK", "NO_CONNECT", "BUS_BUSY", "TIME_OUT", "BAD_TARGET",
+		"ABORT", "PARITY", "ERROR", "RESET", "BAD_INTR",
+		"PASSTHROUGH", "SOFT_ERROR (requeue)", "IMM_RETRY", "REQUEUE",
+		"TRANSPORT_DISRUPTED", "TRANSPORT_FAILFAST",
+	};
+
+	return h < sizeof(tab) / sizeof(tab[0]) ? tab[h] : NULL;
+}
+
+const char *
+scsi_device_status_text(unsigned d)
+{
+	switch (d) {
+	case 0x0:	return "GOOD";
+	case 0x2:	return "CHECK CONDITION";
+	case 0x8:	return "BUSY";
+	case 0x18:	return "RESERVATION CONFLICT";
+	case 0x28:	return "TASK SET FULL";
+	case 0x30:	return "ACA ACTIVE";
+	case 0x40:	return "TASK ABORTED";
+	}
+	return NULL;
+}
+
+/* ---- storm suppression --------------------------------------------- */
+
+#define STORM_LINE_MAX	2048
+
+struct storm_ent {
+	char		*key;		/* rule \0 entity */
+	size_t		 rlen;
+	int64_t		 start;
+	uint64_t	 count;
+	uint64_t	 suppressed;
+	char		*last;
+	bool		 used;
+};
+
+struct storm {
+	int		 limit;
+	int64_t		 window;
+	struct storm_ent *v;
+	size_t		 n, cap, max;
+};
+
+struct storm *
+storm_new(int limit, int64_t window_ms, size_t max_keys)
+{
+	struct storm *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->limit = limit;
+	s->window = window_ms;
+	s->max = max_keys;
+	return s;
+}
+
+void
+storm_free(struct storm *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++) {
+		free(s->v[i].key);
+		free(s->v[i].last);
+	}
+	free(s->v);
+	free(s);
+}
+
+static struct storm_ent *
+storm_find(struct storm *s, const char *rule, const char *entity, bool create)
+{
+	size_t rl = strlen(rule), el = strlen(entity), i;
+	struct storm_ent *e;
+
+	for (i = 0; i < s->n; i++) {
+		e = &s->v[i];
+		if (e->rlen == rl && memcmp(e->key, rule, rl) == 0 &&
+		    strcmp(e->key + rl + 1, entity) == 0)
+			return e;
+	}
+	if (!create)
+		return NULL;
+	/* Reuse an idle entry before growing. */
+	for (i = 0; i < s->n; i++)
+		if (!s->v[i].used)
+			break;
+	if (i == s->n) {
+		if (s->n >= s->max)
+			return NULL;
+		if (s->n == s->cap) {
+			size_t nc = s->cap ? s->cap * 2 : 16;
+			struct storm_ent *nv = realloc(s->v, nc * sizeof(*nv));
+
+			if (nv == NULL)
+				return NULL;
+			s->v = nv;
+			s->cap = nc;
+		}
+		memset(&s->v[s->n], 0, sizeof(s->v[0]));
+		s->n++;
+	}
+	e = &s->v[i];
+	free(e->key);
+	free(e->last);
+	memset(e, 0, sizeof(*e));
+	e->key = malloc(rl + el + 2);
+	if (e->key == NULL)
+		return NULL;
+	memcpy(e->key, rule, rl + 1);
+	memcpy(e->key + rl + 1, entity, el + 1);
+	e->rlen = rl;
+	e->used = true;
+	return e;
+}
+
+static void
+storm_report(struct storm_ent *e, storm_fn cb, void *arg, int64_t window)
+{
+	if (e->suppressed > 0)
+		cb(arg, e->key, e->key + e->rlen + 1, e->suppressed, window,
+		    e->last ? e->last : "");
+	e->suppressed = 0;
+}
+
+int
+storm_hit(struct storm *s, const char *rule, const char *entity, int64_t now,
+    const char *line, size_t len, storm_fn cb, void *arg)
+{
+	struct storm_ent *e;
+
+	if (s == NULL || s->limit <= 0)
+		return 1;
+	e = storm_find(s, rule, entity, true);
+	if (e == NULL)
+		return 1;		/* no room to count: emit, never drop */
+	if (!e->used || e->count == 0 || now - e->start >= s->window ||
+	    now < e->start) {
+		/* A new window: report what the old one suppressed first. */
+		storm_report(e, cb, arg, s->window);
+		e->used = true;
+		e->start = now;
+		e->count = 0;
+	}
+	e->count++;
+	if (e->count <= (uint64_t)s->limit)
+		return 1;
+	e->suppressed++;
+	if (len >= STORM_LINE_MAX)
+		len = utf8_cut(line, len, STORM_LINE_MAX - 1);
+	free(e->last);
+	e->last = malloc(len + 1);
+	if (e->last != NULL) {
+		memcpy(e->last, line, len);
+		e->last[len] = '\0';
+	}
+	return 0;
+}
+
+void
+storm_due(struct storm *s, int64_t now, bool all, storm_fn cb, void *arg)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++) {
+		struct storm_ent *e = &s->v[i];
+
+		if (!e->used)
+			continue;
+		if (all || now - e->start >= s->window || now < e->start) {
+			storm_report(e, cb, arg, s->window);
+			if (!all || now - e->start >= s->window) {
+				/* Window over: the entry may be reused. */
+				e->used = false;
+				e->count = 0;
+			}
+		}
+	}
+}

@@ -1,0 +1,466 @@
+/*
+ * rules: literal derivation, capture names, the Aho-Corasick prefilter
+ * (against a brute-force oracle), rule order, overrides, storm
+ * suppression, and the built-in catalogue on real captured ESXi lines.
+ */
+#include "t.h"
+
+#include "../../agent/config.h"
+#include "../../collectors/rules.h"
+
+/*
+ * The catalogue loader belongs to the config module; declared weak so this
+ * test still links (and reports a failure) while it is missing.
+ */
+int config_load_rules_file(const char *, struct rule_conf **, size_t *,
+    config_report_fn, void *) __attribute__((weak));
+void rule_conf_free_array(struct rule_conf *, size_t) __attribute__((weak));
+
+static struct rule_conf
+rc(const char *name, const char *match, const char *regex, const char *sev)
+{
+	struct rule_conf c;
+
+	memset(&c, 0, sizeof(c));
+	c.name = (char *)name;
+	c.match = (char *)match;
+	c.regex = (char *)regex;
+	c.severity = (char *)sev;
+	c.hint = (char *)"do something";
+	c.enabled = 1;
+	return c;
+}
+
+static char err[512];
+
+static struct rules *
+build(const struct rule_conf *v, size_t n)
+{
+	struct rules *r = rules_new();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rules_add(r, &v[i], err, sizeof(err)) != 0)
+			printf("  rules_add %s: %s\n", v[i].name, err);
+	if (rules_compile(r, err, sizeof(err)) != 0)
+		printf("  rules_compile: %s\n", err);
+	return r;
+}
+
+static const char *
+cap(const struct rules_match *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->ncaps; i++)
+		if (strcmp(m->caps[i].name, name) == 0)
+			return m->caps[i].value;
+	return NULL;
+}
+
+TEST(literal_derivation)
+{
+	char lit[256];
+
+	CHECK(rules_regex_literal("has entered the All Paths Down state", lit, sizeof(lit)) > 0);
+	CHECK_STR(lit, "has entered the All Paths Down state");
+	CHECK(rules_regex_literal("\\[esx\\.problem\\.storage\\.apd\\.start\\] .*identifier \\[([^] ]+)\\]", lit, sizeof(lit)) > 0);
+	CHECK_STR(lit, "[esx.problem.storage.apd.start] ");
+	CHECK(rules_regex_literal("(vob|esx)\\.net\\.vmnic\\.linkstate\\.down\\] x", lit, sizeof(lit)) > 0);
+	CHECK_STR(lit, ".net.vmnic.linkstate.down] x");
+	CHECK_INT(rules_regex_literal("abcdef|ghijkl", lit, sizeof(lit)), -1);
+	CHECK(rules_regex_literal("abcd?efgh", lit, sizeof(lit)) > 0);
+	CHECK_STR(lit, "efgh");
+	CHECK(rules_regex_literal("xx{2,30}yz1", lit, sizeof(lit)) > 0);
+	CHECK_STR(lit, "yz1");
+	CHECK(rules_regex_literal("ab+cdef", lit, sizeof(lit)) > 0);
+	CHECK_STR(lit, "cdef");
+	CHECK(rules_regex_literal("[abc]defg[^]x]hij*", lit, sizeof(lit)) > 0);
+	CHECK_STR(lit, "defg");
+	CHECK_INT(rules_regex_literal(".*", lit, sizeof(lit)), -1);
+}
+
+TEST(capture_names)
+{
+	char out[256], names[8][32];
+	size_t groups[8], ng = 0;
+
+	CHECK_INT(rules_strip_names("a(b)(?<device>[^(]+)\\((?<nic>x)", out, sizeof(out),
+	    names, groups, 8, &ng), 2);
+	CHECK_STR(out, "a(b)([^(]+)\\((x)");
+	CHECK_STR(names[0], "device");
+	CHECK_INT(groups[0], 2);
+	CHECK_STR(names[1], "nic");
+	CHECK_INT(groups[1], 3);
+	CHECK_INT(ng, 3);
+	CHECK_INT(rules_strip_names("(?<Bad>x)", out, sizeof(out), names, groups, 8, &ng), -1);
+	CHECK_INT(rules_strip_names("(?<>x)", out, sizeof(out), names, groups, 8, &ng), -1);
+	CHECK_INT(rules_strip_names("(?<abc", out, sizeof(out), names, groups, 8, &ng), -1);
+}
+
+TEST(bad_rules_are_reported)
+{
+	struct rules *r = rules_new();
+	struct rule_conf c;
+
+	c = rc("r1", NULL, "a(b", "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	CHECK(strstr(err, "r1") != NULL && strstr(err, "regex") != NULL);
+	c = rc("r2", NULL, "(a|b)+", "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	CHECK(strstr(err, "literal") != NULL);
+	c = rc("r3", "ab", NULL, "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	c = rc("r4", "abcd", NULL, "fatal");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	CHECK(strstr(err, "severity") != NULL);
+	c = rc("r5", "abcd", "abcd", "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	/* (a|b)+ with an explicit literal is fine. */
+	c = rc("r6", NULL, "(a|b)+xyz", "error");
+	c.literal = (char *)"xyz";
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), 0);
+	CHECK_INT(rules_total(r), 1);
+	rules_free(r);
+}
+
+TEST(match_captures_and_order)
+{
+	struct rule_conf v[4];
+	struct rules *r;
+	struct rules_match m;
+	const char *pdl = "2011-08-09T10:43:26.858Z cpu2:2127)ScsiDeviceIO: 2316: Cmd(0x4124403c1fc0) 0x25, CmdSN 0xecab to dev \"naa.60a98000572d54724a34642d71325763\" failed H:0x1 D:0x0 P:0x0 Possible sense data: 0x5 0x25 0x0.";
+	const char *other = "2011-08-09T10:43:26.857Z cpu3:2132)ScsiDeviceIO: 2288: Cmd(0x4124403c1fc0) 0x9e, CmdSN 0xec86 to dev \"naa.60a98000572d54724a34642d71325763\" failed H:0x8 D:0x0 P:0x0";
+
+	v[0] = rc("pdl", NULL, "(dev \"(?<device>[^\"]+)\".*)?H:0x(?<scsi_host_status>[0-9a-f]+) D:0x[0-9a-f]+ P:0x[0-9a-f]+ (Valid|Possible) sense data: (?<scsi_sense>0x5 0x25 0x0)", "critical");
+	v[0].literal = (char *)"sense data: 0x5 0x25 0x0";
+	v[1] = rc("scsi", NULL, "to dev \"(?<device>[^\"]+)\" failed H:0x(?<scsi_host_status>[0-9a-f]+)", "warning");
+	v[2] = rc("vmk_only", "CmdSN", NULL, "info");
+	v[2].files.v = (char *[]){ (char *)"vmkernel" };
+	v[2].files.n = 1;
+	v[3] = rc("never", "no such text anywhere", NULL, "info");
+	r = build(v, 4);
+	CHECK_INT(rules_count(r), 4);
+
+	CHECK_INT(rules_match(r, "vmkernel", pdl, strlen(pdl), &m), 1);
+	CHECK_STR(m.rule->name, "pdl");
+	CHECK_STR(cap(&m, "device"), "naa.60a98000572d54724a34642d71325763");
+	CHECK_STR(cap(&m, "scsi_host_status"), "1");
+	CHECK_STR(cap(&m, "scsi_sense"), "0x5 0x25 0x0");
+
+	CHECK_INT(rules_match(r, "vmkernel", other, strlen(other), &m), 1);
+	CHECK_STR(m.rule->name, "scsi");
+	CHECK_STR(cap(&m, "scsi_host_status"), "8");
+	CHECK_INT(m.ncaps, 2);
+
+	/* files: vmk_only does not apply to vobd, the line has no other rule. */
+	CHECK_INT(rules_match(r, "vobd", "x CmdSN y", 9, &m), 0);
+	CHECK_INT(rules_match(r, "vmkernel", "x CmdSN y", 9, &m), 1);
+	CHECK_STR(m.rule->name, "vmk_only");
+	/* Literal found but the regex does not match. */
+	CHECK_INT(rules_match(r, NULL, "to dev \"x\" failed H:0xZZ", 24, &m), 0);
+	/* Not NUL-terminated and with a NUL inside. */
+	{
+		char b[16] = "a\0b CmdSN zzzz";
+		CHECK_INT(rules_match(r, NULL, b, 9, &m), 1);
+	}
+	rules_free(r);
+}
+
+TEST(override_and_disable)
+{
+	struct rule_conf v[2], o;
+	struct rules *r;
+	struct rules_match m;
+
+	v[0] = rc("a", "first literal", NULL, "info");
+	v[1] = rc("b", "second literal", NULL, "info");
+	r = build(v, 2);
+	o = rc("a", "other text", NULL, "critical");
+	CHECK_INT(rules_add(r, &o, err, sizeof(err)), 0);
+	o = rc("b", NULL, NULL, NULL);
+	o.enabled = 0;
+	CHECK_INT(rules_add(r, &o, err, sizeof(err)), 0);
+	CHECK_INT(rules_compile(r, err, sizeof(err)), 0);
+	CHECK_INT(rules_total(r), 2);
+	CHECK_INT(rules_count(r), 1);
+	CHECK_STR(rules_at(r, 0)->name, "a");		/* kept its place */
+	CHECK_STR(rules_at(r, 0)->severity, "critical");
+	CHECK_INT(rules_match(r, NULL, "the first literal", 17, &m), 0);
+	CHECK_INT(rules_match(r, NULL, "some other text", 15, &m), 1);
+	CHECK_INT(rules_match(r, NULL, "second literal", 14, &m), 0);
+	rules_free(r);
+}
+
+/* The prefilter finds exactly what strstr finds, on overlapping literals. */
+TEST(prefilter_oracle)
+{
+	enum { NR = 150, NL = 3000 };
+	static char lits[NR][12];
+	struct rule_conf v[NR];
+	char name[NR][16], line[200];
+	struct rules *r;
+	struct rules_match m;
+	unsigned seed = 12345;
+	int i, j, bad = 0;
+
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+	for (i = 0; i < NR; i++) {
+		int len = 3 + (int)(RND() % 6);
+
+		for (j = 0; j < len; j++)
+			lits[i][j] = "abcd"[RND() % 4];
+		lits[i][len] = '\0';
+		snprintf(name[i], sizeof(name[i]), "r%d", i);
+		v[i] = rc(name[i], lits[i], NULL, "info");
+	}
+	r = build(v, NR);
+	for (i = 0; i < NL; i++) {
+		int len = (int)(RND() % 60), want = -1;
+
+		for (j = 0; j < len; j++)
+			line[j] = "abcdx\n"[RND() % 6];
+		line[len] = '\0';
+		/* Duplicate names were replaced: the oracle uses the set's rules. */
+		for (j = 0; j < (int)rules_total(r); j++)
+			if (strstr(line, rules_at(r, (size_t)j)->literal) != NULL) {
+				want = j;
+				break;
+			}
+		if (rules_match(r, NULL, line, (size_t)len, &m) != (want >= 0) ||
+		    (want >= 0 && m.rule != rules_at(r, (size_t)want)))
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+	rules_free(r);
+#undef RND
+}
+
+struct storm_log {
+	int calls;
+	uint64_t suppressed;
+	char rule[32], entity[64], last[64];
+};
+
+static void
+storm_cb(void *arg, const char *rule, const char *entity, uint64_t n,
+    int64_t window, const char *last)
+{
+	struct storm_log *l = arg;
+
+	(void)window;
+	l->calls++;
+	l->suppressed += n;
+	snprintf(l->rule, sizeof(l->rule), "%s", rule);
+	snprintf(l->entity, sizeof(l->entity), "%s", entity);
+	snprintf(l->last, sizeof(l->last), "%s", last);
+}
+
+TEST(storm_suppression)
+{
+	struct storm *s = storm_new(10, 60000, 100);
+	struct storm_log l;
+	int i, emitted = 0;
+	char line[32];
+
+	memset(&l, 0, sizeof(l));
+	for (i = 0; i < 5000; i++) {
+		snprintf(line, sizeof(line), "line %d", i);
+		emitted += storm_hit(s, "scsi", "naa.1", 1000 + i, line, strlen(line), storm_cb, &l);
+	}
+	/* Another entity is not suppressed by the first one's storm. */
+	emitted += storm_hit(s, "scsi", "naa.2", 2000, "x", 1, storm_cb, &l);
+	CHECK_INT(emitted, 11);
+	storm_due(s, 30000, false, storm_cb, &l);
+	CHECK_INT(l.calls, 0);				/* window not over */
+	storm_due(s, 61000, false, storm_cb, &l);
+	CHECK_INT(l.calls, 1);
+	CHECK_INT(l.suppressed, 4990);
+	CHECK_STR(l.rule, "scsi");
+	CHECK_STR(l.entity, "naa.1");
+	CHECK_STR(l.last, "line 4999");
+	/* A new window emits again. */
+	CHECK_INT(storm_hit(s, "scsi", "naa.1", 62000, "y", 1, storm_cb, &l), 1);
+	/* Flush everything (end of --once): nothing suppressed, no call. */
+	storm_due(s, 62001, true, storm_cb, &l);
+	CHECK_INT(l.calls, 1);
+	for (i = 0; i < 20; i++)
+		storm_hit(s, "scsi", "naa.1", 62002, "z", 1, storm_cb, &l);
+	storm_due(s, 62003, true, storm_cb, &l);
+	CHECK_INT(l.calls, 2);
+	CHECK_INT(l.suppressed, 4990 + 11);
+	/* A hit after the window reports the old window first. */
+	for (i = 0; i < 15; i++)
+		storm_hit(s, "scsi", "naa.1", 62004, "w", 1, storm_cb, &l);
+	CHECK_INT(storm_hit(s, "scsi", "naa.1", 200000, "v", 1, storm_cb, &l), 1);
+	CHECK_INT(l.calls, 3);
+	storm_free(s);
+}
+
+TEST(scsi_codes)
+{
+	CHECK(strstr(scsi_sense_text(0x5, 0x25, 0x0), "LOGICAL UNIT NOT SUPPORTED") != NULL);
+	CHECK(scsi_sense_text(0x9, 0x99, 0x9) == NULL);
+	CHECK_STR(scsi_host_status_text(0x8), "RESET");
+	CHECK(scsi_host_status_text(0x99) == NULL);
+	CHECK_STR(scsi_device_status_text(0x2), "CHECK CONDITION");
+}
+
+/* ---- the built-in catalogue on real lines ---------------------------- */
+
+struct want {
+	const char *file;	/* fixture under tests/fixtures/logs */
+	int line;		/* 1-based */
+	const char *filelog;
+	const char *rule;	/* NULL = no rule may match */
+	const char *cap1, *val1, *cap2, *val2;
+};
+
+static const struct want wants[] = {
+	{ "vobd-log/esxi6-7-apd-sdcard-redacted.log", 3, "vobd", "apd_start", "device", "mpx.vmhba32:C0:T0:L0", NULL, NULL },
+	{ "vobd-log/esxi6-7-apd-sdcard-redacted.log", 1, "vobd", NULL, NULL, NULL, NULL, NULL },	/* the vob.* twin */
+	{ "vobd-log/esxi6-7-apd-sdcard-redacted.log", 2, "vobd", "path_dead", "path", "vmhba32:C0:T0:L0", NULL, NULL },
+	{ "vobd-log/esxi6-7-apd-sdcard-redacted.log", 4, "vobd", "storage_connectivity_lost", "device", "mpx.vmhba32:C0:T0:L0", "path", "vmhba32:C0:T0:L0" },
+	{ "vobd-log/esxi6-7-apd-sdcard-redacted.log", 5, "vobd", "nic_link_up", "nic", "vusb0", NULL, NULL },
+	{ "vobd-log/esxi6-7-apd-sdcard-redacted.log", 7, "vobd", "apd_timeout", "device", "mpx.vmhba32:C0:T0:L0", NULL, NULL },
+	{ "vobd-log/esxi6-link-down-up.log", 1, "vobd", "uplink_down", "nic", "vmnic6", NULL, NULL },
+	{ "vobd-log/esxi6-link-down-up.log", 2, "vobd", "nic_link_down", "nic", "vmnic6", NULL, NULL },
+	{ "vobd-log/esxi6-link-down-up.log", 3, "vobd", "uplink_redundancy_lost", "nic", "vmnic6", "vswitch", "vSwitch0" },
+	{ "vobd-log/esxi6-link-down-up.log", 6, "vobd", "net_connectivity_restored", "nic", "vmnic6", "vswitch", "vSwitch0" },
+	{ "vobd-log/esxi6-link-down-up.log", 9, "vobd", NULL, NULL, NULL, NULL, NULL },
+	{ "vobd-log/esxi50-syslog-lost-connectivity.log", 1, "vobd", "storage_connectivity_lost", "device", "naa.60060xxx", "datastore", "VMFS_Volume01" },
+	{ "vobd-log/esxi50-syslog-lost-connectivity.log", 5, "vobd", "storage_redundancy_lost", "device", "naa.6006xxx", "path", "vmhba39:C0:T0:L1" },
+	{ "vobd-log/esxi50-syslog-lost-connectivity.log", 8, "vmkernel", "device_blocked", "device", "naa.6006016xxxx", NULL, NULL },
+	{ "vmkernel-log/esxi50-pdl.log", 1, "vmkernel", "pdl_sense", "path", "vmhba3:C0:T0:L0", "scsi_sense", "0x5 0x25 0x0" },
+	{ "vmkernel-log/esxi50-pdl.log", 3, "vmkernel", "no_path_to_activate", "device", "naa.60a98000572d54724a34642d71325763", NULL, NULL },
+	{ "vmkernel-log/esxi50-pdl.log", 4, "vmkernel", "pdl_device_lost", "device", "naa.60a98000572d54724a34642d71325763", NULL, NULL },
+	{ "vmkernel-log/esxi50-pdl.log", 5, "vmkernel", "scsi_cmd_failed", "scsi_host_status", "8", "scsi_device_status", "0" },
+	{ "vmkernel-log/esxi50-pdl.log", 7, "vmkernel", "pdl_sense", "device", "naa.60a98000572d54724a34642d71325763", "scsi_host_status", "1" },
+	{ "vmkernel-log/esxi51-scsi-errors-heartbeat.log", 1, "vmkernel", "nmp_cmd_failed", "path", "vmhba2:C0:T0:L6", "scsi_host_status", "b" },
+	{ "vmkernel-log/esxi51-scsi-errors-heartbeat.log", 2, "vmkernel", "scsi_cmd_failed", "device", "naa.xxx", "scsi_sense", "0x0 0x0 0x0" },
+	{ "vmkernel-log/esxi51-scsi-errors-heartbeat.log", 7, "vmkernel", "vmfs_hb_wait_timed_out", "datastore", "Datastore", NULL, NULL },
+	{ "vmkernel-log/esxi51-scsi-errors-heartbeat.log", 9, "vmkernel", "vmfs_hb_reclaim_failed", "datastore", "Datastore", NULL, NULL },
+	{ "vmkernel-log/esxi51-scsi-errors-heartbeat.log", 10, "vmkernel", "vmfs_long_reservation", "datastore", "Datastore", "held_ms", "6441" },
+	{ "vmkernel-log/esxi65-e1000e-watchdog-hang-linkup.log", 1, "vmkernel", "netdev_watchdog", "nic", "vmnic0", NULL, NULL },
+	{ "vmkernel-log/esxi65-e1000e-watchdog-hang-linkup.log", 9, "vmkernel", "nic_adapter_reset", "nic", "vmnic0", NULL, NULL },
+	{ "vmkernel-log/esxi65-e1000e-watchdog-hang-linkup.log", 10, "vmkernel", "nic_driver_link_up", "nic", "vmnic0", NULL, NULL },
+	{ "vmkernel-log/esxi65-e1000e-watchdog-hang-linkup.log", 15, "vmkernel", "nic_hardware_hang_tso", "nic", "vmnic0", NULL, NULL },
+	{ "vmkernel-log/esxi65-e1000e-watchdog-hang-linkup.log", 16, "vmkernel", "nic_hardware_hang", "nic", "vmnic0", NULL, NULL },
+	{ "vmkernel-log/esxi65-e1000e-watchdog-hang-linkup.log", 12, "vmkernel", NULL, NULL, NULL, NULL, NULL },
+	{ "vmkernel-log/esxi65-ne1000-link-up.log", 3, "vmkernel", "nic_driver_link_up", "nic", "vmnic0", NULL, NULL },
+	{ "vmkernel-log/esxi65-ne1000-link-up.log", 3, "vobd", NULL, NULL, NULL, NULL, NULL },	/* files: [vmkernel] */
+	{ "vmkernel-log/esxi7-8-kb373203-misc-with-hostd-line-redacted.log", 1, "vmkernel", "hostd_nonresponsive", NULL, NULL, NULL, NULL },
+	{ "vmkernel-log/esxi7-8-kb373203-misc-with-hostd-line-redacted.log", 2, "vmkernel", "io_latency_deteriorated", "latency_avg_us", "1234", "latency_us", "123456" },
+	{ "vmkernel-log/esxi7-8-kb373203-misc-with-hostd-line-redacted.log", 3, "vmkernel", "ats_miscompare", "scsi_sense", "0xe 0x1d 0x0", "scsi_device_status", "2" },
+	{ "vmkernel-log/esxi7-8-kb373203-misc-with-hostd-line-redacted.log", 4, "hostd", "io_tracker_stall", "seconds", "1236", NULL, NULL },
+	{ "vmkernel-log/esxi90-header-format.log", 3, "vmkernel", NULL, NULL, NULL, NULL, NULL },
+	{ "hostd-log/esxi90-header-format.log", 1, "hostd", NULL, NULL, NULL, NULL, NULL },
+	{ "vmksummary-log/esxi5-heartbeat-kb2004566.log", 1, "vmksummary", NULL, NULL, NULL, NULL, NULL },
+};
+
+static char *
+nth_line(const char *path, int n, size_t *len)
+{
+	char *all = t_slurp(path, NULL), *p = all, *e, *out;
+	int i;
+
+	for (i = 1; i < n && p; i++) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (p == NULL) {
+		free(all);
+		return NULL;
+	}
+	e = strchr(p, '\n');
+	*len = e ? (size_t)(e - p) : strlen(p);
+	out = malloc(*len + 1);
+	memcpy(out, p, *len);
+	out[*len] = '\0';
+	free(all);
+	return out;
+}
+
+static void
+report(void *arg, bool is_error, const char *msg)
+{
+	(void)arg;
+	printf("  catalogue %s: %s\n", is_error ? "error" : "warning", msg);
+}
+
+TEST(catalogue)
+{
+	struct rule_conf *v = NULL;
+	size_t n = 0, i, j;
+	struct rules *r;
+	struct rules_match m;
+	char path[512];
+
+	if (config_load_rules_file == NULL) {
+		T_FAILF("config_load_rules_file() is not in the library yet");
+		return;
+	}
+	CHECK_INT(config_load_rules_file("collectors/rules/esxi.yaml", &v, &n, report, NULL), 0);
+	CHECK(n >= 40);
+	r = rules_new();
+	for (i = 0; i < n; i++) {
+		if (rules_add(r, &v[i], err, sizeof(err)) != 0)
+			T_FAILF("rule %s: %s", v[i].name, err);
+		CHECK(v[i].hint != NULL && strlen(v[i].hint) > 20);
+		for (j = 0; j < i; j++)
+			if (strcmp(v[i].name, v[j].name) == 0)
+				T_FAILF("duplicate rule %s", v[i].name);
+	}
+	CHECK_INT(rules_compile(r, err, sizeof(err)), 0);
+	CHECK_INT(rules_count(r), n);
+	for (i = 0; i < sizeof(wants) / sizeof(wants[0]); i++) {
+		const struct want *w = &wants[i];
+		size_t len;
+		char *line;
+		int got;
+
+		snprintf(path, sizeof(path), "tests/fixtures/logs/%s", w->file);
+		line = nth_line(path, w->line, &len);
+		if (line == NULL) {
+			T_FAILF("%s:%d: no such line", w->file, w->line);
+			continue;
+		}
+		got = rules_match(r, w->filelog, line, len, &m);
+		if (w->rule == NULL) {
+			if (got)
+				T_FAILF("%s:%d: matched %s, want none", w->file, w->line, m.rule->name);
+		} else if (!got) {
+			T_FAILF("%s:%d: no match, want %s", w->file, w->line, w->rule);
+		} else {
+			if (strcmp(m.rule->name, w->rule) != 0)
+				T_FAILF("%s:%d: matched %s, want %s", w->file, w->line, m.rule->name, w->rule);
+			if (w->cap1 && (cap(&m, w->cap1) == NULL || strcmp(cap(&m, w->cap1), w->val1) != 0))
+				T_FAILF("%s:%d: %s = %s, want %s", w->file, w->line, w->cap1,
+				    cap(&m, w->cap1) ? cap(&m, w->cap1) : "(none)", w->val1);
+			if (w->cap2 && (cap(&m, w->cap2) == NULL || strcmp(cap(&m, w->cap2), w->val2) != 0))
+				T_FAILF("%s:%d: %s = %s, want %s", w->file, w->line, w->cap2,
+				    cap(&m, w->cap2) ? cap(&m, w->cap2) : "(none)", w->val2);
+		}
+		free(line);
+	}
+	rules_free(r);
+	if (rule_conf_free_array != NULL)
+		rule_conf_free_array(v, n);
+}
+
+int
+main(void)
+{
+	T_PROG("test_rules");
+	RUN(literal_derivation);
+	RUN(capture_names);
+	RUN(bad_rules_are_reported);
+	RUN(match_captures_and_order);
+	RUN(override_and_disable);
+	RUN(prefilter_oracle);
+	RUN(storm_suppression);
+	RUN(scsi_codes);
+	RUN(catalogue);
+	return t_done();
+}
