@@ -354,10 +354,7 @@ rule_init(struct rule_conf *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->severity = xstrdup("warning");
-	r->hint = xstrdup("");
 	r->enabled = 1;
-	r->vob_id = xstrdup("");
-	r->literal = xstrdup("");
 }
 
 static void
@@ -964,6 +961,68 @@ check_regex(struct lctx *c, const char *key, const char *v, int line, int col)
 	return 0;
 }
 
+/*
+ * A rule's regex may name its groups, "(?<device>...)": the logwatch engine
+ * strips the names before regcomp (collectors/rules.c) and reports each
+ * named group as a field.  Strip them the same way here so the check sees
+ * what regcomp will see, and refuse names that cannot be field names.
+ */
+static int
+check_rule_regex(struct lctx *c, const char *key, const char *v, int line,
+    int col)
+{
+	size_t n = strlen(v), o = 0;
+	char *out = xmalloc(n + 1);
+	int bracket = 0, rc;
+
+	for (size_t i = 0; i < n;) {
+		if (bracket) {
+			if (v[i] == ']' && bracket > 1)
+				bracket = 0;
+			else
+				bracket++;
+			out[o++] = v[i++];
+			continue;
+		}
+		if (v[i] == '\\' && i + 1 < n) {
+			out[o++] = v[i++];
+			out[o++] = v[i++];
+			continue;
+		}
+		if (v[i] == '[') {
+			bracket = 1;
+			out[o++] = v[i++];
+			if (v[i] == '^')
+				out[o++] = v[i++];
+			continue;
+		}
+		if (v[i] == '(' && v[i + 1] == '?' && v[i + 2] == '<') {
+			size_t j = i + 3;
+
+			while (j < n && j - (i + 3) < 32 && (islower(
+			    (unsigned char)v[j]) || v[j] == '_' || (j > i + 3 &&
+			    isdigit((unsigned char)v[j]))))
+				j++;
+			if (j == i + 3 || j >= n || v[j] != '>' ||
+			    j - (i + 3) > 31) {
+				rep(c, true, line, col, "'%s': a group name "
+				    "(?<name>...) must match [a-z_][a-z0-9_]* "
+				    "(at most 31 characters)", key);
+				free(out);
+				return -1;
+			}
+			out[o++] = '(';
+			i = j + 1;
+			continue;
+		}
+		out[o++] = v[i++];
+	}
+	out[o] = '\0';
+	rc = check_regex(c, key, out, line, col);
+	free(out);
+	return rc;
+}
+
 static int
 check_nonempty(struct lctx *c, const char *key, const char *v, int line,
     int col)
@@ -1111,13 +1170,13 @@ static const struct kspec filelog_keys[] = {
 static const struct kspec rule_keys[] = {
 	{ "name", KT_OSTR, R(name), 0, 0, NULL, check_name, NULL },
 	{ "match", KT_OSTR, R(match), 0, 0, NULL, check_nonempty, NULL },
-	{ "regex", KT_OSTR, R(regex), 0, 0, NULL, check_regex, NULL },
+	{ "regex", KT_OSTR, R(regex), 0, 0, NULL, check_rule_regex, NULL },
 	{ "severity", KT_ENUM, R(severity), 0, 0, severity_choices, NULL, NULL },
 	{ "files", KT_LIST, R(files), 0, 0, NULL, NULL, NULL },
-	{ "hint", KT_STR, R(hint), 0, 0, NULL, NULL, NULL },
+	{ "hint", KT_OSTR, R(hint), 0, 0, NULL, NULL, NULL },
 	{ "enabled", KT_IBOOL, R(enabled), 0, 0, NULL, NULL, NULL },
-	{ "vob_id", KT_STR, R(vob_id), 0, 0, NULL, NULL, NULL },
-	{ "literal", KT_STR, R(literal), 0, 0, NULL, NULL, NULL },
+	{ "vob_id", KT_OSTR, R(vob_id), 0, 0, NULL, NULL, NULL },
+	{ "literal", KT_OSTR, R(literal), 0, 0, NULL, NULL, NULL },
 };
 #undef R
 
@@ -2000,6 +2059,7 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 		struct rule_conf *r = &rules[n];
 		struct kpos pos[KPOS_MAX];
 		char sect[96];
+		bool hm, hr;
 
 		if (it->type != YN_MAP) {
 			rep(c, true, it->line, it->col, "rules: item %zu must "
@@ -2022,9 +2082,14 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 			    "'name'", i + 1);
 			continue;
 		}
-		/* present, not valid: the value was reported already */
-		if (kspec_index_set(rule_keys, NELEM(rule_keys), pos, "match") ==
-		    kspec_index_set(rule_keys, NELEM(rule_keys), pos, "regex"))
+		/*
+		 * Exactly one of match/regex (present but invalid counts:
+		 * the value was reported already), except for a name with
+		 * enabled: no, which switches a built-in rule off.
+		 */
+		hm = kspec_index_set(rule_keys, NELEM(rule_keys), pos, "match");
+		hr = kspec_index_set(rule_keys, NELEM(rule_keys), pos, "regex");
+		if (hm == hr && !(!hm && r->enabled == 0))
 			rep(c, true, it->line, it->col, "rule '%s': exactly one "
 			    "of 'match' or 'regex' is required", r->name);
 		for (size_t j = 0; j + 1 < n; j++)
@@ -2973,13 +3038,23 @@ print_rule(FILE *f, const struct rule_conf *r)
 	}
 	fprintf(f, "    severity: %s\n    files: ", r->severity);
 	print_list(f, &r->files);
-	fputs("\n    hint: ", f);
-	print_str(f, r->hint);
-	fprintf(f, "\n    enabled: %s\n    vob_id: ", YN(r->enabled));
-	print_str(f, r->vob_id);
-	fputs("\n    literal: ", f);
-	print_str(f, r->literal);
-	fputc('\n', f);
+	fprintf(f, "\n    enabled: %s\n", YN(r->enabled));
+	/* absent stays absent: "" would be a different value to logwatch */
+	if (r->hint != NULL) {
+		fputs("    hint: ", f);
+		print_str(f, r->hint);
+		fputc('\n', f);
+	}
+	if (r->vob_id != NULL) {
+		fputs("    vob_id: ", f);
+		print_str(f, r->vob_id);
+		fputc('\n', f);
+	}
+	if (r->literal != NULL) {
+		fputs("    literal: ", f);
+		print_str(f, r->literal);
+		fputc('\n', f);
+	}
 }
 
 int

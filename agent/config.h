@@ -159,8 +159,10 @@ const char	*kvlist_get(const struct kvlist *, const char *key);
  * a list of the same mappings as agent.yaml's rules (same checks, same
  * FILE:LINE:COL messages).  0 and *rules and *n filled (*n may be 0), or -1
  * after reporting every error, with *rules NULL.  Free with
- * rule_conf_free_array().  In a loaded rule, match/regex are NULL when
- * absent; severity, hint, vob_id and literal are never NULL ("" = unset).
+ * rule_conf_free_array().  In a loaded rule, match, regex, hint, vob_id
+ * and literal are NULL when absent (an empty value counts as absent);
+ * name and severity are never NULL.  A rule may have neither match nor
+ * regex only when it says enabled: no (it switches a built-in rule off).
  */
 int		 config_load_rules_file(const char *path, struct rule_conf **rules,
 		    size_t *n, config_report_fn report, void *arg);
