@@ -265,17 +265,25 @@ severity_ok(const char *s)
 	    strcmp(s, "error") == 0 || strcmp(s, "critical") == 0);
 }
 
+/* The config loader uses "" for an unset optional string. */
+static const char *
+opt(const char *s)
+{
+	return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
 static int
 rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen)
 {
 	char lit[512];
+	const char *literal = opt(rc->literal);
 	size_t i;
 
 	memset(ru, 0, sizeof(*ru));
 	ru->name = xstrdup(rc->name);
-	ru->severity = xstrdup(rc->severity ? rc->severity : "warning");
+	ru->severity = xstrdup(opt(rc->severity) ? rc->severity : "warning");
 	ru->hint = xstrdup(rc->hint ? rc->hint : "");
-	ru->vob_id = xstrdup(rc->vob_id);
+	ru->vob_id = xstrdup(opt(rc->vob_id));
 	ru->match = xstrdup(rc->match);
 	ru->regex = xstrdup(rc->regex);
 	ru->enabled = rc->enabled != 0;
@@ -336,13 +344,13 @@ rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen
 			ru->cap_group[i] = groups[i];
 			ru->ncaps++;
 		}
-		if (rc->literal == NULL &&
+		if (literal == NULL &&
 		    rules_regex_literal(stripped, lit, sizeof(lit)) < 0)
 			lit[0] = '\0';
 		free(stripped);
 	}
-	if (rc->literal != NULL)
-		snprintf(lit, sizeof(lit), "%s", rc->literal);
+	if (literal != NULL)
+		snprintf(lit, sizeof(lit), "%s", literal);
 	else if (rc->match != NULL)
 		snprintf(lit, sizeof(lit), "%s", rc->match);
 	if (strlen(lit) < RULES_LITERAL_MIN || strchr(lit, '\n') != NULL) {
