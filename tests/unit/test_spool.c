@@ -1,0 +1,755 @@
+/*
+ * The durable spool: append, read back, acknowledge, segment deletion,
+ * reopen, torn tails, damaged records, the budget, destinations on reload,
+ * a disk that refuses writes, and threads.
+ */
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "t.h"
+
+#include "../../agent/log.h"
+#include "../../agent/spool.h"
+#include "../../output/sink.h"
+
+static char	 root[256];
+static int	 ndir;
+
+/* A fresh spool directory for one test. */
+static const char *
+newdir(char *out, size_t len)
+{
+	snprintf(out, len, "%s/s%d", root, ndir++);
+	return out;
+}
+
+static int
+rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+static void
+opts(struct spool_opts *o, uint64_t budget, uint64_t seg)
+{
+	memset(o, 0, sizeof(*o));
+	o->budget = budget;
+	o->segment_size = seg;
+	o->sync_bytes = 64 * 1024;
+	o->sync_ms = 50;
+	o->retry_ms = 100;
+}
+
+static struct event *
+mkev(int i)
+{
+	struct event *ev = event_newf(1700000000000 + i, "event number %d", i);
+
+	event_set_i64(ev, "n", i);
+	event_set(ev, "esxwatch_collector", "test");
+	return ev;
+}
+
+static void
+push_n(struct spool *sp, int from, int n)
+{
+	for (int i = from; i < from + n; i++) {
+		struct event *ev = mkev(i);
+
+		CHECK_INT(spool_push(sp, ev), 0);
+		event_free(ev);
+	}
+}
+
+/* Peek up to max, check they are from..from+k in order, ack them.
+ * Returns how many were read. */
+static int
+read_ack(struct spool *sp, size_t d, int from, size_t max)
+{
+	struct batch b;
+	int n;
+
+	n = spool_peek(sp, d, max, 1 << 30, 0, &b);
+	CHECK(n >= 0);
+	for (int i = 0; i < n; i++) {
+		const char *v = event_get(b.events[i], "n");
+		char want[32];
+
+		snprintf(want, sizeof(want), "%d", from + i);
+		if (v == NULL || strcmp(v, want) != 0) {
+			T_FAILF("event %d: n=%s, want %s", i, v ? v : "(null)", want);
+			break;
+		}
+	}
+	CHECK_INT(spool_ack(sp, d, (size_t)n), 0);
+	spool_batch_free(&b);
+	return n;
+}
+
+/* Read everything for d; returns the count, checks order (each n larger). */
+static int
+drain(struct spool *sp, size_t d, int *first, int *last)
+{
+	int total = 0, prev = -1;
+
+	*first = *last = -1;
+	for (;;) {
+		struct batch b;
+		int n = spool_peek(sp, d, 100, 1 << 30, 0, &b);
+
+		if (n <= 0) {
+			spool_batch_free(&b);
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			int v = atoi(event_get(b.events[i], "n"));
+
+			if (v <= prev)
+				T_FAILF("out of order: %d after %d", v, prev);
+			if (*first < 0)
+				*first = v;
+			*last = prev = v;
+		}
+		total += n;
+		spool_ack(sp, d, (size_t)n);
+		spool_batch_free(&b);
+	}
+	return total;
+}
+
+static int
+count_files(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name), s = strlen(suffix);
+
+		if (l > s && strcmp(de->d_name + l - s, suffix) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* The path of the n-th (0-based, by name) segment file. */
+static int
+seg_file(const char *dir, int nth, char *out, size_t len)
+{
+	struct dirent **list;
+	int n = scandir(dir, &list, NULL, alphasort), k = 0, rc = -1;
+
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(list[i]->d_name);
+
+		if (l > 4 && strcmp(list[i]->d_name + l - 4, ".seg") == 0 && k++ == nth) {
+			snprintf(out, len, "%s/%s", dir, list[i]->d_name);
+			rc = 0;
+		}
+		free(list[i]);
+	}
+	free(list);
+	return rc;
+}
+
+static off_t
+file_size(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 ? st.st_size : -1;
+}
+
+static const char *const one[] = { "server" };
+
+TEST(append_read_ack)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct batch b;
+	struct spool_stats st;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, one, 1);
+	CHECK(sp != NULL);
+	push_n(sp, 0, 100);
+	spool_stats(sp, &st);
+	CHECK_INT(st.queued_events, 100);
+	CHECK_INT(st.pushed_events, 100);
+	CHECK_INT(spool_backlog(sp, 0), 100);
+
+	/* a peek without ack gives the same events again */
+	CHECK_INT(spool_peek(sp, 0, 10, 1 << 30, 0, &b), 10);
+	CHECK_STR(b.events[0]->text, "event number 0");
+	CHECK_INT(b.events[0]->timestamp_ms, 1700000000000);
+	CHECK_STR(event_get(b.events[0], "esxwatch_collector"), "test");
+	spool_batch_free(&b);
+	CHECK_INT(read_ack(sp, 0, 0, 10), 10);
+	CHECK_INT(spool_backlog(sp, 0), 90);
+
+	/* acks in pieces of one peek consume it in order */
+	CHECK_INT(spool_peek(sp, 0, 10, 1 << 30, 0, &b), 10);
+	spool_batch_free(&b);
+	spool_ack(sp, 0, 3);
+	spool_drop(sp, 0, 1);
+	spool_ack(sp, 0, 6);
+	CHECK_INT(spool_backlog(sp, 0), 80);
+	CHECK_INT(read_ack(sp, 0, 20, 1000), 80);
+	CHECK_INT(spool_backlog(sp, 0), 0);
+	{
+		struct spool_dest_stats ds;
+
+		CHECK_INT(spool_dest_stats(sp, 0, &ds), 0);
+		CHECK_STR(ds.name, "server");
+		CHECK_INT(ds.dropped_poison, 1);
+		CHECK_INT(ds.acked_events, 99);
+		CHECK_INT(spool_dest_stats(sp, 1, &ds), -1);
+	}
+	/* max_bytes: the first event always, then as many as fit */
+	push_n(sp, 100, 10);
+	CHECK_INT(spool_peek(sp, 0, 10, 1, 0, &b), 1);
+	spool_batch_free(&b);
+	CHECK_INT(spool_sync(sp), 0);
+	spool_close(sp);
+}
+
+TEST(reopen_resumes_at_cursor)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	int first, last;
+
+	opts(&o, 1 << 20, 8 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 300);
+	CHECK_INT(read_ack(sp, 0, 0, 120), 120);
+	spool_close(sp);
+
+	sp = spool_open_dir(dir, &o, one, 1);
+	CHECK(sp != NULL);
+	CHECK_INT(spool_backlog(sp, 0), 180);
+	push_n(sp, 300, 10);
+	CHECK_INT(drain(sp, 0, &first, &last), 190);
+	CHECK_INT(first, 120);
+	CHECK_INT(last, 309);
+	spool_close(sp);
+
+	/* everything acknowledged: nothing comes back, no segment is left */
+	sp = spool_open_dir(dir, &o, one, 1);
+	CHECK_INT(spool_backlog(sp, 0), 0);
+	push_n(sp, 310, 1);
+	CHECK_INT(read_ack(sp, 0, 310, 10), 1);
+	spool_close(sp);
+}
+
+TEST(segments_deleted_when_passed)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	int first, last;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, one, 1);
+	push_n(sp, 0, 500);
+	CHECK(count_files(dir, ".seg") > 5);
+	spool_stats(sp, &st);
+	CHECK_INT(st.segments, count_files(dir, ".seg"));
+	CHECK(st.disk_bytes > 500 * 40);
+	CHECK_INT(drain(sp, 0, &first, &last), 500);
+	/* only the segment being written remains */
+	CHECK_INT(count_files(dir, ".seg"), 1);
+	spool_close(sp);
+}
+
+TEST(file_modes)
+{
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool *sp;
+	struct stat st;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, one, 1);
+	push_n(sp, 0, 5);
+	read_ack(sp, 0, 0, 2);
+	spool_close(sp);
+	CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(seg_file(dir, 0, p, sizeof(p)) == 0);
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600);
+	snprintf(p, sizeof(p), "%s/cursor.server", dir);
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600);
+}
+
+TEST(torn_tail_is_cut)
+{
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	int fd, first, last;
+	off_t size;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 20);
+	spool_close(sp);
+	/* a record cut in the middle of its write */
+	CHECK(seg_file(dir, 0, p, sizeof(p)) == 0);
+	size = file_size(p);
+	fd = open(p, O_WRONLY | O_APPEND);
+	CHECK(write(fd, "ESPL\x40\0\0\0\x15\0\0\0\0\0\0\0\1\2\3\4abc", 23) == 23);
+	close(fd);
+
+	sp = spool_open_dir(dir, &o, one, 1);
+	spool_stats(sp, &st);
+	CHECK_INT(st.torn_tails, 1);
+	CHECK_INT(st.dropped_corrupt, 0);
+	CHECK_INT(file_size(p), size);
+	push_n(sp, 20, 5);
+	CHECK_INT(drain(sp, 0, &first, &last), 25);
+	CHECK_INT(first, 0);
+	CHECK_INT(last, 24);
+	spool_close(sp);
+}
+
+TEST(damaged_records_skipped_and_counted)
+{
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	int fd, first, last, total;
+	off_t size;
+	unsigned char c;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 50);
+	spool_close(sp);
+	CHECK(seg_file(dir, 0, p, sizeof(p)) == 0);
+	size = file_size(p);
+	/* one flipped byte in the middle, one at the very start (a magic) */
+	fd = open(p, O_RDWR);
+	CHECK(pread(fd, &c, 1, size / 2) == 1);
+	c ^= 0x5a;
+	CHECK(pwrite(fd, &c, 1, size / 2) == 1);
+	CHECK(pread(fd, &c, 1, 0) == 1);
+	c ^= 0xff;
+	CHECK(pwrite(fd, &c, 1, 0) == 1);
+	close(fd);
+
+	sp = spool_open_dir(dir, &o, one, 1);
+	CHECK(sp != NULL);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_corrupt, 2);
+	CHECK_INT(st.torn_tails, 0);
+	total = drain(sp, 0, &first, &last);
+	CHECK_INT(total, 48);
+	CHECK_INT(first, 1);
+	CHECK_INT(last, 49);
+	spool_close(sp);
+}
+
+TEST(damaged_cursor_redelivers)
+{
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool *sp;
+	int fd, first, last;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 10);
+	read_ack(sp, 0, 0, 4);
+	spool_close(sp);
+	snprintf(p, sizeof(p), "%s/cursor.server", dir);
+	fd = open(p, O_WRONLY | O_TRUNC);
+	CHECK(write(fd, "seg 1\noff 12", 12) == 12);	/* cut: no newline */
+	close(fd);
+	sp = spool_open_dir(dir, &o, one, 1);
+	/* at-least-once: the oldest queued event, never a skip */
+	CHECK_INT(drain(sp, 0, &first, &last), 10);
+	CHECK_INT(first, 0);
+	spool_close(sp);
+}
+
+TEST(budget_drops_oldest_and_counts)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	struct spool_dest_stats ds;
+	uint64_t maxdisk = 0;
+	int first, last, total;
+	const int n = 3000;
+
+	opts(&o, 32 * 1024, 4 * 1024);
+	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, one, 1);
+	for (int i = 0; i < n; i++) {
+		push_n(sp, i, 1);
+		spool_stats(sp, &st);
+		if (st.disk_bytes > maxdisk)
+			maxdisk = st.disk_bytes;
+	}
+	CHECK(maxdisk <= 32 * 1024 + 4 * 1024);
+	spool_stats(sp, &st);
+	CHECK(st.dropped_budget > 0);
+	CHECK_INT(st.dropped_budget + st.queued_events, n);
+	spool_dest_stats(sp, 0, &ds);
+	CHECK_INT(ds.dropped_budget, st.dropped_budget);
+	total = drain(sp, 0, &first, &last);
+	CHECK_INT(total, n - (int)st.dropped_budget);
+	/* the oldest were dropped, the newest kept, in order */
+	CHECK_INT(first, (int)st.dropped_budget);
+	CHECK_INT(last, n - 1);
+	spool_close(sp);
+}
+
+TEST(budget_undrop_when_in_flight_batch_delivered)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	struct batch b;
+	int n;
+
+	opts(&o, 8 * 1024, 2 * 1024);
+	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, one, 1);
+	push_n(sp, 0, 10);
+	n = spool_peek(sp, 0, 10, 1 << 30, 0, &b);
+	CHECK_INT(n, 10);
+	push_n(sp, 10, 500);	/* the budget drops the peeked ones */
+	spool_stats(sp, &st);
+	CHECK(st.dropped_budget >= 10);
+	/* ...but the shipper delivered its batch after all */
+	spool_ack(sp, 0, (size_t)n);
+	spool_batch_free(&b);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_budget + st.queued_events + 10, 510);
+	spool_close(sp);
+}
+
+TEST(two_destinations_and_reload)
+{
+	char dir[300], p[400];
+	const char *const two[] = { "server", "backup" };
+	const char *const renamed[] = { "server", "backup2" };
+	struct spool_opts o;
+	struct spool *sp;
+	int first, last;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, two, 2);
+	push_n(sp, 0, 200);
+	/* the live one delivers everything; the dead one holds the segments */
+	CHECK_INT(drain(sp, 0, &first, &last), 200);
+	CHECK_INT(spool_backlog(sp, 1), 200);
+	CHECK(count_files(dir, ".seg") > 1);
+	CHECK_INT(read_ack(sp, 1, 0, 50), 50);
+	spool_close(sp);
+
+	/* restart: both resume where they stood */
+	sp = spool_open_dir(dir, &o, two, 2);
+	CHECK_INT(spool_backlog(sp, 0), 0);
+	CHECK_INT(spool_backlog(sp, 1), 150);
+	/* reload renaming backup: backup2 starts fresh at the end, backup's
+	 * cursor and backlog are released */
+	CHECK_INT(spool_set_dests(sp, renamed, 2), 0);
+	CHECK_INT(spool_backlog(sp, 0), 0);
+	CHECK_INT(spool_backlog(sp, 1), 0);
+	CHECK_INT(count_files(dir, ".seg"), 0);
+	snprintf(p, sizeof(p), "%s/cursor.backup", dir);
+	CHECK(access(p, F_OK) != 0);
+	push_n(sp, 200, 5);
+	CHECK_INT(drain(sp, 1, &first, &last), 5);
+	CHECK_INT(first, 200);
+	/* kept names keep their cursor */
+	CHECK_INT(spool_backlog(sp, 0), 5);
+	CHECK_INT(spool_set_dests(sp, renamed, 2), 0);
+	CHECK_INT(spool_backlog(sp, 0), 5);
+	/* a duplicate name is refused and changes nothing */
+	{
+		const char *const dup[] = { "x", "x" };
+
+		CHECK_INT(spool_set_dests(sp, dup, 2), -1);
+		CHECK_INT(spool_backlog(sp, 0), 5);
+	}
+	spool_close(sp);
+
+	/* a destination removed from the configuration while stopped */
+	sp = spool_open_dir(dir, &o, one, 1);
+	snprintf(p, sizeof(p), "%s/cursor.backup2", dir);
+	CHECK(access(p, F_OK) != 0);
+	CHECK_INT(spool_backlog(sp, 0), 5);
+	spool_close(sp);
+}
+
+TEST(odd_destination_names)
+{
+	char dir[300];
+	const char *const odd[] = { "../etc/passwd", "a b%c" };
+	struct spool_opts o;
+	struct spool *sp;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, odd, 2);
+	push_n(sp, 0, 3);
+	read_ack(sp, 0, 0, 2);
+	read_ack(sp, 1, 0, 1);
+	spool_close(sp);
+	CHECK_INT(count_files(dir, ".seg"), 1);
+	sp = spool_open_dir(dir, &o, odd, 2);
+	CHECK_INT(spool_backlog(sp, 0), 1);
+	CHECK_INT(spool_backlog(sp, 1), 2);
+	spool_close(sp);
+}
+
+static int64_t
+now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+TEST(disk_refuses_writes_memory_only_then_recovers)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	struct rlimit old, small;
+	int first, last;
+	int64_t end;
+
+	opts(&o, 1 << 20, 16 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 10);
+	CHECK_INT(spool_sync(sp), 0);
+	/* files may not grow past 4 KB: writes fail as on a full disk */
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	small = old;
+	small.rlim_cur = 4096;
+	setrlimit(RLIMIT_FSIZE, &small);
+	push_n(sp, 10, 200);
+	spool_stats(sp, &st);
+	CHECK(st.memory_only);
+	CHECK(st.mem_bytes > 0);
+	CHECK_INT(st.queued_events, 210);
+	CHECK_INT(spool_sync(sp), -1);	/* not safe: say so */
+	/* still readable, in order */
+	CHECK_INT(read_ack(sp, 0, 0, 50), 50);
+	/* space returns: the housekeeper moves memory to disk */
+	setrlimit(RLIMIT_FSIZE, &old);
+	end = now_mono() + 5000;
+	do {
+		usleep(20000);
+		spool_stats(sp, &st);
+	} while (st.memory_only && now_mono() < end);
+	CHECK(!st.memory_only);
+	CHECK_INT(st.mem_bytes, 0);
+	push_n(sp, 210, 10);
+	CHECK_INT(spool_sync(sp), 0);
+	spool_close(sp);
+	/* and it survives a restart */
+	sp = spool_open_dir(dir, &o, one, 1);
+	CHECK_INT(drain(sp, 0, &first, &last), 170);
+	CHECK_INT(first, 50);
+	CHECK_INT(last, 219);
+	spool_close(sp);
+}
+
+struct thr {
+	struct spool	*sp;
+	size_t		 d;
+	int		 n, got, bad;
+};
+
+static void *
+producer(void *arg)
+{
+	struct thr *t = arg;
+
+	for (int i = 0; i < t->n; i++) {
+		struct event *ev = mkev(i);
+
+		if (spool_push(t->sp, ev) != 0)
+			t->bad++;
+		event_free(ev);
+		if (i % 500 == 0)
+			spool_sync(t->sp);
+	}
+	return NULL;
+}
+
+static void *
+consumer(void *arg)
+{
+	struct thr *t = arg;
+	int64_t end = now_mono() + 20000;
+
+	while (t->got < t->n && now_mono() < end) {
+		struct batch b;
+		int n = spool_peek(t->sp, t->d, 97, 1 << 30, 200, &b);
+
+		for (int i = 0; i < n; i++)
+			if (atoi(event_get(b.events[i], "n")) != t->got + i)
+				t->bad++;
+		/* acknowledge in two pieces, as a split batch would */
+		if (n > 1) {
+			spool_ack(t->sp, t->d, (size_t)n / 2);
+			spool_ack(t->sp, t->d, (size_t)n - (size_t)n / 2);
+		} else if (n == 1)
+			spool_ack(t->sp, t->d, 1);
+		if (n > 0)
+			t->got += n;
+		spool_batch_free(&b);
+	}
+	return NULL;
+}
+
+TEST(threads_push_peek_ack)
+{
+	char dir[300];
+	const char *const two[] = { "a", "b" };
+	struct spool_opts o;
+	struct thr p, c1, c2;
+	pthread_t tp, t1, t2;
+
+	opts(&o, 64 << 20, 32 * 1024);
+	memset(&p, 0, sizeof(p));
+	p.sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, two, 2);
+	p.n = 20000;
+	c1 = p;
+	c2 = p;
+	c2.d = 1;
+	pthread_create(&t1, NULL, consumer, &c1);
+	pthread_create(&t2, NULL, consumer, &c2);
+	pthread_create(&tp, NULL, producer, &p);
+	pthread_join(tp, NULL);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	CHECK_INT(p.bad, 0);
+	CHECK_INT(c1.got, p.n);
+	CHECK_INT(c2.got, p.n);
+	CHECK_INT(c1.bad + c2.bad, 0);
+	CHECK_INT(spool_backlog(p.sp, 0), 0);
+	CHECK_INT(count_files(dir, ".seg"), 1);
+	spool_close(p.sp);
+}
+
+static void *
+late_push(void *arg)
+{
+	usleep(100000);
+	push_n(arg, 0, 1);
+	return NULL;
+}
+
+TEST(peek_waits_and_wakes)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct batch b;
+	pthread_t t;
+	int64_t t0;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, one, 1);
+	t0 = now_mono();
+	CHECK_INT(spool_peek(sp, 0, 10, 1 << 20, 150, &b), 0);
+	CHECK(now_mono() - t0 >= 140);
+	pthread_create(&t, NULL, late_push, sp);
+	t0 = now_mono();
+	CHECK_INT(spool_peek(sp, 0, 10, 1 << 20, 5000, &b), 1);
+	CHECK(now_mono() - t0 < 3000);
+	pthread_join(t, NULL);
+	spool_batch_free(&b);
+	CHECK_INT(spool_peek(sp, 5, 10, 1 << 20, 0, &b), -1);
+	spool_close(sp);
+}
+
+static int
+count_cb(void *arg, uint64_t seq, const void *p, size_t len)
+{
+	(void)seq;
+	(void)p;
+	(void)len;
+	(*(int *)arg)++;
+	return 0;
+}
+
+TEST(scan_image_garbage)
+{
+	unsigned char junk[4096];
+	uint64_t corrupt, regions;
+	int n = 0;
+	size_t end;
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(i * 7 + 3);
+	memcpy(junk + 100, "ESPL\xff\xff\xff\xff", 8);	/* a huge length */
+	end = spool_scan_image(junk, sizeof(junk), count_cb, &n, &corrupt, &regions);
+	CHECK_INT(end, 0);
+	CHECK_INT(n, 0);
+	CHECK_INT(regions, 1);
+	CHECK_INT(spool_scan_image(junk, 0, NULL, NULL, NULL, NULL), 0);
+}
+
+int
+main(void)
+{
+	T_PROG("test_spool");
+	log_init(0, "/dev/null");
+	snprintf(root, sizeof(root), "/tmp/test_spool.XXXXXX");
+	if (mkdtemp(root) == NULL)
+		return 1;
+	RUN(append_read_ack);
+	RUN(reopen_resumes_at_cursor);
+	RUN(segments_deleted_when_passed);
+	RUN(file_modes);
+	RUN(torn_tail_is_cut);
+	RUN(damaged_records_skipped_and_counted);
+	RUN(damaged_cursor_redelivers);
+	RUN(budget_drops_oldest_and_counts);
+	RUN(budget_undrop_when_in_flight_batch_delivered);
+	RUN(two_destinations_and_reload);
+	RUN(odd_destination_names);
+	RUN(disk_refuses_writes_memory_only_then_recovers);
+	RUN(threads_push_peek_ack);
+	RUN(peek_waits_and_wakes);
+	RUN(scan_image_garbage);
+	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	log_close();
+	return t_done();
+}
