@@ -38,6 +38,7 @@ struct parser {
 	struct esx_out	*out;
 	char		*err;
 	size_t		 errlen;
+	size_t		 budget;	/* bytes of records we may still allocate */
 };
 
 static bool
@@ -89,6 +90,23 @@ set_err(struct parser *ps, const char *what, const struct line *l)
 }
 
 /*
+ * Table rows repeat the header names, so the parsed form can be larger
+ * than the text; a budget proportional to the input (real output stays
+ * under 3x) keeps a hostile header of many long names from making it
+ * quadratic.
+ */
+static int
+charge(struct parser *ps, size_t n)
+{
+	if (n > ps->budget) {
+		set_err(ps, "output too large to parse", NULL);
+		return -1;
+	}
+	ps->budget -= n;
+	return 0;
+}
+
+/*
  * Arrays in esx_rec/esx_out carry no capacity: they grow to the next
  * power of two (at least 8) whenever n reaches one, so the capacity is
  * always implied by n.
@@ -115,6 +133,8 @@ add_rec(struct parser *ps, const char *title, size_t tlen)
 		set_err(ps, "too many records", NULL);
 		return NULL;
 	}
+	if (charge(ps, sizeof(*r) + tlen + 1) == -1)
+		return NULL;
 	if (needs_grow(o->n)) {
 		r = reallocarray(o->recs, grown(o->n), sizeof(*r));
 		if (r == NULL)
@@ -143,6 +163,8 @@ add_kv(struct parser *ps, struct esx_rec *r, const char *k, size_t klen,
 		set_err(ps, "too many keys in one record", NULL);
 		return -1;
 	}
+	if (charge(ps, klen + vlen + 2 + 2 * sizeof(char *)) == -1)
+		return -1;
 	if (needs_grow(r->n)) {
 		nk = reallocarray(r->keys, grown(r->n), sizeof(*nk));
 		if (nk == NULL)
@@ -566,6 +588,7 @@ esxcli_parse(const char *text, size_t len, struct esx_out *out, char *err,
 	ps.out = out;
 	ps.err = err;
 	ps.errlen = errlen;
+	ps.budget = len * 8 + 64 * 1024;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 	if (text == NULL)

@@ -26,7 +26,8 @@
  *
  * Everything here is bounded: at most ESX_MAX_INPUT bytes of text,
  * ESX_MAX_RECS records, ESX_MAX_KEYS keys per record, ESX_MAX_COLS table
- * columns; beyond that the parse fails with a message rather than growing.
+ * columns, and parsed records of at most 8 times the text's size (plus
+ * 64 KiB); beyond that the parse fails with a message rather than growing.
  */
 #ifndef ESXWATCH_ESXCLI_H
 #define ESXWATCH_ESXCLI_H

@@ -480,6 +480,48 @@ TEST(errors_and_garbage)
 	esx_out_free(NULL);
 }
 
+/* A header of many long names over many short rows would make the parsed
+ * form quadratic in the input: refused, not allocated. */
+TEST(hostile_table_is_bounded)
+{
+	char *text, *p;
+	size_t cap = 64 * 1024, i, c;
+
+	text = malloc(cap);
+	CHECK(text != NULL);
+	if (text == NULL)
+		return;
+	p = text;
+	for (c = 0; c < 200; c++) {
+		memset(p, 'h', 100);
+		p[100] = ' ';
+		p[101] = ' ';
+		p += 102;
+	}
+	*p++ = '\n';
+	for (c = 0; c < 200; c++) {
+		memset(p, '-', 100);
+		p[100] = ' ';
+		p[101] = ' ';
+		p += 102;
+	}
+	*p++ = '\n';
+	for (i = 0; i < 500; i++) {
+		*p++ = 'x';
+		*p++ = '\n';
+	}
+	CHECK_INT(esxcli_parse(text, (size_t)(p - text), &out, err, sizeof(err)), -1);
+	CHECK(strstr(err, "too large") != NULL);
+	CHECK_INT(out.n, 0);
+
+	/* the same table with a handful of rows is fine */
+	CHECK_INT(esxcli_parse(text, (size_t)(p - text) - 990, &out, err, sizeof(err)), 0);
+	CHECK_INT(out.n, 5);
+	CHECK_INT(out.recs[0].n, 200);
+	esx_out_free(&out);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -499,5 +541,6 @@ main(void)
 	RUN(empty_and_header_only);
 	RUN(truncated_and_odd_rows);
 	RUN(errors_and_garbage);
+	RUN(hostile_table_is_bounded);
 	return t_done();
 }
