@@ -130,12 +130,15 @@ class _Base:
                 super().setup()
                 with owner.lock:
                     owner.connections += 1
+                    self.conn_no = owner.connections
 
             def do_POST(self):
                 owner._handle(self)
 
             def _bad_method(self):
                 owner._violation("method %s %s" % (self.command, self.path))
+                owner._record({"t": time.time(), "path": self.path, "method": self.command,
+                               "violations": ["method %s" % self.command]})
                 self._reply(405, b'{"errorMessage":"method"}')
 
             do_GET = do_PUT = do_DELETE = do_PATCH = _bad_method
@@ -231,7 +234,7 @@ class _Base:
         return True
 
     def _handle(self, h):
-        rec = {"t": time.time(), "path": h.path, "method": h.command,
+        rec = {"t": time.time(), "conn": h.conn_no, "path": h.path, "method": h.command,
                "headers": {k.lower(): v for k, v in h.headers.items()}, "violations": []}
         body = self._read_body(h, rec)
         step = self._next_script()
@@ -282,6 +285,7 @@ class CfapiReceiver(_Base):
         if v:
             self._finish(h, rec, 400, b'{"errorMessage":"invalid"}')
             return
+        rec["events"] = [to_flat(e) for e in evs]
         ingested = len(evs)
         if step and step.startswith("200:ingested="):
             ingested = int(step.split("=", 1)[1])
@@ -324,6 +328,7 @@ class HttpReceiver(_Base):
                 if k not in ("text", "timestamp") and (not NAME_RE.match(k) or not isinstance(val, str)):
                     v.append("bad field %r=%r" % (k, val))
         rec["n"] = len(evs)
+        rec["events"] = evs
         with self.lock:
             self.events.extend(evs)
         self._finish(h, rec, 200 if not v else 400, b'{"ok":true}')
@@ -336,9 +341,16 @@ def _cli(argv):
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--tls", nargs=2)
+    ap.add_argument("--certs", help="make the test PKI in this directory and serve its cert")
+    ap.add_argument("--cert", default="server", choices=["server", "wrong"])
     ap.add_argument("--script", default="")
     a = ap.parse_args(argv)
     cls = CfapiReceiver if a.kind == "cfapi" else HttpReceiver
+    if a.certs:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import certs
+        c = certs.make(a.certs)
+        a.tls = (c.server_crt, c.server_key) if a.cert == "server" else (c.wrong_crt, c.wrong_key)
     r = cls(tls=a.tls, script=[s for s in a.script.split(",") if s], log_path=a.log)
     tmp = a.port_file + ".tmp"
     with open(tmp, "w") as f:

@@ -1,0 +1,403 @@
+/*
+ * cfapi sink: the JSON encoder, the response parser, the agent id, and
+ * send() against the strict receiver (tests/lib/receivers.py) over HTTP and
+ * HTTPS: gzip, splitting, the status policy, Retry-After, the gzip
+ * fall-back, keep-alive, and the TLS failure messages.
+ */
+#include <sys/stat.h>
+
+#include "t.h"
+#include "sinktest.h"
+
+#include "../../agent/agentid.h"
+#include "../../agent/buf.h"
+#include "../../agent/event.h"
+#include "../../agent/log.h"
+#include "../../output/transport.h"
+
+static char certdir[] = "/tmp/esxwatch-certs-XXXXXX";
+
+static struct event *
+mkev(const char *text, int nf)
+{
+	struct event *ev = event_new(1733000000123LL, text);
+	char name[32], val[32];
+	int i;
+
+	event_set(ev, "hostname", "esx01");
+	for (i = 0; i < nf; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		event_set(ev, name, val);
+	}
+	return ev;
+}
+
+TEST(encodes_event_exactly)
+{
+	struct event *ev = event_new(1733000000123LL, "a \"q\" \\ b\nc\t\x01 \xc3\xa9");
+	struct buf b = BUF_INIT;
+
+	event_set(ev, "hostname", "esx01");
+	event_set(ev, "esxwatch_note", "x\"y");
+	CHECK_INT(cfapi_encode_event(ev, &b), 0);
+	CHECK_STR(b.data, "{\"text\":\"a \\\"q\\\" \\\\ b\\nc\\t\\u0001 \xc3\xa9\","
+	    "\"timestamp\":1733000000123,\"fields\":[{\"name\":\"hostname\","
+	    "\"content\":\"esx01\"},{\"name\":\"esxwatch_note\",\"content\":\"x\\\"y\"}]}");
+	buf_free(&b);
+	event_free(ev);
+}
+
+TEST(encoder_repairs_invalid_utf8_and_cuts_long_text)
+{
+	/* Built by hand, past event_new()'s own repairs, to prove the encoder
+	 * stands on its own. */
+	struct event ev;
+	struct buf b = BUF_INIT;
+	char *big = malloc(20001);
+	const char *p, *q;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.timestamp_ms = 1733000000123LL;
+	ev.text = (char *)"x\xff\xc3y\xed\xa0\x80z\xf0\x9f\x98\x80";
+	CHECK_INT(cfapi_encode_event(&ev, &b), 0);
+	CHECK_STR(b.data, "{\"text\":\"x\xef\xbf\xbd\xef\xbf\xbdy\xef\xbf\xbd"
+	    "\xef\xbf\xbd\xef\xbf\xbdz\xf0\x9f\x98\x80\",\"timestamp\":1733000000123}");
+	memset(big, 'a', 20000);
+	big[20000] = '\0';
+	ev.text = big;
+	buf_reset(&b);
+	CHECK_INT(cfapi_encode_event(&ev, &b), 0);
+	p = strstr(b.data, "\"text\":\"") + 8;
+	q = strstr(p, "\",\"timestamp\"");
+	CHECK(q != NULL);
+	CHECK_INT(q - p, EVENT_TEXT_MAX);
+	CHECK(strncmp(q - strlen(EVENT_TRUNC_MARKER), EVENT_TRUNC_MARKER,
+	    strlen(EVENT_TRUNC_MARKER)) == 0);
+	free(big);
+	buf_free(&b);
+}
+
+TEST(parses_responses)
+{
+	long long n;
+	const char *ok = "{\"ingested\": 7, \"message\": \"events ingested\", \"status\": \"ok\"}";
+	const char *bad = "{\"errorMessage\": \"Missing events\"}";
+	const char *weird = "{\"message\":\"status\",\"status\":\"error\",\"ingested\":1}";
+
+	CHECK_INT(cfapi_parse_response(ok, strlen(ok), &n), 0);
+	CHECK_INT(n, 7);
+	CHECK_INT(cfapi_parse_response(bad, strlen(bad), &n), -1);
+	CHECK_INT(n, -1);
+	CHECK_INT(cfapi_parse_response(weird, strlen(weird), &n), -1);
+	CHECK_INT(cfapi_parse_response("", 0, &n), -1);
+	CHECK_INT(cfapi_parse_response("{\"status\":\"ok\"}", 15, &n), 0);
+	CHECK_INT(n, -1);
+}
+
+TEST(agent_id_from_esxcli)
+{
+	char id[64];
+	char *txt = t_slurp("tests/fixtures/esxi/esxcli-hardware-platform-get/poweredge.txt", NULL);
+
+	CHECK_INT(agentid_parse_esxcli(txt, id, sizeof(id)), 0);
+	CHECK_STR(id, "4c4c4544-004a-1038-804e-b3c04f524b32");
+	CHECK_INT(agentid_parse_esxcli("   UUID: 4C4C4544004A1038804EB3C04F524B32\n", id, sizeof(id)), 0);
+	CHECK_STR(id, "4c4c4544-004a-1038-804e-b3c04f524b32");
+	CHECK_INT(agentid_parse_esxcli("UUID: 4c4c4544-004a-1038-804e-b3c04f524b32", id, sizeof(id)), 0);
+	CHECK_STR(id, "4c4c4544-004a-1038-804e-b3c04f524b32");
+	CHECK_INT(agentid_parse_esxcli("UUID: 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", id, sizeof(id)), -1);
+	CHECK_INT(agentid_parse_esxcli("UUID: 0x4c 0x4c\n", id, sizeof(id)), -1);
+	CHECK_INT(agentid_parse_esxcli("UUID: 0x4c 0xzz 0x45 0x44 0x0 0x4a 0x10 0x38 0x80 0x4e 0xb3 0xc0 0x4f 0x52 0x4b 0x32\n", id, sizeof(id)), -1);
+	CHECK_INT(agentid_parse_esxcli("Product Name: x\n", id, sizeof(id)), -1);
+	free(txt);
+}
+
+TEST(agent_id_stored_once_0600)
+{
+	char dir[] = "/tmp/esxwatch-aid-XXXXXX", sub[128], path[160];
+	char a[64], b[64];
+	struct stat st;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/storage", dir);
+	snprintf(path, sizeof(path), "%s/agent-id", sub);
+	CHECK_INT(agentid_stored(sub, a, sizeof(a)), 0);
+	CHECK(agentid_valid(a));
+	CHECK(a[14] == '4');	/* UUID version 4 */
+	CHECK(strchr("89ab", a[19]) != NULL);
+	CHECK_INT(stat(path, &st), 0);
+	CHECK_INT(st.st_mode & 0777, 0600);
+	CHECK_INT(agentid_stored(sub, b, sizeof(b)), 0);
+	CHECK_STR(b, a);
+	/* garbage is replaced by a new id */
+	f = fopen(path, "w");
+	fputs("not-a-uuid\n", f);
+	fclose(f);
+	CHECK_INT(agentid_stored(sub, b, sizeof(b)), 0);
+	CHECK(agentid_valid(b));
+	CHECK(strcmp(a, b) != 0);
+	unlink(path);
+	rmdir(sub);
+	rmdir(dir);
+}
+
+/* ---- send() against the receiver ---- */
+
+struct fixture {
+	struct config	*cfg;
+	struct sink_ctx	 ctx;
+	const struct sink *sink;
+	struct recv	 r;
+};
+
+static int
+fx_open(struct fixture *fx, const char *script, const char *cert)
+{
+	memset(fx, 0, sizeof(*fx));
+	if (recv_start(&fx->r, "cfapi", script, cert, certdir) == -1) {
+		T_FAILF("cannot start the receiver");
+		return -1;
+	}
+	fx->cfg = config_default();
+	set_str(&fx->cfg->server.hostname, "127.0.0.1");
+	fx->cfg->server.port = fx->r.port;
+	fx->cfg->server.ssl = cert != NULL;
+	set_str(&fx->cfg->server.ssl_ca_path, "");
+	set_str(&fx->cfg->server.agent_id, "test-agent-1");
+	fx->cfg->server.timeout = 5;
+	fx->ctx.name = "server";
+	fx->ctx.conf = &fx->cfg->server;
+	fx->ctx.cfg = fx->cfg;
+	fx->sink = sink_find(PROTO_CFAPI);
+	return 0;
+}
+
+static void
+fx_close(struct fixture *fx)
+{
+	if (fx->ctx.priv != NULL)
+		fx->sink->close(&fx->ctx);
+	recv_stop(&fx->r);
+	config_free(fx->cfg);
+}
+
+static enum send_result
+send_n(struct fixture *fx, int n, int nf, int *ra)
+{
+	struct event *evs[600];
+	struct batch b = { evs, (size_t)n };
+	enum send_result r;
+	char text[64];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "event number %d", i);
+		evs[i] = mkev(text, nf);
+	}
+	r = fx->sink->send(&fx->ctx, &b, ra);
+	for (i = 0; i < n; i++)
+		event_free(evs[i]);
+	return r;
+}
+
+TEST(sends_gzip_batch_keepalive)
+{
+	struct fixture fx;
+	char *log;
+	int ra = -1;
+
+	if (fx_open(&fx, "", NULL) == -1)
+		return;
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 3, 2, &ra), SEND_OK);
+	CHECK_INT(ra, 0);
+	CHECK_INT(send_n(&fx, 2, 0, &ra), SEND_OK);
+	log = recv_log(&fx.r);
+	CHECK_INT(count_str(log, "\"path\": \"/api/v1/events/ingest/test-agent-1\""), 2);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 2);
+	CHECK_INT(count_str(log, "\"violations\": []"), 2);
+	CHECK_INT(count_str(log, "\"n\": 3"), 1);
+	CHECK_INT(count_str(log, "\"text\": \"event number 2\""), 1);
+	CHECK_INT(count_str(log, "\"f1\": \"v1\""), 3);
+	/* one connection for both requests: keep-alive */
+	CHECK_INT(count_str(log, "\"conn\": 1,"), 2);
+	free(log);
+	fx_close(&fx);
+}
+
+TEST(splits_oversized_batches)
+{
+	struct fixture fx;
+	char *log;
+	int ra;
+
+	if (fx_open(&fx, "", NULL) == -1)
+		return;
+	set_str(&fx.cfg->server.compress, "none");
+	fx.cfg->batch_max_events = 200;
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 450, 1, &ra), SEND_OK);
+	log = recv_log(&fx.r);
+	CHECK_INT(count_str(log, "\"n\": 200"), 2);
+	CHECK_INT(count_str(log, "\"n\": 50"), 1);
+	CHECK_INT(count_str(log, "\"encoding\": null"), 3);
+	free(log);
+	fx.sink->close(&fx.ctx);
+	fx.ctx.priv = NULL;
+	/* by bytes: each event is ~120 bytes of JSON */
+	fx.cfg->batch_max_events = 500;
+	fx.cfg->batch_max_bytes = 1200;
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 30, 1, &ra), SEND_OK);
+	log = recv_log(&fx.r);
+	CHECK(count_str(log, "\"path\"") >= 3 + 3);
+	CHECK_INT(count_str(log, "\"violations\": []"), count_str(log, "\"path\""));
+	free(log);
+	fx_close(&fx);
+}
+
+TEST(status_policy_and_retry_after)
+{
+	struct fixture fx;
+	int ra;
+
+	if (fx_open(&fx, "503:ra=3,503:date=5,500,400,413,404,429:ra=7", NULL) == -1)
+		return;
+	set_str(&fx.cfg->server.compress, "none");
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_RETRY);
+	CHECK_INT(ra, 3);
+	CHECK(strstr(fx.ctx.error, "HTTP 503") != NULL);
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_RETRY);
+	CHECK(ra >= 3 && ra <= 6);
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_RETRY);
+	CHECK_INT(ra, 0);
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_REJECT);
+	CHECK(strstr(fx.ctx.error, "HTTP 400") != NULL);
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_REJECT);
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_RETRY);	/* 404 */
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_RETRY);
+	CHECK_INT(ra, 7);
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_OK);
+	fx_close(&fx);
+}
+
+TEST(gzip_refused_falls_back_to_plain)
+{
+	struct fixture fx;
+	char *log;
+	int ra;
+
+	if (fx_open(&fx, "415", NULL) == -1)
+		return;
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 2, 1, &ra), SEND_OK);
+	CHECK_INT(send_n(&fx, 2, 1, &ra), SEND_OK);
+	log = recv_log(&fx.r);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 1);
+	CHECK_INT(count_str(log, "\"encoding\": null"), 2);
+	CHECK_INT(count_str(log, "\"n\": 2"), 2);
+	free(log);
+	fx_close(&fx);
+}
+
+TEST(counts_events_not_ingested)
+{
+	struct fixture fx;
+	uint64_t before = cfapi_not_ingested();
+	int ra;
+
+	if (fx_open(&fx, "200:ingested=1", NULL) == -1)
+		return;
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 3, 1, &ra), SEND_OK);
+	CHECK_INT(cfapi_not_ingested() - before, 2);
+	fx_close(&fx);
+}
+
+TEST(connection_refused_is_retry)
+{
+	struct fixture fx;
+	int ra;
+
+	if (fx_open(&fx, "", NULL) == -1)
+		return;
+	recv_stop(&fx.r);
+	fx.r.pid = 0;
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_RETRY);
+	CHECK(strstr(fx.ctx.error, "cannot connect to 127.0.0.1:") != NULL);
+	fx_close(&fx);
+}
+
+static void
+tls_case(const char *cert, const char *ca, const char *cn, bool any,
+    enum send_result want, const char *msg)
+{
+	struct fixture fx;
+	char path[400];
+	int ra;
+
+	if (fx_open(&fx, "", cert) == -1)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", certdir, ca);
+	set_str(&fx.cfg->server.ssl_ca_path, path);
+	set_str(&fx.cfg->server.ssl_cn, cn);
+	fx.cfg->server.ssl_accept_any = any;
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 2, 1, &ra), want);
+	if (msg != NULL && strstr(fx.ctx.error, msg) == NULL)
+		T_FAILF("error \"%s\" lacks \"%s\"", fx.ctx.error, msg);
+	fx_close(&fx);
+}
+
+TEST(tls_verifies_ca_and_name)
+{
+	tls_case("server", "ca.crt", "", false, SEND_OK, NULL);
+	tls_case("server", "other-ca.crt", "", false, SEND_RETRY,
+	    "certificate signed by an unknown CA");
+	tls_case("wrong", "ca.crt", "", false, SEND_RETRY,
+	    "name mismatch: expected 127.0.0.1, certificate has "
+	    "CN=loginsight.example.com, DNS:loginsight.example.com");
+	tls_case("wrong", "ca.crt", "loginsight.example.com", false, SEND_OK, NULL);
+	tls_case("server", "ca.crt", "other.example.com", false, SEND_RETRY,
+	    "name mismatch: expected other.example.com");
+	tls_case("wrong", "other-ca.crt", "", true, SEND_OK, NULL);
+}
+
+int
+main(void)
+{
+	T_PROG("test_cfapi");
+	log_init(0, NULL);
+	if (mkdtemp(certdir) == NULL)
+		return 1;
+	RUN(encodes_event_exactly);
+	RUN(encoder_repairs_invalid_utf8_and_cuts_long_text);
+	RUN(parses_responses);
+	RUN(agent_id_from_esxcli);
+	RUN(agent_id_stored_once_0600);
+	RUN(sends_gzip_batch_keepalive);
+	RUN(splits_oversized_batches);
+	RUN(status_policy_and_retry_after);
+	RUN(gzip_refused_falls_back_to_plain);
+	RUN(counts_events_not_ingested);
+	RUN(connection_refused_is_retry);
+	RUN(tls_verifies_ca_and_name);
+	{
+		const char *names[] = { "ca.crt", "ca.key", "ca.srl", "server.crt",
+		    "server.key", "server.csr", "server.ext", "other-ca.crt",
+		    "other-ca.key", "wrong.crt", "wrong.key", "wrong.csr",
+		    "wrong.ext", NULL };
+		char p[400];
+		for (int i = 0; names[i]; i++) {
+			snprintf(p, sizeof(p), "%s/%s", certdir, names[i]);
+			unlink(p);
+		}
+		rmdir(certdir);
+	}
+	curl_global_cleanup();
+	return t_done();
+}
