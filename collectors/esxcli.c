@@ -472,15 +472,19 @@ is_kv_path_line(const struct line *l)
 {
 	const char *p = l->p + l->indent;
 	size_t n = l->len - l->indent, i;
-	bool dot = false;
+	bool dot = false, space = false;
 
 	if (n == 0 || !isalpha((unsigned char)p[0]))
 		return false;
 	for (i = 0; i < n && p[i] != '='; i++) {
-		if (p[i] == '.')
+		if (p[i] == ' ')
+			space = true;	/* only before '=': "list[] = " */
+		else if (space)
+			return false;
+		else if (p[i] == '.')
 			dot = true;
 		else if (!isalnum((unsigned char)p[i]) && p[i] != '_' &&
-		    p[i] != '[' && p[i] != ']' && p[i] != ' ')
+		    p[i] != '[' && p[i] != ']')
 			return false;
 	}
 	return dot && i < n;

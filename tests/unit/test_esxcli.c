@@ -153,6 +153,17 @@ TEST(nic_list_keyvalue_formatter)
 	r = find("Name", "vmnic4");
 	CHECK_STR(esx_get(r, "Speed"), "40000");
 	esx_out_free(&out);
+
+	/* a top-level structure, an empty list, and a stray line */
+	CHECK_INT(parse_str("NICInfo.Name.string=vmnic0\n"
+	    "NICInfo.AdvertisedLinkModes.string[] = \nnot a path line\n"
+	    "NICInfo.DriverInfo.Driver.string=ixgben\n"), 0);
+	CHECK_INT(out.shape, ESX_KEYVALUE);
+	CHECK_INT(out.n, 1);
+	CHECK_STR(esx_get(&out.recs[0], "Name"), "vmnic0");
+	CHECK_STR(esx_get(&out.recs[0], "AdvertisedLinkModes"), "");
+	CHECK_STR(esx_get(&out.recs[0], "DriverInfo.Driver"), "ixgben");
+	esx_out_free(&out);
 }
 
 TEST(nic_get_nested_driver_info)
