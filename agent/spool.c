@@ -89,6 +89,8 @@ struct spool {
 	size_t		 nsegs, segcap;
 	bool		 active;	/* segs[nsegs-1] is being appended to */
 	bool		 memonly;
+	bool		 nodisk;	/* no usable directory at all: memory for good */
+	int		 lockfd;	/* spool/lock, fcntl-locked while we run */
 	uint64_t	 next_seq, next_id;
 
 	struct dest	**dests;
@@ -934,6 +936,43 @@ make_dir(const char *dir)
 
 static int set_dests_locked(struct spool *, const char *const *, size_t, bool);
 
+/*
+ * One agent per spool: a second one appending to the same segments would
+ * interleave records.  fcntl locks vanish with the process, kill -9
+ * included, so a stale lock file never blocks a restart.
+ */
+static int
+lock_dir(struct spool *sp)
+{
+	char path[PATH_MAX], pid[32];
+	struct flock fl;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/lock", sp->dir);
+	sp->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (sp->lockfd < 0) {
+		log_error("spool: cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	if (fcntl(sp->lockfd, F_SETLK, &fl) < 0) {
+		if (fcntl(sp->lockfd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+			log_error("spool: %s is in use by another esxwatch (pid %ld)",
+			    sp->dir, (long)fl.l_pid);
+		else
+			log_error("spool: cannot lock %s: %s", path, strerror(errno));
+		close(sp->lockfd);
+		sp->lockfd = -1;
+		return -1;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(sp->lockfd, 0) < 0 || write_all(sp->lockfd, pid, (size_t)n, 0) < 0)
+		log_warn("spool: cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
 struct spool *
 spool_open_dir(const char *dir, const struct spool_opts *opts,
     const char *const *dests, size_t ndests)
@@ -965,8 +1004,19 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 	buf_init(&sp->json, 0);
 	sp->next_seq = 1;
 	sp->next_id = 1;
+	sp->lockfd = -1;
 
-	if (make_dir(dir) < 0 || scan_dir(sp, &ids, &nids, &curnames, &ncur) < 0)
+	if (make_dir(dir) < 0 || lock_dir(sp) < 0) {
+		/* Better events in memory than no agent at all. */
+		log_error("spool: %s unusable; events are kept in memory only "
+		    "(at most %llu MB, lost on restart)", dir,
+		    (unsigned long long)(MEM_MAX / (1024 * 1024)));
+		sp->nodisk = sp->memonly = true;
+		if (set_dests_locked(sp, dests, ndests, true) < 0)
+			goto err;
+		goto started;
+	}
+	if (scan_dir(sp, &ids, &nids, &curnames, &ncur) < 0)
 		goto err;
 	if (ncur > 0 && (curpos = calloc(ncur, sizeof(*curpos))) == NULL)
 		goto err;
@@ -1040,6 +1090,7 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 	free(curnames);
 	free(curpos);
 	free(ids);
+started:
 	sp->last_sync_ms = sp->last_retry_ms = mono_ms();
 	if (pthread_create(&sp->hk, NULL, housekeeper, sp) != 0) {
 		log_error("spool: cannot start the housekeeping thread");
@@ -1946,7 +1997,7 @@ housekeeper(void *arg)
 		int64_t now = mono_ms();
 		bool cursors = false;
 
-		for (size_t k = 0; k < sp->ndests; k++)
+		for (size_t k = 0; k < sp->ndests && !sp->nodisk; k++)
 			if (sp->dests[k]->dirty)
 				cursors = true;
 		if (cursors) {
@@ -1962,7 +2013,7 @@ housekeeper(void *arg)
 			(void)sync_active_locked(sp);
 			continue;
 		}
-		if (sp->memonly && now - sp->last_retry_ms >= sp->o.retry_ms) {
+		if (sp->memonly && !sp->nodisk && now - sp->last_retry_ms >= sp->o.retry_ms) {
 			try_disk(sp);
 			continue;
 		}
@@ -1997,7 +2048,8 @@ spool_close(struct spool *sp)
 		pthread_mutex_unlock(&sp->mu);
 		pthread_join(sp->hk, NULL);
 		pthread_mutex_lock(&sp->curmu);
-		save_cursors(sp);
+		if (!sp->nodisk)
+			save_cursors(sp);
 		pthread_mutex_unlock(&sp->curmu);
 	}
 	pthread_mutex_lock(&sp->mu);
@@ -2012,6 +2064,8 @@ spool_close(struct spool *sp)
 		dest_free(sp->dests[k]);
 	free(sp->dests);
 	free(sp->segs);
+	if (sp->lockfd >= 0)
+		close(sp->lockfd);
 	buf_free(&sp->rec);
 	buf_free(&sp->json);
 	pthread_cond_destroy(&sp->cv);

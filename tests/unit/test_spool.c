@@ -5,6 +5,7 @@
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -588,6 +589,48 @@ TEST(disk_refuses_writes_memory_only_then_recovers)
 	spool_close(sp);
 }
 
+TEST(second_agent_on_same_dir_is_memory_only)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *a;
+	int first, last, status = -1;
+	pid_t pid;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	newdir(dir, sizeof(dir));
+	a = spool_open_dir(dir, &o, one, 1);
+	push_n(a, 0, 3);
+	CHECK_INT(spool_sync(a), 0);
+	/* fcntl locks belong to processes: the second agent is a child */
+	pid = fork();
+	if (pid == 0) {
+		struct spool *b = spool_open_dir(dir, &o, one, 1);
+		struct spool_stats st;
+		int ok;
+
+		spool_stats(b, &st);
+		ok = st.memory_only && st.queued_events == 0;
+		ok = ok && spool_backlog(b, 0) == 0;
+		{
+			struct event *ev = mkev(100);
+
+			ok = ok && spool_push(b, ev) == 0;
+			event_free(ev);
+		}
+		ok = ok && spool_sync(b) == -1;
+		spool_close(b);
+		_exit(ok ? 0 : 1);
+	}
+	CHECK(pid > 0);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the first one's data is untouched */
+	CHECK_INT(drain(a, 0, &first, &last), 3);
+	CHECK_INT(first, 0);
+	spool_close(a);
+}
+
 struct thr {
 	struct spool	*sp;
 	size_t		 d;
@@ -746,6 +789,7 @@ main(void)
 	RUN(two_destinations_and_reload);
 	RUN(odd_destination_names);
 	RUN(disk_refuses_writes_memory_only_then_recovers);
+	RUN(second_agent_on_same_dir_is_memory_only);
 	RUN(threads_push_peek_ack);
 	RUN(peek_waits_and_wakes);
 	RUN(scan_image_garbage);
