@@ -197,6 +197,23 @@ wanted(const struct collector_conf *conf, const char *name)
 	return strlist_match(&conf->include, &conf->exclude, name);
 }
 
+/*
+ * A NIC name goes back on a command line: accept what ESXi names look like
+ * (vmnic0, vusb0, vmnic_dpu1) and nothing that could read as an option.
+ */
+static bool
+valid_name(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || s[0] == '-' || strlen(s) >= NIC_NAME_MAX)
+		return false;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!isalnum((unsigned char)s[i]) && strchr("_.:-", s[i]) == NULL)
+			return false;
+	return true;
+}
+
 /* `network nic list`, then `network nic stats get -n NIC` per wanted NIC. */
 static int
 read_esxi(struct collector_ctx *ctx, struct nic_info **out)
@@ -220,7 +237,7 @@ read_esxi(struct collector_ctx *ctx, struct nic_info **out)
 		    name, NULL };
 		const struct esx_rec *st = NULL;
 
-		if (name == NULL || !wanted(ctx->conf, name))
+		if (!valid_name(name) || !wanted(ctx->conf, name))
 			continue;
 		/* Without counters the NIC still gets its link sample. */
 		if (esxcli_query(ctx->cfg, timeout, args, &stats) == 0 &&

@@ -189,6 +189,26 @@ def test_esxcli_error_is_logged_not_emitted(d):
         fail("counters invented")
 
 
+def test_include_exclude_and_odd_names(d):
+    host = FakeHost(d)
+    text = nic_list()
+    row = [l for l in text.splitlines() if l.startswith("vmnic2")][0]
+    # vmnic3 is excluded; a name that would read as an option is refused
+    text = text.rstrip("\n") + "\n" + row.replace("vmnic2", "vmnic3") + "\n" + \
+        row.replace("vmnic2", "-a    ") + "\n"
+    host.set_both("network nic list", text=text)
+    host.set_both("network nic stats get -n vmnic2", text=nic_stats())
+    host.set_both("network nic stats get -n vmnic3", text=nic_stats(name="vmnic3"))
+    agent = Agent(d, esxi_config(host).replace(
+        "nic: {enabled: yes, interval: 60}",
+        "nic: {enabled: yes, interval: 60, exclude: [vmnic3]}"))
+    evs, _ = once(agent)
+    eq(sorted(e["esxwatch_nic"] for e in select(evs, esxwatch_kind="sample")), ["vmnic2"],
+       "sampled NICs")
+    eq(host.calls(), ["localcli network nic list", "localcli network nic stats get -n vmnic2"],
+       "commands run")
+
+
 def make_sysfs(root, ifaces):
     """ifaces: name -> dict(device=bool, carrier, crc)."""
     net = os.path.join(root, "class", "net")
