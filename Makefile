@@ -90,6 +90,19 @@ build/fuzz/%: tests/fuzz/%.c build/fuzz/libfuzz.a
 	clang $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libfuzz.a $(PKG_LIBS) -lpthread -lm
 fuzz: $(FUZZBINS)
 
+# Packages (packaging/, docs/install.md).  PKG_BIN is what the .deb ships.
+# VIB_BIN is what the VIB ships: the static ESXi build (make esxi) when it
+# exists, else PKG_BIN (a glibc build: fine for tests, it will not run on ESXi).
+PKG_BIN	?= build/esxwatch
+VIB_BIN	?= $(if $(wildcard build/esxi/esxwatch),build/esxi/esxwatch,$(PKG_BIN))
+
+vib: $(VIB_BIN)
+	python3 packaging/mkvib.py --bin $(VIB_BIN) --version $(VERSION) --out build
+	python3 packaging/verify-vib build/esxwatch-$(VERSION).vib build/esxwatch-$(VERSION)-offline-bundle.zip
+
+deb: $(PKG_BIN)
+	python3 packaging/mkdeb.py --bin $(PKG_BIN) --version $(VERSION) --out build
+
 clean:
 	rm -rf build
 

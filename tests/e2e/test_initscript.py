@@ -1,0 +1,501 @@
+"""The ESXi init script (/etc/init.d/esxwatch from the VIB), run without ESXi.
+
+The real VIB is built from the real binary and unpacked into a temporary root;
+the init script runs there (ESXWATCH_ROOT) under busybox sh when available
+(ESXi's /bin/sh is busybox ash), else sh.  /sbin/watchdog.sh, localcli,
+esxcfg-advcfg and logger are stubs that record their arguments and keep the
+state a host would (scheduler groups, /UserVars settings); the watchdog stub
+runs the real agent the way the real one does (in its own session, stripping
+the "++group=..." token as VMkernel does at exec).
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import io
+import time
+import gzip
+import socket
+import threading
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness  # noqa: E402
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(harness.TOP, "packaging"))
+import mkvib  # noqa: E402
+
+RULES = os.path.join(harness.TOP, "collectors", "rules", "esxi.yaml")
+SHELL = ["busybox", "sh"] if shutil.which("busybox") else ["sh"]
+
+WATCHDOG_STUB = r"""#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+echo "watchdog.sh $*" >> "$root/calls.log"
+piddir=$root/var/run/vmware
+mkdir -p "$piddir"
+mode=""
+tag=""
+while getopts "dnab:s:k:r:u:q:t:i:c:f:e:" o; do
+	case $o in
+	s) mode=start; tag=$OPTARG ;;
+	k) mode=kill; tag=$OPTARG ;;
+	r) mode=query; tag=$OPTARG ;;
+	esac
+done
+shift $((OPTIND - 1))
+pidfile=$piddir/watchdog-$tag.PID
+case $mode in
+start)
+	cmd=""
+	for w in $*; do
+		case $w in
+		++*) echo "$w" >> "$root/vmkparams.log" ;;
+		*) cmd="$cmd $w" ;;
+		esac
+	done
+	setsid sh -c 'echo $$ > "$1"; trap "rm -f \"$1\"; exit 0" HUP TERM
+		n=0
+		while [ $n -lt 3 ]; do
+			$2 >>"$3" 2>&1 &
+			wait $!
+			n=$((n + 1))
+			sleep 1
+		done
+		rm -f "$1"' watchdog "$pidfile" "$cmd" "$root/agent.out" </dev/null >/dev/null 2>&1 &
+	i=0
+	while [ ! -s "$pidfile" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	;;
+kill)
+	[ -s "$pidfile" ] && kill -HUP "$(cat "$pidfile")"
+	sleep 0.2
+	rm -f "$pidfile"
+	;;
+query)
+	if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then cat "$pidfile"; else exit 1; fi
+	;;
+*)
+	exit 1 ;;
+esac
+"""
+
+LOCALCLI_STUB = r"""#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+echo "localcli $*" >> "$root/calls.log"
+st=$root/state/groups
+mkdir -p "$st"
+name=""; parent=""; path=""; verb=""
+for a in "$@"; do
+	case $a in
+	--plugin-dir=*) ;;
+	--group-name=*) name=${a#*=} ;;
+	--parent-path=*) parent=${a#*=} ;;
+	--group-path=*) path=${a#*=} ;;
+	sched|group|network|firewall) ;;
+	add|list|delete|setmemconfig|refresh) [ -z "$verb" ] && verb=$a ;;
+	esac
+done
+key=$(echo "$path" | tr / _)
+case "$verb" in
+list) [ -f "$st/$key" ] ;;
+add) [ -n "$name" ] && [ -n "$parent" ] || exit 1
+	k=$(echo "$parent/$name" | tr / _); [ -f "$st/$k" ] && exit 1; touch "$st/$k" ;;
+setmemconfig) [ -f "$st/$key" ] || { echo "no such group" >&2; exit 1; } ;;
+delete) [ -f "$st/$key" ] || exit 1; rm -f "$st/$key" ;;
+refresh) exit 0 ;;
+*) echo "Error: Unknown command or namespace $*" >&2; exit 1 ;;
+esac
+"""
+
+ADVCFG_STUB = r"""#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+echo "esxcfg-advcfg $*" >> "$root/calls.log"
+uv=$root/state/uservars
+mkdir -p "$uv"
+[ "$1" = -q ] && shift
+case "$1" in
+-g)	n=${2#/UserVars/}
+	[ -f "$uv/$n" ] || { echo "Error: option $2 not found" >&2; exit 1; }
+	cat "$uv/$n"; echo ;;
+-s)	n=${3#/UserVars/}
+	[ -f "$uv/$n" ] || exit 1
+	printf '%s' "$2" > "$uv/$n" ;;
+-A)	n=$2; shift 2; def=""; have=0
+	while [ $# -gt 0 ]; do
+		case $1 in -F) def=$2; have=1 ;; esac
+		shift 2
+	done
+	[ $have = 1 ] || exit 1
+	[ -f "$uv/$n" ] && { echo "Error: option exists" >&2; exit 1; }
+	printf '%s' "$def" > "$uv/$n" ;;
+-L)	[ -f "$uv/$2" ] || exit 1; rm -f "$uv/$2" ;;
+*)	exit 1 ;;
+esac
+"""
+
+LOGGER_STUB = r"""#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+echo "logger $*" >> "$root/logger.log"
+"""
+
+
+def parse_ar(data):
+	off, out = 8, {}
+	while off < len(data):
+		h = data[off:off + 60]
+		size = int(h[48:58])
+		out[h[:16].decode().strip()] = data[off + 60:off + 60 + size]
+		off += 60 + size + (size & 1)
+	return out
+
+
+class Host:
+	"""A temporary root with the VIB's payload and the stub tools."""
+
+	def __init__(self, d):
+		self.root = os.path.join(d, "root")
+		os.makedirs(self.root)
+		vib, _ = mkvib.build_vib(mkvib.payload_files(harness.BIN, RULES), "0.1.0-1", 1735689600)
+		payload = gzip.decompress(parse_ar(vib)[mkvib.PAYLOAD])
+		with tarfile.open(fileobj=io.BytesIO(payload)) as t:
+			t.extractall(self.root)
+		for sub in ("bin", "sbin", "var/log", "scratch"):
+			os.makedirs(os.path.join(self.root, sub), exist_ok=True)
+		for rel, text in (("sbin/watchdog.sh", WATCHDOG_STUB), ("bin/localcli", LOCALCLI_STUB),
+				  ("bin/esxcfg-advcfg", ADVCFG_STUB), ("bin/logger", LOGGER_STUB)):
+			p = os.path.join(self.root, rel)
+			with open(p, "w") as f:
+				f.write(text)
+			os.chmod(p, 0o755)
+		self.bin = os.path.join(self.root, "opt/esxwatch/bin/esxwatch")
+		self.conf = os.path.join(self.root, "scratch/esxwatch/agent.yaml")
+
+	def init(self, *args, timeout=60):
+		env = dict(os.environ, ESXWATCH_ROOT=self.root)
+		p = subprocess.run(SHELL + [os.path.join(self.root, "etc/init.d/esxwatch")] + list(args),
+				   capture_output=True, text=True, timeout=timeout, env=env,
+				   stdin=subprocess.DEVNULL)
+		return p.returncode, p.stdout + p.stderr
+
+	def lines(self, name):
+		p = os.path.join(self.root, name)
+		if not os.path.exists(p):
+			return []
+		with open(p) as f:
+			return [l.rstrip("\n") for l in f]
+
+	def calls(self, prefix=""):
+		return [c for c in self.lines("calls.log") if c.startswith(prefix)]
+
+	def clear_calls(self):
+		for n in ("calls.log", "logger.log"):
+			p = os.path.join(self.root, n)
+			if os.path.exists(p):
+				os.unlink(p)
+
+	def agent_pids(self):
+		"""Processes running this root's binary, found through /proc."""
+		pids = []
+		for e in os.listdir("/proc"):
+			if not e.isdigit():
+				continue
+			try:
+				if os.readlink("/proc/%s/exe" % e) == self.bin:
+					pids.append(int(e))
+			except OSError:
+				pass
+		return pids
+
+	def cmdline(self, pid):
+		with open("/proc/%d/cmdline" % pid, "rb") as f:
+			return f.read().split(b"\0")[:-1]
+
+	def uservar(self, name, value=None):
+		p = os.path.join(self.root, "state/uservars", name)
+		if value is None:
+			if not os.path.exists(p):
+				return None
+			with open(p) as f:
+				return f.read()
+		with open(p, "w") as f:
+			f.write(value)
+
+	def cleanup(self):
+		self.init("stop")
+		for pid in self.agent_pids():
+			os.kill(pid, signal.SIGKILL)
+		pf = os.path.join(self.root, "var/run/vmware/watchdog-esxwatch.PID")
+		if os.path.exists(pf):
+			try:
+				os.kill(int(open(pf).read().strip()), signal.SIGKILL)
+			except (ValueError, OSError):
+				pass
+
+
+def with_host(fn):
+	def run(tmpdir):
+		h = Host(tmpdir)
+		try:
+			fn(h)
+		finally:
+			h.cleanup()
+	run.__name__ = fn.__name__
+	return run
+
+
+def read(p):
+	with open(p) as f:
+		return f.read()
+
+
+def tcp_sink():
+	"""A TCP listener that accepts and discards (a syslog server that is up,
+	so the agent's stop does not wait out its 5 s flush)."""
+	s = socket.socket()
+	s.bind(("127.0.0.1", 0))
+	s.listen(8)
+
+	def serve():
+		while True:
+			try:
+				c, _ = s.accept()
+			except OSError:
+				return
+			threading.Thread(target=lambda: [None for _ in iter(lambda: c.recv(65536), b"")],
+					 daemon=True).start()
+	threading.Thread(target=serve, daemon=True).start()
+	return s, s.getsockname()[1]
+
+
+def effective(h, conf=None):
+	"""server: keys of `esxwatch --print-config` for the config in use."""
+	p = subprocess.run([h.bin, "--print-config", "-c", conf or h.conf], capture_output=True,
+			   text=True, timeout=30)
+	harness.eq(p.returncode, 0, "--print-config exit status (stderr %s)" % p.stderr.strip())
+	out, inserver = {}, False
+	for line in p.stdout.splitlines():
+		if not line.startswith(" "):
+			inserver = line.startswith("server:")
+			continue
+		if inserver and line.startswith("  ") and not line.startswith("   ") and ":" in line:
+			k, v = line.strip().split(":", 1)
+			out[k] = v.split("#")[0].strip().strip('"')
+	return out
+
+
+@with_host
+def test_header_and_shell(h):
+	text = read(os.path.join(h.root, "etc/init.d/esxwatch"))
+	if not text.startswith("#!/bin/sh\n") or "\n# chkconfig: on 99 99\n" not in text:
+		harness.fail("init script lacks #!/bin/sh or '# chkconfig: on 99 99'")
+	rc, out = h.init("frobnicate")
+	harness.eq(rc, 2, "exit status of an unknown action")
+	# Syntax check with the shell ESXi uses (busybox ash) when we have it.
+	p = subprocess.run(SHELL + ["-n", os.path.join(h.root, "etc/init.d/esxwatch")], capture_output=True)
+	harness.eq(p.returncode, 0, "%s -n" % " ".join(SHELL))
+
+
+@with_host
+def test_install_start_status_stop_remove(h):
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start install exit status (output: %s)" % out.strip())
+	# The firewall ruleset from the VIB is loaded without a reboot.
+	if "localcli network firewall refresh" not in h.calls():
+		harness.fail("no firewall refresh after a live install: %s" % h.calls())
+	# Advanced settings created, with their defaults.
+	harness.eq(h.uservar("EsxwatchServerHostname"), "", "EsxwatchServerHostname default")
+	harness.eq(h.uservar("EsxwatchServerProto"), "cfapi", "EsxwatchServerProto default")
+	harness.eq(h.uservar("EsxwatchServerPort"), "0", "EsxwatchServerPort default")
+	harness.eq(h.uservar("EsxwatchServerSsl"), "1", "EsxwatchServerSsl default")
+	adds = h.calls("esxcfg-advcfg -A ")
+	if not any("-T int" in c and "EsxwatchServerPort" in c and "-N 0 -M 65535" in c for c in adds):
+		harness.fail("EsxwatchServerPort not created as an int 0..65535: %s" % adds)
+	# Memory-capped scheduler group, created before the agent starts.
+	calls = h.calls()
+	grp = [i for i, c in enumerate(calls) if "sched group add --group-name=esxwatch --parent-path=host/vim/vimuser" in c]
+	mem = [i for i, c in enumerate(calls) if "sched group setmemconfig --group-path=host/vim/vimuser/esxwatch" in c
+	       and "--max=64" in c and "--units=mb" in c]
+	wd = [i for i, c in enumerate(calls) if c.startswith("watchdog.sh -d -s esxwatch")]
+	if not (grp and mem and wd and grp[0] < mem[0] < wd[0]):
+		harness.fail("want sched group add, setmemconfig, then watchdog.sh -d -s esxwatch: %s" % calls)
+	if not all(c.startswith("localcli --plugin-dir=/usr/lib/vmware/esxcli/int sched group")
+		   for c in calls if "sched group" in c):
+		harness.fail("sched group calls must use localcli --plugin-dir=/usr/lib/vmware/esxcli/int")
+	harness.eq(h.lines("vmkparams.log"), ["++group=host/vim/vimuser/esxwatch"], "VMkernel parameters")
+	# The scratch config was created from the VIB's default (paths under the root).
+	default = read(os.path.join(h.root, "opt/esxwatch/etc/agent.yaml"))
+	harness.eq(read(h.conf), default.replace("directory: /", "directory: %s/" % h.root)
+		   .replace("file: /", "file: %s/" % h.root), "scratch config")
+	# The real agent runs, in the foreground of the watchdog, with that config.
+	pids = h.agent_pids()
+	harness.eq(len(pids), 1, "agent processes")
+	argv = h.cmdline(pids[0])
+	harness.eq(argv[1:], [b"-c", h.conf.encode()], "agent arguments")
+	rc, out = h.init("status")
+	harness.eq(rc, 0, "status exit status while running")
+	if "is running" not in out or str(pids[0]) not in out:
+		harness.fail("status output: %r" % out)
+	if not any("-t esxwatch" in l and "started" in l for l in h.lines("logger.log")):
+		harness.fail("start not logged via logger: %s" % h.lines("logger.log"))
+	# A second start is a no-op that still succeeds.
+	rc, _ = h.init("start")
+	harness.eq(rc, 0, "start while running")
+	harness.eq(h.agent_pids(), pids, "agent pids after a second start")
+
+	h.clear_calls()
+	rc, out = h.init("stop", "remove")
+	harness.eq(rc, 0, "stop remove exit status")
+	harness.wait_for(lambda: not h.agent_pids(), 5, what="agent to exit")
+	calls = h.calls()
+	if "watchdog.sh -k esxwatch" not in calls:
+		harness.fail("watchdog not stopped: %s" % calls)
+	if not any("sched group delete --group-path=host/vim/vimuser/esxwatch" in c for c in calls):
+		harness.fail("scheduler group not deleted: %s" % calls)
+	for v in ("EsxwatchServerHostname", "EsxwatchServerProto", "EsxwatchServerPort", "EsxwatchServerSsl"):
+		harness.eq(h.uservar(v), None, "/UserVars/%s after remove" % v)
+	rc, out = h.init("status")
+	harness.eq(rc, 3, "status exit status when stopped")
+	if "not running" not in out:
+		harness.fail("status output: %r" % out)
+	# The agent's data on /scratch stays (a reinstall resumes).
+	if not os.path.exists(h.conf):
+		harness.fail("remove deleted the scratch config")
+
+
+@with_host
+def test_uservars_mapped_into_config(h):
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start install (output %s)" % out.strip())
+	harness.eq(effective(h)["hostname"], "", "hostname before configuration")
+	# The admin sets the server through advanced settings, then restarts.
+	h.uservar("EsxwatchServerHostname", "127.0.0.1")
+	h.uservar("EsxwatchServerProto", "syslog")
+	sink, port = tcp_sink()
+	h.uservar("EsxwatchServerPort", str(port))
+	h.uservar("EsxwatchServerSsl", "0")
+	old = h.agent_pids()
+	rc, out = h.init("restart")
+	harness.eq(rc, 0, "restart exit status (output %s)" % out.strip())
+	new = h.agent_pids()
+	if len(new) != 1 or new == old:
+		harness.fail("restart did not start a new agent: %s -> %s" % (old, new))
+	eff = effective(h)
+	harness.eq((eff["hostname"], eff["proto"], eff["port"], eff["ssl"]),
+		   ("127.0.0.1", "syslog", str(port), "no"), "server keys from /UserVars")
+	# Other keys are untouched.
+	if "storage:\n  directory: %s/scratch/esxwatch" % h.root not in read(h.conf):
+		harness.fail("storage block changed:\n" + read(h.conf))
+	# A hand edit elsewhere survives a restart; clearing the hostname returns
+	# the keys set from /UserVars to their defaults.
+	with open(h.conf, "a") as f:
+		f.write("tags:\n  site: lab1\n")
+	h.uservar("EsxwatchServerHostname", "")
+	rc, out = h.init("restart")
+	harness.eq(rc, 0, "restart exit status")
+	eff = effective(h)
+	harness.eq((eff["hostname"], eff["proto"], eff["port"], eff["ssl"]), ("", "cfapi", "0", "yes"),
+		   "server keys after clearing the hostname")
+	if "tags:\n  site: lab1\n" not in read(h.conf):
+		harness.fail("hand edit lost")
+	# With the hostname empty, a hand-edited server block is left alone.
+	text = read(h.conf).replace('  hostname: ""', '  hostname: "localhost"').replace(
+		"  proto: cfapi", "  proto: syslog").replace("  port: 0", "  port: %d" % port).replace(
+		"  ssl: yes", "  ssl: no")
+	with open(h.conf, "w") as f:
+		f.write(text)
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart exit status")
+	eff = effective(h)
+	harness.eq((eff["hostname"], eff["proto"], eff["port"]), ("localhost", "syslog", str(port)),
+		   "hand-edited server block")
+	# A value that is not a host name is refused, and logged.
+	h.uservar("EsxwatchServerHostname", "a b;rm -rf /")
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart exit status")
+	harness.eq(effective(h)["hostname"], "localhost", "hostname after a bad UserVar")
+	if not any("not a host name" in l for l in h.lines("logger.log")):
+		harness.fail("bad hostname not logged")
+
+
+@with_host
+def test_start_fails_unless_agent_runs(h):
+	# An invalid configuration: start must fail (a live install then asks
+	# for a reboot instead of reporting success with nothing running).
+	os.makedirs(os.path.dirname(h.conf))
+	with open(h.conf, "w") as f:
+		f.write("server:\n  hostnme: x\n")
+	rc, out = h.init("start")
+	harness.eq(rc, 1, "start with a broken config (output %s)" % out.strip())
+	harness.eq(h.agent_pids(), [], "agent processes")
+	if not any("invalid configuration" in l and "hostnme" in l for l in h.lines("logger.log")):
+		harness.fail("config error not logged: %s" % h.lines("logger.log"))
+	rc, _ = h.init("status")
+	harness.eq(rc, 3, "status after a failed start")
+	# An agent that dies right after starting: start fails too, and the
+	# watchdog is not left behind.
+	os.unlink(h.conf)
+	with open(h.bin, "rb") as f:
+		real = f.read()
+	os.unlink(h.bin)
+	with open(h.bin, "w") as f:
+		f.write("#!/bin/sh\nfor a; do [ \"$a\" = --check-config ] && exit 0; done\nexit 1\n")
+	os.chmod(h.bin, 0o755)
+	rc, out = h.init("start")
+	harness.eq(rc, 1, "start with an agent that exits at once (output %s)" % out.strip())
+	if not h.calls("watchdog.sh -k esxwatch"):
+		harness.fail("watchdog not stopped after a failed start")
+	# Missing binary.
+	os.unlink(h.bin)
+	rc, _ = h.init("start")
+	harness.eq(rc, 1, "start without the binary")
+	with open(h.bin, "wb") as f:
+		f.write(real)
+	os.chmod(h.bin, 0o755)
+
+
+@with_host
+def test_single_word_forms(h):
+	rc, out = h.init("install")
+	harness.eq(rc, 0, "install (output %s)" % out.strip())
+	harness.eq(len(h.agent_pids()), 1, "agents after install")
+	h.clear_calls()
+	# Upgrade: the installer stops the old VIB's agent, then starts the new.
+	rc, _ = h.init("stop", "upgrade")
+	harness.eq(rc, 0, "stop upgrade")
+	harness.wait_for(lambda: not h.agent_pids(), 5, what="agent to exit")
+	harness.eq(h.uservar("EsxwatchServerProto"), "cfapi", "settings kept across an upgrade")
+	rc, _ = h.init("upgrade")
+	harness.eq(rc, 0, "upgrade")
+	harness.eq(len(h.agent_pids()), 1, "agents after upgrade")
+	if "localcli network firewall refresh" not in h.calls():
+		harness.fail("no firewall refresh on upgrade")
+	rc, _ = h.init("remove")
+	harness.eq(rc, 0, "remove")
+	harness.wait_for(lambda: not h.agent_pids(), 5, what="agent to exit")
+	harness.eq(h.uservar("EsxwatchServerHostname"), None, "settings after remove")
+
+
+@with_host
+def test_no_scratch_falls_back_to_default(h):
+	# /scratch not writable (e.g. no persistent storage configured yet):
+	# the agent still runs, with the VIB's default configuration.
+	os.rmdir(os.path.join(h.root, "scratch"))
+	with open(os.path.join(h.root, "scratch"), "w") as f:
+		f.write("not a directory")
+	default = os.path.join(h.root, "opt/esxwatch/etc/agent.yaml")
+	# The default's absolute paths are for ESXi; point them into the root.
+	text = read(default).replace("/scratch/esxwatch", h.root + "/storage").replace(
+		"/var/log", h.root + "/var/log")
+	with open(default, "w") as f:
+		f.write(text)
+	rc, out = h.init("start")
+	harness.eq(rc, 0, "start without /scratch (output %s)" % out.strip())
+	pids = h.agent_pids()
+	harness.eq(len(pids), 1, "agents")
+	harness.eq(h.cmdline(pids[0])[1:], [b"-c", default.encode()], "agent arguments")
+	if not any("cannot write" in l for l in h.lines("logger.log")):
+		harness.fail("fallback not logged")
+
+
+harness.main(globals())
