@@ -447,7 +447,9 @@ syslog_open(struct sink_ctx *ctx)
 	s->octet = d->framing == NULL || strcmp(d->framing, "newline") != 0;
 	s->fmt.rfc3164 = d->format != NULL && strcmp(d->format, "rfc3164") == 0;
 	s->fmt.keep_newlines = s->transport != SL_UDP && s->octet;
-	s->fmt.bom = true;
+	/* No BOM: rsyslog (and Log Insight behind it) keep it as part of
+	 * MSG, an invisible character at the start of every text. */
+	s->fmt.bom = false;
 	if ((s->fmt.facility = syslog_facility_code(d->facility)) < 0) {
 		snprintf(ctx->error, sizeof(ctx->error), "unknown syslog "
 		    "facility \"%s\"", d->facility);
