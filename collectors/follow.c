@@ -1,0 +1,498 @@
+/*
+ * follow: a log file follower that survives rotation and restarts.  See
+ * follow.h for the rules; the comments here say how.
+ *
+ * State: the open descriptor of the file being read (fd), its identity
+ * (ino + fingerprint), and off = the offset of the first byte not yet
+ * handed to the callback (always at a line start, or inside an over-long
+ * line being skipped).  Reading is pread() from off into a buffer, so a
+ * partial last line is simply read again next time.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../agent/log.h"
+#include "follow.h"
+
+#define READ_CHUNK	(64 * 1024)	/* > FOLLOW_LINE_MAX */
+#define ROTATED_MAX	10
+
+struct follow {
+	char		*path;
+	int		 fd;		/* -1 = not open */
+	uint64_t	 ino;
+	uint64_t	 off;
+	uint32_t	 fp;
+	size_t		 fplen;		/* 0 = no fingerprint yet */
+	bool		 skipping;	/* inside an over-long line */
+	bool		 draining;	/* fd is a rotated-away file: read to EOF */
+	enum follow_start start;	/* for the next open */
+	bool		 have_bm;	/* bm_* valid: resume or recover */
+	uint64_t	 bm_ino, bm_off;
+	uint32_t	 bm_fp;
+	size_t		 bm_fplen;
+	bool		 bm_skip;
+	char		*buf;		/* READ_CHUNK */
+};
+
+struct follow *
+follow_new(const char *path)
+{
+	struct follow *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return NULL;
+	f->path = strdup(path);
+	f->buf = malloc(READ_CHUNK);
+	if (f->path == NULL || f->buf == NULL) {
+		free(f->path);
+		free(f->buf);
+		free(f);
+		return NULL;
+	}
+	f->fd = -1;
+	f->start = FOLLOW_HEAD;
+	return f;
+}
+
+void
+follow_free(struct follow *f)
+{
+	if (f == NULL)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f->buf);
+	free(f);
+}
+
+const char *
+follow_path(const struct follow *f)
+{
+	return f->path;
+}
+
+uint64_t
+follow_offset(const struct follow *f)
+{
+	return f->off;
+}
+
+void
+follow_start(struct follow *f, const char *bm, enum follow_start start)
+{
+	unsigned long long ino, off;
+	unsigned fp;
+	size_t fplen;
+	int skip;
+
+	f->start = start;
+	f->have_bm = false;
+	if (bm != NULL && sscanf(bm, "ino=%llu fp=%x fplen=%zu off=%llu skip=%d",
+	    &ino, &fp, &fplen, &off, &skip) == 5 && fplen <= FOLLOW_FP_LEN) {
+		f->have_bm = true;
+		f->bm_ino = ino;
+		f->bm_fp = fp;
+		f->bm_fplen = fplen;
+		f->bm_off = off;
+		f->bm_skip = skip != 0;
+	}
+}
+
+void
+follow_pos(const struct follow *f, char *out, size_t outlen)
+{
+	if (f->fd < 0 && !f->have_bm) {
+		snprintf(out, outlen, "%s", "");
+		return;
+	}
+	if (f->fd < 0) {
+		/* Not reopened yet: keep what we were given. */
+		snprintf(out, outlen, "ino=%" PRIu64 " fp=%08x fplen=%zu off=%" PRIu64
+		    " skip=%d", f->bm_ino, (unsigned)f->bm_fp, f->bm_fplen,
+		    f->bm_off, f->bm_skip);
+		return;
+	}
+	snprintf(out, outlen, "ino=%" PRIu64 " fp=%08x fplen=%zu off=%" PRIu64
+	    " skip=%d", f->ino, (unsigned)f->fp, f->fplen, f->off, f->skipping);
+}
+
+/* CRC32 of the first n bytes of fd; -1 if fewer exist. */
+static int
+fd_crc(int fd, size_t n, uint32_t *crc)
+{
+	unsigned char b[FOLLOW_FP_LEN];
+	ssize_t r;
+
+	if (n > sizeof(b))
+		return -1;
+	r = pread(fd, b, n, 0);
+	if (r < 0 || (size_t)r != n)
+		return -1;
+	*crc = (uint32_t)crc32(0L, b, (uInt)n);
+	return 0;
+}
+
+/* Take (or extend) the fingerprint of the open file, up to FOLLOW_FP_LEN. */
+static void
+take_fp(struct follow *f, uint64_t size)
+{
+	size_t n = size < FOLLOW_FP_LEN ? (size_t)size : FOLLOW_FP_LEN;
+	uint32_t crc;
+
+	if (n > f->fplen && fd_crc(f->fd, n, &crc) == 0) {
+		f->fp = crc;
+		f->fplen = n;
+	}
+}
+
+/* Does the open file still start with the bytes we fingerprinted? */
+static bool
+same_fp(int fd, uint32_t fp, size_t fplen)
+{
+	uint32_t crc;
+
+	if (fplen == 0)
+		return true;
+	return fd_crc(fd, fplen, &crc) == 0 && crc == fp;
+}
+
+/*
+ * Hand the complete lines of buf[0..n) to cb.  final: the data ends here
+ * for good (a rotated file), so a last line without newline counts too.
+ * Stops after *budget lines (when non-NULL).  Returns the bytes consumed.
+ */
+static size_t
+split(struct follow *f, const char *buf, size_t n, bool final,
+    size_t *budget, follow_line_fn cb, void *arg)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		const char *nl = memchr(buf + i, '\n', n - i);
+		size_t len = nl ? (size_t)(nl - (buf + i)) : n - i;
+
+		if (f->skipping) {
+			if (nl == NULL)
+				return n;		/* still inside it */
+			f->skipping = false;
+			i += len + 1;
+			continue;
+		}
+		if (budget != NULL && *budget == 0)
+			break;
+		if (nl == NULL && len <= FOLLOW_LINE_MAX && !final)
+			break;			/* partial: read again later */
+		if (len > FOLLOW_LINE_MAX) {
+			/* Cut at a character boundary by the event code;
+			 * the rest of the line is skipped, not split. */
+			cb(arg, buf + i, FOLLOW_LINE_MAX, true);
+			if (nl == NULL) {
+				f->skipping = !final;
+				return n;
+			}
+		} else {
+			size_t l = len;
+
+			if (l > 0 && buf[i + l - 1] == '\r')
+				l--;
+			if (l > 0)
+				cb(arg, buf + i, l, false);
+		}
+		i += len + (nl != NULL);
+		if (budget != NULL)
+			(*budget)--;
+	}
+	return i;
+}
+
+/*
+ * Read the open file from f->off.  final: it will not grow any more.
+ * Returns 1 if the bounds stopped us, 0 at EOF, -1 on error.
+ */
+static int
+read_fd(struct follow *f, bool final, size_t max_bytes, size_t max_lines,
+    follow_line_fn cb, void *arg)
+{
+	size_t done = 0, budget = max_lines, *bp = max_lines ? &budget : NULL;
+
+	for (;;) {
+		ssize_t r;
+		size_t used;
+
+		if (max_bytes && done >= max_bytes)
+			return 1;
+		r = pread(f->fd, f->buf, READ_CHUNK, (off_t)f->off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			log_limited(LOG_WARN, f->path, 300, "logwatch: read %s: %s",
+			    f->path, strerror(errno));
+			return -1;
+		}
+		if (r == 0)
+			return 0;
+		used = split(f, f->buf, (size_t)r, final && r < READ_CHUNK, bp,
+		    cb, arg);
+		f->off += used;
+		done += used;
+		if (bp != NULL && budget == 0)
+			return 1;
+		if (used < (size_t)r || r < READ_CHUNK)
+			return 0;	/* a partial last line, or the end */
+	}
+}
+
+size_t
+follow_rotated(const char *path, char **out, size_t max)
+{
+	char stem[PATH_MAX], cand[PATH_MAX + 32];
+	const char *dot;
+	size_t n = 0, k, plen = strlen(path), j;
+	struct stat st;
+
+	if (plen >= sizeof(stem))
+		return 0;
+	memcpy(stem, path, plen + 1);
+	dot = strrchr(path, '.');
+	if (dot != NULL && strchr(dot, '/') == NULL && strcmp(dot, ".log") == 0)
+		stem[dot - path] = '\0';
+	for (k = 0; k < ROTATED_MAX && n < max; k++) {
+		for (j = 0; j < 3 && n < max; j++) {
+			if (j == 1 && strcmp(stem, path) == 0)
+				continue;
+			/* stem.k.gz (ESXi), path.k.gz, path.k (logrotate) */
+			snprintf(cand, sizeof(cand), "%s.%zu%s", j == 0 ? stem : path,
+			    k, j == 2 ? "" : ".gz");
+			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+				out[n] = strdup(cand);
+				if (out[n] != NULL)
+					n++;
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * Read a rotated copy (gzip or plain: gzread does both) from offset off
+ * to its end.  check: only if its first fplen bytes have CRC fp; returns
+ * 1 read, 0 not this file, -1 error.
+ */
+static int
+read_rotated(struct follow *f, const char *name, bool check, uint32_t fp,
+    size_t fplen, uint64_t off, follow_line_fn cb, void *arg)
+{
+	unsigned char head[FOLLOW_FP_LEN];
+	gzFile gz;
+	uint64_t pos = 0;
+	size_t have = 0;
+	int r;
+
+	gz = gzopen(name, "rb");
+	if (gz == NULL)
+		return -1;
+	if (check && fplen > 0) {
+		r = gzread(gz, head, (unsigned)fplen);
+		if (r != (int)fplen ||
+		    (uint32_t)crc32(0L, head, (uInt)fplen) != fp) {
+			gzclose(gz);
+			return 0;
+		}
+		pos = fplen;
+		if (off < pos) {
+			/* Resume inside the fingerprinted head. */
+			have = (size_t)(pos - off);
+			memcpy(f->buf, head + off, have);
+			pos = off;
+		}
+	}
+	/* Skip to off. */
+	while (pos + have < off) {
+		uint64_t want = off - pos;
+
+		r = gzread(gz, f->buf, want > READ_CHUNK ? READ_CHUNK : (unsigned)want);
+		if (r <= 0)
+			break;
+		pos += (unsigned)r;
+	}
+	if (pos < off) {
+		/* Shorter than the bookmark: it was not that file after all,
+		 * or it lost data; nothing of it is unread. */
+		gzclose(gz);
+		return 1;
+	}
+	for (;;) {
+		size_t used;
+
+		r = gzread(gz, f->buf + have, (unsigned)(READ_CHUNK - have));
+		if (r < 0)
+			break;
+		have += (size_t)r;
+		used = split(f, f->buf, have, r == 0, NULL, cb, arg);
+		memmove(f->buf, f->buf + used, have - used);
+		have -= used;
+		if (r == 0)
+			break;
+	}
+	gzclose(gz);
+	return 1;
+}
+
+/*
+ * The file we knew (fp/fplen, read up to off) is gone from path: find it
+ * among the rotated copies, read it from off, then every newer copy in
+ * full.  Lines of copies older than the match are not ours to read.
+ */
+static void
+recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
+    follow_line_fn cb, void *arg)
+{
+	char *rot[ROTATED_MAX * 3], real[PATH_MAX];
+	const char *p = f->path;
+	size_t n, i, match = SIZE_MAX;
+
+	/* /var/log/x.log is a symlink into /var/run/log: the copies are
+	 * next to the target. */
+	if (realpath(f->path, real) != NULL)
+		p = real;
+	n = follow_rotated(p, rot, sizeof(rot) / sizeof(rot[0]));
+	if (fplen > 0) {
+		for (i = 0; i < n && match == SIZE_MAX; i++) {
+			f->skipping = skip;
+			if (read_rotated(f, rot[i], true, fp, fplen, off, cb,
+			    arg) == 1)
+				match = i;
+		}
+	}
+	if (match == SIZE_MAX)
+		log_debug("logwatch: %s: the rotated file was not found; "
+		    "reading the new file from its start", f->path);
+	else
+		log_debug("logwatch: %s: read the rest of %s", f->path, rot[match]);
+	for (i = match == SIZE_MAX ? 0 : match; i-- > 0;) {
+		f->skipping = false;
+		read_rotated(f, rot[i], false, 0, 0, 0, cb, arg);
+	}
+	for (i = 0; i < n; i++)
+		free(rot[i]);
+	f->skipping = false;
+}
+
+/* Open path and decide where to begin.  0 opened, 1 not there yet, -1 error. */
+static int
+open_live(struct follow *f, follow_line_fn cb, void *arg)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			log_limited(LOG_WARN, f->path, 300, "logwatch: open %s: %s",
+			    f->path, strerror(errno));
+		if (f->have_bm && errno == ENOENT) {
+			/* Rotated while we were away and no new file yet. */
+			recover(f, f->bm_fp, f->bm_fplen, f->bm_off, f->bm_skip,
+			    cb, arg);
+			f->have_bm = false;
+			f->start = FOLLOW_HEAD;
+		}
+		return errno == ENOENT || errno == ENOTDIR ? 1 : -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	f->fd = fd;
+	f->ino = (uint64_t)st.st_ino;
+	f->fp = 0;
+	f->fplen = 0;
+	f->skipping = false;
+	f->draining = false;
+	if (f->have_bm) {
+		f->have_bm = false;
+		if (f->bm_ino == f->ino && same_fp(fd, f->bm_fp, f->bm_fplen) &&
+		    (uint64_t)st.st_size >= f->bm_off) {
+			f->off = f->bm_off;
+			f->fp = f->bm_fp;
+			f->fplen = f->bm_fplen;
+			f->skipping = f->bm_skip;
+		} else {
+			recover(f, f->bm_fp, f->bm_fplen, f->bm_off, f->bm_skip,
+			    cb, arg);
+			f->off = 0;
+		}
+	} else if (f->start == FOLLOW_TAIL)
+		f->off = (uint64_t)st.st_size;
+	else
+		f->off = 0;
+	f->start = FOLLOW_HEAD;		/* any later (re)open is a new file */
+	take_fp(f, (uint64_t)st.st_size);
+	return 0;
+}
+
+static void
+close_live(struct follow *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->draining = false;
+}
+
+int
+follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
+    follow_line_fn cb, void *arg)
+{
+	struct stat st, fst;
+	int r;
+
+	if (f->fd < 0) {
+		r = open_live(f, cb, arg);
+		if (r != 0)
+			return r > 0 ? 0 : -1;
+	}
+	if (!f->draining) {
+		bool gone = stat(f->path, &st) < 0;
+
+		if (gone || (uint64_t)st.st_ino != f->ino)
+			f->draining = true;	/* renamed away: finish it */
+		else if (fstat(f->fd, &fst) == 0 &&
+		    ((uint64_t)fst.st_size < f->off ||
+		    !same_fp(f->fd, f->fp, f->fplen))) {
+			/* Truncated (copytruncate) or rewritten in place: the
+			 * rest of what we had is in the rotated copy. */
+			recover(f, f->fp, f->fplen, f->off, f->skipping, cb, arg);
+			f->off = 0;
+			f->fp = 0;
+			f->fplen = 0;
+		}
+	}
+	if (f->draining) {
+		r = read_fd(f, true, max_bytes, max_lines, cb, arg);
+		if (r != 0)
+			return r;
+		close_live(f);
+		/* The new file, if it exists yet, from its start. */
+		f->start = FOLLOW_HEAD;
+		r = open_live(f, cb, arg);
+		if (r != 0)
+			return r > 0 ? 0 : -1;
+	}
+	r = read_fd(f, false, max_bytes, max_lines, cb, arg);
+	if (fstat(f->fd, &fst) == 0)
+		take_fp(f, (uint64_t)fst.st_size);
+	return r;
+}
