@@ -1329,13 +1329,14 @@ apply_scalar(struct lctx *c, const struct kspec *k, void *base, const char *s,
 		set_str((char **)(void *)field, s);
 		return 0;
 	case KT_OSTR:
-		if (isnull || *s == '\0') {
+		/* absent = NULL; "" too, unless the check refuses it */
+		if (isnull) {
 			set_str((char **)(void *)field, NULL);
 			return 0;
 		}
 		if (k->check != NULL && k->check(c, k->name, s, line, col) != 0)
 			return -1;
-		set_str((char **)(void *)field, s);
+		set_str((char **)(void *)field, *s != '\0' ? s : NULL);
 		return 0;
 	case KT_INT:
 	case KT_LONG:
