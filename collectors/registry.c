@@ -9,9 +9,11 @@
 #include "collector.h"
 
 extern const struct collector collector_nic;
+extern const struct collector collector_logwatch;
 
 const struct collector *const collectors_all[] = {
 	&collector_nic,
+	&collector_logwatch,
 	NULL
 };
 

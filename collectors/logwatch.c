@@ -1,0 +1,675 @@
+/*
+ * logwatch: the log-following collector.  See logwatch.h.
+ *
+ * Every collect() call: report storm windows that ended, look for new
+ * files (a directory is listed again only when its mtime moved), read what
+ * is new in every followed file (bounded per call), turn lines into events,
+ * and once the emitter says everything is queued (emit_sync), persist the
+ * bookmarks.  A crash between emitting and saving re-reads lines, it never
+ * skips them.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agent/buf.h"
+#include "../agent/log.h"
+#include "follow.h"
+#include "logline.h"
+#include "logwatch.h"
+#include "rules.h"
+
+struct lw_log {
+	const struct filelog_conf *conf;
+	bool		 has_marker;
+	regex_t		 marker;
+	bool		 listed;
+	struct timespec	 dir_mtime;
+	size_t		 nfiles;
+};
+
+struct lw_file {
+	struct lw_log	*log;
+	struct follow	*fo;
+	char		*path;
+	struct buf	 pending;	/* a multi-line event being assembled */
+	bool		 pending_trunc;
+	char		 saved[FOLLOW_POS_MAX];	/* last bookmark written */
+};
+
+struct lw {
+	struct lw_log	*logs;
+	size_t		 nlogs;
+	struct lw_file	**files;
+	size_t		 nfiles;
+	struct rules	*rules;
+	struct storm	*storm;
+	struct kvstore	*bm;
+	bool		 first_scan;
+	struct emitter	*em;		/* of the current (last) collect() */
+	struct lw_file	*cur;
+	int64_t		 now;
+	struct buf	 text;
+	uint64_t	 lines, alerts, suppressed;
+};
+
+/* ---- the catalogue ------------------------------------------------- */
+
+static bool
+readable(const char *p)
+{
+	return access(p, R_OK) == 0;
+}
+
+int
+logwatch_rules_path(const char *rules_file, char *out, size_t outlen)
+{
+	static const char *const fixed[] = {
+		"/opt/esxwatch/share/rules/esxi.yaml",
+		"/usr/share/esxwatch/rules/esxi.yaml",
+	};
+	static const char *const rel[] = {
+		"../share/rules/esxi.yaml",
+		"../collectors/rules/esxi.yaml",	/* build/esxwatch */
+		"../../collectors/rules/esxi.yaml",	/* build/asan/esxwatch */
+	};
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+	size_t i;
+
+	if (rules_file != NULL && rules_file[0] != '\0') {
+		snprintf(out, outlen, "%s", rules_file);
+		return readable(out) ? 0 : -1;
+	}
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (readable(fixed[i])) {
+			snprintf(out, outlen, "%s", fixed[i]);
+			return 0;
+		}
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				if (snprintf(out, outlen, "%s/%s", exe, rel[i]) <
+				    (int)outlen && readable(out))
+					return 0;
+			}
+		}
+	}
+	snprintf(out, outlen, "%s", "collectors/rules/esxi.yaml");
+	return readable(out) ? 0 : -1;
+}
+
+static void
+rules_report(void *arg, bool is_error, const char *msg)
+{
+	(void)arg;
+	if (is_error)
+		log_error("logwatch: %s", msg);
+	else
+		log_warn("logwatch: %s", msg);
+}
+
+static int
+load_rules(struct lw *lw, const struct config *cfg)
+{
+	char path[PATH_MAX], err[512];
+	struct rule_conf *v = NULL;
+	size_t n = 0, i;
+
+	lw->rules = rules_new();
+	if (lw->rules == NULL)
+		return -1;
+	if (logwatch_rules_path(cfg->rules_file, path, sizeof(path)) == 0) {
+		if (config_load_rules_file(path, &v, &n, rules_report, NULL) == 0) {
+			for (i = 0; i < n; i++)
+				if (rules_add(lw->rules, &v[i], err, sizeof(err)) < 0)
+					log_error("logwatch: %s: %s", path, err);
+			rule_conf_free_array(v, n);
+			log_debug("logwatch: %zu rules from %s", n, path);
+		} else
+			log_error("logwatch: the rule catalogue %s has errors; "
+			    "only the rules of the configuration are used", path);
+	} else
+		log_warn("logwatch: no rule catalogue found (%s); only the rules "
+		    "of the configuration are used", path);
+	/* agent.yaml rules: same name replaces, enabled: no disables. */
+	for (i = 0; i < cfg->nrules; i++)
+		if (rules_add(lw->rules, &cfg->rules[i], err, sizeof(err)) < 0)
+			log_error("logwatch: %s:%d: %s", cfg->rules[i].src_file ?
+			    cfg->rules[i].src_file : "config", cfg->rules[i].src_line, err);
+	if (rules_compile(lw->rules, err, sizeof(err)) < 0) {
+		log_error("logwatch: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- events -------------------------------------------------------- */
+
+/* 4812 -> "4,812" */
+static void
+thousands(uint64_t v, char *out, size_t outlen)
+{
+	char tmp[32];
+	size_t n, i, o = 0;
+
+	n = (size_t)snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+	for (i = 0; i < n && o + 2 < outlen; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = tmp[i];
+	}
+	out[o] = '\0';
+}
+
+static const struct rule *
+rule_named(const struct lw *lw, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < rules_total(lw->rules); i++)
+		if (strcmp(rules_at(lw->rules, i)->name, name) == 0)
+			return rules_at(lw->rules, i);
+	return NULL;
+}
+
+/* Entity key for storm suppression: "name\tvalue" of the first capture. */
+static void
+entity_of(const struct rules_match *m, char *out, size_t outlen)
+{
+	if (m->ncaps == 0)
+		snprintf(out, outlen, "%s", "");
+	else
+		snprintf(out, outlen, "%s\t%s", m->caps[0].name, m->caps[0].value);
+}
+
+static void
+set_capture(struct event *ev, const char *name, const char *value)
+{
+	char fname[64];
+
+	if (snprintf(fname, sizeof(fname), "esxwatch_%s", name) >= (int)sizeof(fname) ||
+	    !field_name_valid(fname))
+		return;
+	event_set(ev, fname, value);
+}
+
+static void
+storm_summary(void *arg, const char *rule, const char *entity, uint64_t n,
+    int64_t window_ms, const char *last)
+{
+	struct lw *lw = arg;
+	const struct rule *ru = rule_named(lw, rule);
+	const char *tab = strchr(entity, '\t');
+	char count[32];
+	struct event *ev;
+
+	if (lw->em == NULL)
+		return;
+	thousands(n, count, sizeof(count));
+	ev = ev_new("alert", ru ? ru->severity : "warning",
+	    "esxwatch: rule %s%s%s: the same message repeated %s times in the "
+	    "last %lld s (not sent one by one); last one: %s", rule,
+	    tab ? " on " : "", tab ? tab + 1 : "", count,
+	    (long long)(window_ms / 1000), last);
+	if (ev == NULL)
+		return;
+	event_set(ev, "esxwatch_rule", rule);
+	event_setf(ev, "esxwatch_repeat_count", "%llu", (unsigned long long)n);
+	event_setf(ev, "esxwatch_repeat_window_s", "%lld", (long long)(window_ms / 1000));
+	if (tab != NULL) {
+		char name[48];
+		size_t l = (size_t)(tab - entity);
+
+		if (l < sizeof(name)) {
+			memcpy(name, entity, l);
+			name[l] = '\0';
+			set_capture(ev, name, tab + 1);
+		}
+	}
+	if (ru != NULL && ru->hint[0] != '\0')
+		event_set(ev, "esxwatch_hint", ru->hint);
+	emit(lw->em, ev);
+}
+
+static void
+scsi_texts(struct event *ev)
+{
+	const char *v, *t;
+	unsigned a, b, c;
+
+	v = event_get(ev, "esxwatch_scsi_sense");
+	if (v != NULL && sscanf(v, "0x%x 0x%x 0x%x", &a, &b, &c) == 3 &&
+	    (t = scsi_sense_text(a, b, c)) != NULL)
+		event_set(ev, "esxwatch_scsi_sense_text", t);
+	v = event_get(ev, "esxwatch_scsi_host_status");
+	if (v != NULL && sscanf(v, "%x", &a) == 1 &&
+	    (t = scsi_host_status_text(a)) != NULL)
+		event_set(ev, "esxwatch_scsi_host_status_text", t);
+	v = event_get(ev, "esxwatch_scsi_device_status");
+	if (v != NULL && sscanf(v, "%x", &a) == 1 &&
+	    (t = scsi_device_status_text(a)) != NULL)
+		event_set(ev, "esxwatch_scsi_device_status_text", t);
+}
+
+static struct event *
+make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
+    bool truncated, const struct rules_match *m)
+{
+	const struct filelog_conf *fc = lf->log->conf;
+	struct logline ll;
+	struct event *ev;
+	char vob[160];
+	size_t i;
+
+	buf_reset(&lw->text);
+	if (buf_utf8_valid(&lw->text, line, len) < 0 ||
+	    (truncated && buf_puts(&lw->text, EVENT_TRUNC_MARKER) < 0))
+		return NULL;
+	logline_parse(line, len, lw->now, &ll);
+	ev = event_new(ll.ts_ms ? ll.ts_ms : lw->now, lw->text.data);
+	if (ev == NULL)
+		return NULL;
+	event_set(ev, "esxwatch_kind", m ? "alert" : "sample");
+	event_set(ev, "esxwatch_severity", m ? m->rule->severity : "info");
+	event_set(ev, "appname", ll.appname[0] ? ll.appname : fc->name);
+	event_set(ev, "esxwatch_file", lf->path);
+	event_set(ev, "esxwatch_filelog", fc->name);
+	if (logline_vob_id(line, len, vob, sizeof(vob)) > 0)
+		event_set(ev, "esxwatch_vob_id", vob);
+	if (truncated)
+		event_set(ev, "esxwatch_truncated", "yes");
+	if (m != NULL) {
+		event_set(ev, "esxwatch_rule", m->rule->name);
+		for (i = 0; i < m->ncaps; i++)
+			set_capture(ev, m->caps[i].name, m->caps[i].value);
+		scsi_texts(ev);
+		if (m->rule->hint[0] != '\0')
+			event_set(ev, "esxwatch_hint", m->rule->hint);
+	}
+	for (i = 0; i < fc->tags.n; i++)
+		if (field_name_valid(fc->tags.v[i].key))
+			event_set_default(ev, fc->tags.v[i].key, fc->tags.v[i].value);
+	return ev;
+}
+
+/* One complete event text (a line, or lines joined by event_marker). */
+static void
+handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
+    bool truncated)
+{
+	struct rules_match m;
+	char entity[RULES_CAP_VALUE_MAX + 48];
+	int matched;
+
+	if (len == 0)
+		return;
+	lw->lines++;
+	matched = rules_match(lw->rules, lf->log->conf->name, text, len, &m);
+	if (!matched && lf->log->conf->forward != FORWARD_ALL)
+		return;
+	if (matched) {
+		entity_of(&m, entity, sizeof(entity));
+		if (!storm_hit(lw->storm, m.rule->name, entity, lw->now, text,
+		    len, storm_summary, lw)) {
+			lw->suppressed++;
+			return;
+		}
+		lw->alerts++;
+	}
+	emit(lw->em, make_event(lw, lf, text, len, truncated,
+	    matched ? &m : NULL));
+}
+
+static void
+flush_pending(struct lw *lw, struct lw_file *lf)
+{
+	if (lf->pending.len == 0)
+		return;
+	handle(lw, lf, lf->pending.data, lf->pending.len, lf->pending_trunc);
+	buf_reset(&lf->pending);
+	lf->pending_trunc = false;
+}
+
+static bool
+starts_event(struct lw *lw, struct lw_log *lg, const char *line, size_t len)
+{
+	buf_reset(&lw->text);
+	if (buf_append(&lw->text, line, len) < 0)
+		return true;
+	/* NULs would end the string early: the marker sees a prefix. */
+	return regexec(&lg->marker, lw->text.data, 0, NULL, 0) == 0;
+}
+
+/* follow_line_fn */
+static void
+on_line(void *arg, const char *line, size_t len, bool truncated)
+{
+	struct lw *lw = arg;
+	struct lw_file *lf = lw->cur;
+
+	if (!lf->log->has_marker) {
+		handle(lw, lf, line, len, truncated);
+		return;
+	}
+	if (lf->pending.len > 0 && !starts_event(lw, lf->log, line, len)) {
+		/* A continuation: belongs to the event above, up to the cap. */
+		if (lf->pending.len + 1 + len > EVENT_TEXT_MAX ||
+		    buf_putc(&lf->pending, '\n') < 0 ||
+		    buf_append(&lf->pending, line, len) < 0)
+			lf->pending_trunc = true;
+		return;
+	}
+	flush_pending(lw, lf);
+	if (buf_append(&lf->pending, line, len) < 0) {
+		handle(lw, lf, line, len, truncated);
+		return;
+	}
+	lf->pending_trunc = truncated;
+}
+
+/* ---- files --------------------------------------------------------- */
+
+static bool
+followed(const struct lw *lw, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < lw->nfiles; i++)
+		if (strcmp(lw->files[i]->path, path) == 0)
+			return true;
+	return false;
+}
+
+static void
+add_file(struct lw *lw, struct lw_log *lg, const char *path)
+{
+	struct lw_file *lf, **nv;
+	const char *bm;
+
+	if (lg->nfiles >= LOGWATCH_MAX_FILES) {
+		log_limited(LOG_WARN, lg->conf->name, 3600, "logwatch: filelog %s: "
+		    "more than %d files match; %s is not followed", lg->conf->name,
+		    LOGWATCH_MAX_FILES, path);
+		return;
+	}
+	nv = realloc(lw->files, (lw->nfiles + 1) * sizeof(*nv));
+	if (nv == NULL)
+		return;
+	lw->files = nv;
+	lf = calloc(1, sizeof(*lf));
+	if (lf == NULL)
+		return;
+	lf->log = lg;
+	lf->path = strdup(path);
+	lf->fo = follow_new(path);
+	buf_init(&lf->pending, EVENT_TEXT_MAX + 1);
+	if (lf->path == NULL || lf->fo == NULL) {
+		free(lf->path);
+		follow_free(lf->fo);
+		free(lf);
+		return;
+	}
+	bm = kv_get(lw->bm, path);
+	if (bm != NULL && bm[0] != '\0') {
+		snprintf(lf->saved, sizeof(lf->saved), "%s", bm);
+		follow_start(lf->fo, bm, FOLLOW_HEAD);
+	} else
+		follow_start(lf->fo, NULL, lw->first_scan &&
+		    !lg->conf->read_from_head ? FOLLOW_TAIL : FOLLOW_HEAD);
+	lw->files[lw->nfiles++] = lf;
+	lg->nfiles++;
+	log_debug("logwatch: following %s (%s)", path, bm ? "bookmark" :
+	    lw->first_scan && !lg->conf->read_from_head ? "from the end" :
+	    "from the start");
+}
+
+static bool
+is_compressed(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 3 && strcmp(name + n - 3, ".gz") == 0;
+}
+
+/* List the filelog's directory if it changed since the last listing. */
+static void
+scan(struct lw *lw, struct lw_log *lg)
+{
+	const struct filelog_conf *fc = lg->conf;
+	char path[PATH_MAX];
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+
+	if (fc->directory == NULL || stat(fc->directory, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return;
+	/* A directory's mtime only has the kernel's tick resolution: list
+	 * again while it is fresh, so a file created just after a listing
+	 * with the same mtime is not missed. */
+	if (lg->listed && st.st_mtim.tv_sec == lg->dir_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == lg->dir_mtime.tv_nsec &&
+	    lw->now / 1000 - (int64_t)st.st_mtim.tv_sec > 2)
+		return;
+	d = opendir(fc->directory);
+	if (d == NULL)
+		return;
+	lg->listed = true;
+	lg->dir_mtime = st.st_mtim;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || is_compressed(de->d_name))
+			continue;
+		if (!strlist_match(&fc->include, &fc->exclude, de->d_name))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", fc->directory,
+		    de->d_name) >= (int)sizeof(path))
+			continue;
+		if (followed(lw, path) || stat(path, &st) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		add_file(lw, lg, path);
+	}
+	closedir(d);
+}
+
+static void
+save_bookmarks(struct lw *lw, struct emitter *em)
+{
+	char pos[FOLLOW_POS_MAX];
+	bool changed = false;
+	size_t i;
+
+	for (i = 0; i < lw->nfiles; i++) {
+		follow_pos(lw->files[i]->fo, pos, sizeof(pos));
+		if (pos[0] != '\0' && strcmp(pos, lw->files[i]->saved) != 0)
+			changed = true;
+	}
+	if (!changed)
+		return;
+	/* The lines before these positions must be safely queued first. */
+	if (emit_sync(em) != 0) {
+		log_limited(LOG_WARN, "logwatch-sync", 300, "logwatch: events "
+		    "not yet safely queued; bookmarks not advanced");
+		return;
+	}
+	for (i = 0; i < lw->nfiles; i++) {
+		struct lw_file *lf = lw->files[i];
+
+		follow_pos(lf->fo, pos, sizeof(pos));
+		if (pos[0] == '\0' || strcmp(pos, lf->saved) == 0)
+			continue;
+		if (kv_set(lw->bm, lf->path, pos) == 0)
+			snprintf(lf->saved, sizeof(lf->saved), "%s", pos);
+	}
+	if (kv_save(lw->bm) < 0)
+		log_limited(LOG_WARN, "logwatch-bm", 300, "logwatch: cannot save "
+		    "the bookmarks: lines may be read again after a restart");
+}
+
+/* ---- the collector ------------------------------------------------- */
+
+static void lw_free(struct lw *);
+
+static int
+lw_init(struct collector_ctx *ctx)
+{
+	const struct config *cfg = ctx->cfg;
+	char path[PATH_MAX];
+	const char *dir = platform_storage_dir(cfg);
+	struct lw *lw;
+	size_t i;
+
+	lw = calloc(1, sizeof(*lw));
+	if (lw == NULL)
+		return -1;
+	buf_init(&lw->text, EVENT_TEXT_MAX * 4);
+	lw->first_scan = true;
+	lw->storm = storm_new(LOGWATCH_STORM_LIMIT, LOGWATCH_STORM_WINDOW_MS, 4096);
+	lw->logs = calloc(cfg->nfilelogs ? cfg->nfilelogs : 1, sizeof(*lw->logs));
+	if (lw->storm == NULL || lw->logs == NULL || load_rules(lw, cfg) < 0)
+		goto err;
+	for (i = 0; i < cfg->nfilelogs; i++) {
+		const struct filelog_conf *fc = &cfg->filelogs[i];
+		struct lw_log *lg = &lw->logs[lw->nlogs];
+
+		if (!fc->enabled)
+			continue;
+		lg->conf = fc;
+		if (fc->event_marker != NULL && fc->event_marker[0] != '\0') {
+			if (regcomp(&lg->marker, fc->event_marker,
+			    REG_EXTENDED | REG_NOSUB) != 0) {
+				log_error("logwatch: filelog %s: bad event_marker; "
+				    "lines are events one by one", fc->name);
+			} else
+				lg->has_marker = true;
+		}
+		lw->nlogs++;
+	}
+	if (mkdir_p(dir, 0700) < 0 ||
+	    snprintf(path, sizeof(path), "%s/bookmarks", dir) >= (int)sizeof(path))
+		lw->bm = NULL;
+	else
+		lw->bm = kv_open(path);
+	if (lw->bm == NULL) {
+		log_warn("logwatch: cannot keep bookmarks in %s: after a restart "
+		    "files are read from their end", dir);
+		lw->bm = kv_open(NULL);
+		if (lw->bm == NULL)
+			goto err;
+	}
+	ctx->priv = lw;
+	log_debug("logwatch: %zu filelogs, %zu rules", lw->nlogs,
+	    rules_count(lw->rules));
+	return 0;
+err:
+	lw_free(lw);
+	return -1;
+}
+
+static int
+lw_collect(struct collector_ctx *ctx, struct emitter *em)
+{
+	struct lw *lw = ctx->priv;
+	int more = 0, r;
+	size_t i;
+
+	if (lw == NULL)
+		return -1;
+	lw->em = em;
+	lw->now = now_ms();
+	storm_due(lw->storm, lw->now, false, storm_summary, lw);
+	for (i = 0; i < lw->nlogs; i++)
+		scan(lw, &lw->logs[i]);
+	lw->first_scan = false;
+	for (i = 0; i < lw->nfiles; i++) {
+		struct lw_file *lf = lw->files[i];
+
+		lw->cur = lf;
+		r = follow_read(lf->fo, LOGWATCH_MAX_BYTES, LOGWATCH_MAX_LINES,
+		    on_line, lw);
+		if (r == 1)
+			more = 1;
+		flush_pending(lw, lf);
+	}
+	lw->cur = NULL;
+	save_bookmarks(lw, em);
+	return more;
+}
+
+static void
+lw_free(struct lw *lw)
+{
+	size_t i;
+
+	if (lw == NULL)
+		return;
+	for (i = 0; i < lw->nfiles; i++) {
+		follow_free(lw->files[i]->fo);
+		buf_free(&lw->files[i]->pending);
+		free(lw->files[i]->path);
+		free(lw->files[i]);
+	}
+	free(lw->files);
+	for (i = 0; i < lw->nlogs; i++)
+		if (lw->logs[i].has_marker)
+			regfree(&lw->logs[i].marker);
+	free(lw->logs);
+	rules_free(lw->rules);
+	storm_free(lw->storm);
+	if (lw->bm != NULL)
+		kv_close(lw->bm);
+	buf_free(&lw->text);
+	free(lw);
+}
+
+/*
+ * Shutdown (and the end of --once): what storm suppression still holds is
+ * reported now, never dropped.  The agent calls fini() before it drains the
+ * queue, through the emitter of the last collect() call.
+ */
+static void
+lw_fini(struct collector_ctx *ctx)
+{
+	struct lw *lw = ctx->priv;
+	size_t i;
+
+	if (lw == NULL)
+		return;
+	if (lw->em != NULL) {
+		lw->now = now_ms();
+		for (i = 0; i < lw->nfiles; i++) {
+			lw->cur = lw->files[i];
+			flush_pending(lw, lw->files[i]);
+		}
+		storm_due(lw->storm, lw->now, true, storm_summary, lw);
+		save_bookmarks(lw, lw->em);
+	}
+	log_debug("logwatch: %llu lines, %llu alerts, %llu suppressed by storm "
+	    "control", (unsigned long long)lw->lines,
+	    (unsigned long long)lw->alerts, (unsigned long long)lw->suppressed);
+	lw_free(lw);
+	ctx->priv = NULL;
+}
+
+const struct collector collector_logwatch = {
+	.name = "logwatch",
+	.default_interval = 1,
+	.init = lw_init,
+	.collect = lw_collect,
+	.fini = lw_fini,
+};
