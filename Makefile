@@ -26,6 +26,13 @@ LDLIBS	+= $(PKG_LIBS) -lpthread -lm
 
 SRCS	:= $(wildcard agent/*.c collectors/*.c output/*.c)
 LIBSRCS	:= $(filter-out agent/main.c,$(SRCS))
+# The queue behind agent/queue.h: spool (durable, agent/spool.c) or memqueue
+# (in memory, agent/memqueue.c).  Switching is this one line (a build dir
+# holds one kind: build the other with B=build/memq QUEUE=memqueue).
+QUEUE	?= spool
+QUEUEFLAGS := $(if $(filter spool,$(QUEUE)),-DESXWATCH_SPOOL_QUEUE)
+LIBSRCS	:= $(filter-out $(if $(filter spool,$(QUEUE)),agent/memqueue.c),$(LIBSRCS))
+CFLAGS	+= $(QUEUEFLAGS)
 LIBOBJS	:= $(LIBSRCS:%.c=$(B)/obj/%.o)
 TESTSRCS := $(wildcard tests/unit/test_*.c)
 TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)
@@ -78,7 +85,7 @@ bench: deps
 FUZZSRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZBINS := $(FUZZSRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer-no-link,address,undefined \
-	-DESXWATCH_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+	-DESXWATCH_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(QUEUEFLAGS)
 FUZZOBJS := $(LIBSRCS:%.c=build/fuzz/obj/%.o)
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
