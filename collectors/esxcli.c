@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "esxcli.h"
 #include "../agent/buf.h"
@@ -691,6 +692,27 @@ first_line(const char *s, size_t len, char *buf, size_t buflen)
 	return buf;
 }
 
+/*
+ * localcli before esxcli, and host.tools_dir before the usual places: a
+ * tools_dir holding only esxcli wins over a localcli in /bin.
+ */
+static const char *
+find_cli(const struct config *cfg, char *path, size_t len)
+{
+	static const char *const tools[] = { "localcli", "esxcli", NULL };
+	size_t i;
+
+	if (cfg != NULL && cfg->tools_dir != NULL && cfg->tools_dir[0] != '\0')
+		for (i = 0; tools[i] != NULL; i++)
+			if (snprintf(path, len, "%s/%s", cfg->tools_dir,
+			    tools[i]) < (int)len && access(path, X_OK) == 0)
+				return tools[i];
+	for (i = 0; tools[i] != NULL; i++)
+		if (platform_find_tool(cfg, tools[i], path, len) == 0)
+			return tools[i];
+	return NULL;
+}
+
 int
 esxcli_query(const struct config *cfg, int timeout_s,
     const char *const args[], struct esx_out *out)
@@ -698,21 +720,18 @@ esxcli_query(const struct config *cfg, int timeout_s,
 	const char *argv[ESX_MAX_ARGS + 2];
 	char path[PATH_MAX], cmd[512], key[600], how[128], line[320];
 	char perr[256];
-	const char *tool = "localcli";
+	const char *tool;
 	struct exec_result res;
 	size_t n, off;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	memset(&res, 0, sizeof(res));
-	if (platform_find_tool(cfg, "localcli", path, sizeof(path)) == -1) {
-		tool = "esxcli";
-		if (platform_find_tool(cfg, "esxcli", path, sizeof(path)) == -1) {
-			log_limited(LOG_ERROR, "esxcli:notool", 3600,
-			    "neither localcli nor esxcli found (host.tools_dir "
-			    "or the usual places): cannot query the host");
-			return -1;
-		}
+	if ((tool = find_cli(cfg, path, sizeof(path))) == NULL) {
+		log_limited(LOG_ERROR, "esxcli:notool", 3600,
+		    "neither localcli nor esxcli found (host.tools_dir "
+		    "or the usual places): cannot query the host");
+		return -1;
 	}
 	/* The command as the user would type it, for the log. */
 	off = (size_t)snprintf(cmd, sizeof(cmd), "%s", tool);

@@ -77,8 +77,9 @@ const char	*esx_get(const struct esx_rec *, const char *key);
 void		 esx_out_free(struct esx_out *);
 
 /*
- * Run `localcli ARGS...` if localcli is found (host.tools_dir first, then
- * the platform's usual places), else `esxcli ARGS...`, with timeout_s, and
+ * Run `localcli ARGS...` if localcli is found, else `esxcli ARGS...`
+ * (host.tools_dir first, both names, then the platform's usual places;
+ * timeout_s <= 0 means 30 s), and
  * parse its output.  localcli is preferred because it does not go through
  * hostd, so it still answers when hostd hangs.  args is NULL-terminated and
  * does not include the program name.  On any failure (no tool, exit status,

@@ -4,11 +4,16 @@
  * Run from the repository's top directory (tests/run-all.sh does).
  */
 #include <dirent.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "t.h"
+#include "../../agent/config.h"
 #include "../../collectors/esxcli.h"
 
 #define FIX "tests/fixtures/esxi/"
@@ -533,6 +538,65 @@ TEST(hostile_table_is_bounded)
 	free(text);
 }
 
+static void
+script(const char *dir, const char *name, const char *body)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f == NULL)
+		exit(1);
+	fprintf(f, "#!/bin/sh\n%s\n", body);
+	fclose(f);
+	chmod(path, 0755);
+}
+
+/* The runner: localcli first, exit status, timeout, unparsable output. */
+TEST(query_runs_localcli_first)
+{
+	char dir[] = "/tmp/test_esxcli.XXXXXX", path[PATH_MAX];
+	const char *const args[] = { "network", "nic", "list", NULL };
+	struct config *cfg = config_default();
+
+	CHECK(cfg != NULL && mkdtemp(dir) != NULL);
+	if (cfg == NULL)
+		return;
+	free(cfg->tools_dir);
+	cfg->tools_dir = strdup(dir);
+	script(dir, "localcli", "[ \"$*\" = \"network nic list\" ] || exit 3\n"
+	    "printf 'Name    Driver\\n------  ------\\nvmnic0  ixgben\\n'");
+	script(dir, "esxcli", "echo 'Error: should not run' >&2; exit 1");
+	CHECK_INT(esxcli_query(cfg, 5, args, &out), 0);
+	CHECK_INT(out.n, 1);
+	CHECK_STR(esx_get(&out.recs[0], "Driver"), "ixgben");
+	esx_out_free(&out);
+
+	/* without localcli, esxcli answers (here with an error) */
+	snprintf(path, sizeof(path), "%s/localcli", dir);
+	unlink(path);
+	CHECK_INT(esxcli_query(cfg, 5, args, &out), -1);
+	CHECK_INT(out.n, 0);
+
+	/* exit 0 but text that is no esxcli output */
+	script(dir, "esxcli", "echo 'Error: Unknown command'");
+	CHECK_INT(esxcli_query(cfg, 5, args, &out), -1);
+
+	/* a hung tool costs its timeout, not more */
+	script(dir, "esxcli", "exec sleep 30");
+	{
+		time_t t0 = time(NULL);
+
+		CHECK_INT(esxcli_query(cfg, 1, args, &out), -1);
+		CHECK(time(NULL) - t0 <= 5);
+	}
+	snprintf(path, sizeof(path), "%s/esxcli", dir);
+	unlink(path);
+	rmdir(dir);
+	config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -553,5 +617,6 @@ main(void)
 	RUN(truncated_and_odd_rows);
 	RUN(errors_and_garbage);
 	RUN(hostile_table_is_bounded);
+	RUN(query_runs_localcli_first);
 	return t_done();
 }
