@@ -67,6 +67,7 @@ struct dest {
 	uint64_t	*peek_seq;	/* each peeked event's sequence */
 	size_t		 npeek, peek_used, peek_cap;
 	uint64_t	 acked, dropped_budget, dropped_poison;
+	int64_t		 last_ack_ms;
 	/* read window over one file segment */
 	unsigned char	*win;
 	size_t		 win_cap, win_len;
@@ -1758,6 +1759,8 @@ advance(struct spool *sp, size_t di, size_t n, bool poison)
 			d->acked++;
 	}
 	d->peek_used += n;
+	if (!poison && n > 0)
+		d->last_ack_ms = now_ms();
 	if (n > 0) {
 		last = d->peek_used - 1;
 		if (pos_cmp(&d->cur, d->peek[last].seg, d->peek[last].off) < 0) {
@@ -1876,6 +1879,7 @@ spool_dest_stats(struct spool *sp, size_t di, struct spool_dest_stats *out)
 	memcpy(out->name, d->name, sizeof(out->name));
 	backlog_from(sp, &d->cur, &out->backlog_events, &out->backlog_bytes);
 	out->acked_events = d->acked;
+	out->last_ack_ms = d->last_ack_ms;
 	out->dropped_budget = d->dropped_budget;
 	out->dropped_poison = d->dropped_poison;
 	pthread_mutex_unlock(&sp->mu);

@@ -60,6 +60,7 @@ struct spool_dest_stats {
 	uint64_t	backlog_events;
 	uint64_t	backlog_bytes;
 	uint64_t	acked_events;		/* since start */
+	int64_t		last_ack_ms;		/* wall clock; 0 = never */
 	uint64_t	dropped_budget;		/* since start */
 	uint64_t	dropped_poison;
 };

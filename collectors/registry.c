@@ -10,10 +10,12 @@
 
 extern const struct collector collector_nic;
 extern const struct collector collector_logwatch;
+extern const struct collector collector_agent;
 
 const struct collector *const collectors_all[] = {
 	&collector_nic,
 	&collector_logwatch,
+	&collector_agent,
 	NULL
 };
 

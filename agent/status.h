@@ -1,0 +1,71 @@
+/*
+ * status: what the running agent says about itself, for the admin on the
+ * ESXi shell (`esxwatch --status`) and for the agent collector.
+ *
+ * While the agent runs, a thread rewrites storage.directory/status every
+ * STATUS_PERIOD_MS (temp file + rename: a reader never sees half a file).
+ * The format is plain "key: value" lines, one "dest: NAME" line opening
+ * each destination's block (docs/operations.md).
+ */
+#ifndef ESXWATCH_STATUS_H
+#define ESXWATCH_STATUS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+
+#define STATUS_PERIOD_MS	2000
+#define STATUS_MAX_DESTS	64
+#define STATUS_FILE		"status"
+
+enum status_state { DEST_IDLE, DEST_DELIVERING, DEST_FAILING };
+
+struct status_dest {
+	char		 name[128];
+	char		 proto[16];
+	enum status_state state;
+	uint64_t	 backlog_events, backlog_bytes;
+	uint64_t	 sent_events, failed_sends;
+	uint64_t	 dropped_budget, dropped_poison;
+	int64_t		 last_success_ms, last_error_ms;	/* 0 = never */
+	char		 last_error[512];
+};
+
+struct status_snap {
+	long		 pid;
+	int64_t		 updated_ms, started_ms;
+	bool		 have_spool;
+	bool		 memory_only;
+	uint64_t	 queued_events, queued_bytes;
+	uint64_t	 sent_events, failed_sends;
+	uint64_t	 dropped_budget, dropped_poison, dropped_corrupt, torn_tails;
+	uint64_t	 rss_kb, cpu_ms;
+	size_t		 ndests;
+	struct status_dest dests[STATUS_MAX_DESTS];
+};
+
+/* Gather the running agent's figures (spool, shipper, process). */
+void	status_collect(struct status_snap *);
+/* Write snap to path atomically (path.tmp + rename, mode 0600). */
+int	status_write(const struct status_snap *, const char *path);
+/* Parse a status file's text; -1 if it is not one. */
+int	status_parse(const char *text, size_t len, struct status_snap *);
+
+/* The writer thread: started by the agent collector's init, stopped by
+ * its fini (so it never outlives the shipper it reads). */
+int	status_start(const struct config *);
+void	status_stop(void);
+
+/*
+ * esxwatch --status: print the running agent's state from the status file
+ * in the storage directory.  Returns 0 if the agent is running, 3 if not.
+ */
+int	status_print(const struct config *, FILE *);
+
+/* The process' resident size (kB) and CPU time (ms). */
+uint64_t status_rss_kb(void);
+uint64_t status_cpu_ms(void);
+
+#endif
