@@ -9,11 +9,17 @@
 #include "collector.h"
 
 extern const struct collector collector_nic;
+extern const struct collector collector_datastore;
+extern const struct collector collector_vsan;
+extern const struct collector collector_smart;
 extern const struct collector collector_logwatch;
 extern const struct collector collector_agent;
 
 const struct collector *const collectors_all[] = {
 	&collector_nic,
+	&collector_datastore,
+	&collector_vsan,
+	&collector_smart,
 	&collector_logwatch,
 	&collector_agent,
 	NULL

@@ -1,0 +1,681 @@
+/*
+ * datastore: is every datastore and the device behind it reachable?
+ *
+ * ESXi: six esxcli queries (device list, path list, vmfs extent list,
+ * filesystem list, nfs list, nfs41 list), ONE per collect() call so that a
+ * slow or hung esxcli costs at most one timeout before the other
+ * collectors get their turn; then storage_ds derives one state per device
+ * and per datastore: ok, degraded, apd, pdl, off, inaccessible, unmounted.
+ * A device that looks unwell is checked against `vdq -q` for IsPDL.
+ *
+ * Linux: the NFS/CIFS mounts of /proc/self/mountinfo (ESXWATCH_MOUNTINFO
+ * overrides the path, a test hook), each probed with statfs() in a forked
+ * child that is given a few seconds: a hung NFS server can wedge the
+ * child, never the agent.
+ *
+ * Events (docs/events.md): a sample per device and datastore every
+ * interval, a change when a state differs from the one kept in ctx->state,
+ * an alert (critical) when a device enters APD or PDL.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agent/exec.h"
+#include "../agent/log.h"
+#include "esxcli.h"
+#include "storage_ds.h"
+#include "storage_util.h"
+#include "vdq.h"
+
+/* A degraded path count that lasts this long becomes the new normal. */
+#define DS_BASELINE_ACCEPT_S	(24 * 3600)
+#define DS_PROBE_MAX_S		5
+#define DS_MAX_PENDING		64
+#define DS_MAX_MOUNTS		256
+
+enum { Q_DEVS, Q_PATHS, Q_EXTENTS, Q_FS, Q_NFS, Q_NFS41, Q_N };
+
+static const char *const *const queries[Q_N] = {
+	(const char *const[]){ "storage", "core", "device", "list", NULL },
+	(const char *const[]){ "storage", "core", "path", "list", NULL },
+	(const char *const[]){ "storage", "vmfs", "extent", "list", NULL },
+	(const char *const[]){ "storage", "filesystem", "list", NULL },
+	(const char *const[]){ "storage", "nfs", "list", NULL },
+	(const char *const[]){ "storage", "nfs41", "list", NULL },
+};
+
+struct ds_priv {
+	int		 step;
+	struct esx_out	 out[Q_N];
+	bool		 ok[Q_N];
+	pid_t		 pending[DS_MAX_PENDING];	/* probes not reaped yet */
+	size_t		 npending;
+};
+
+static void
+round_reset(struct ds_priv *p)
+{
+	int	 i;
+
+	for (i = 0; i < Q_N; i++) {
+		esx_out_free(&p->out[i]);
+		p->ok[i] = false;
+	}
+	p->step = 0;
+}
+
+static void
+cmd_name(int q, char *out, size_t outlen)
+{
+	size_t	 off = (size_t)snprintf(out, outlen, "esxcli");
+	int	 i;
+
+	for (i = 0; queries[q][i] != NULL && off < outlen; i++)
+		off += (size_t)snprintf(out + off, outlen - off, " %s", queries[q][i]);
+}
+
+static int
+ds_init(struct collector_ctx *ctx)
+{
+	struct ds_priv *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return -1;
+	ctx->priv = p;
+	return 0;
+}
+
+static void
+ds_fini(struct collector_ctx *ctx)
+{
+	struct ds_priv *p = ctx->priv;
+	size_t	 i;
+
+	if (p == NULL)
+		return;
+	round_reset(p);
+	for (i = 0; i < p->npending; i++)
+		(void)waitpid(p->pending[i], NULL, WNOHANG);
+	free(p);
+	ctx->priv = NULL;
+}
+
+/* ---- ESXi ----------------------------------------------------------------- */
+
+/* Ask vdq for PDL evidence about the devices that look unwell. */
+static void
+pdl_evidence(struct collector_ctx *ctx, struct ds_snap *s)
+{
+	static const char *const args[] = { "-q", NULL };
+	struct exec_result res;
+	struct vdq_result vr;
+	char	 what[256], err[160];
+	int	 missing;
+	size_t	 i;
+	bool	 any = false;
+
+	for (i = 0; i < s->ndev; i++)
+		if (ds_dev_suspect(&s->devs[i]))
+			any = true;
+	if (!any)
+		return;
+	if (storage_run(ctx, "vdq", args, storage_timeout_s(ctx), &res, &missing,
+	    what, sizeof(what)) == -1 || res.status != 0) {
+		exec_result_free(&res);
+		return;		/* supplementary: logged by storage_run, if at all */
+	}
+	if (vdq_parse(res.out, res.out_len, &vr, err, sizeof(err)) == 0) {
+		for (i = 0; i < vr.n; i++) {
+			struct ds_dev *d = ds_find_dev(s, vr.disks[i].name);
+
+			if (d != NULL && strcmp(vr.disks[i].is_pdl, "1") == 0)
+				d->pdl_evidence = true;
+		}
+		vdq_result_free(&vr);
+	} else
+		log_limited(LOG_WARN, "datastore:vdq", 3600,
+		    "datastore: vdq -q: %s", err);
+	exec_result_free(&res);
+}
+
+/* The device's state, keeping its path baseline in ctx->state. */
+static enum ds_state
+dev_state(struct collector_ctx *ctx, const struct ds_dev *d, int *baseline_out)
+{
+	char	 kb[DS_NAME_MAX + 16], ks[DS_NAME_MAX + 16], v[32];
+	const char *bs, *ss;
+	int	 base, live = d->active + d->standby;
+	long long since;
+	enum ds_state st;
+
+	snprintf(kb, sizeof(kb), "base:%s", d->id);
+	snprintf(ks, sizeof(ks), "degsince:%s", d->id);
+	bs = kv_get(ctx->state, kb);
+	base = bs ? atoi(bs) : 0;
+	st = ds_dev_state(d, base);
+	if (live >= base) {
+		if (live > base) {
+			snprintf(v, sizeof(v), "%d", live);
+			(void)kv_set(ctx->state, kb, v);
+			base = live;
+		}
+		(void)kv_del(ctx->state, ks);
+	} else if (st == DS_DEGRADED && d->dead == 0 && live > 0) {
+		/* Fewer paths than before, none dead: removed on purpose, or
+		 * lost.  Say so for a day, then take the new count as normal. */
+		ss = kv_get(ctx->state, ks);
+		since = ss ? atoll(ss) : 0;
+		if (since == 0) {
+			snprintf(v, sizeof(v), "%lld", (long long)time(NULL));
+			(void)kv_set(ctx->state, ks, v);
+		} else if (time(NULL) - since > DS_BASELINE_ACCEPT_S) {
+			snprintf(v, sizeof(v), "%d", live);
+			(void)kv_set(ctx->state, kb, v);
+			(void)kv_del(ctx->state, ks);
+			base = live;
+			st = ds_dev_state(d, base);
+		}
+	}
+	*baseline_out = base;
+	return st;
+}
+
+static void
+set_paths(struct event *ev, const struct ds_dev *d)
+{
+	(void)event_set_i64(ev, "esxwatch_paths_active", d->active);
+	(void)event_set_i64(ev, "esxwatch_paths_dead", d->dead);
+	(void)event_set_i64(ev, "esxwatch_paths_standby", d->standby);
+	(void)event_set_i64(ev, "esxwatch_paths_total", d->total);
+}
+
+static void
+dev_fields(struct event *ev, const struct ds_dev *d, enum ds_state st)
+{
+	(void)event_set(ev, "esxwatch_entity", "device");
+	(void)event_set(ev, "esxwatch_device", d->id);
+	(void)event_set(ev, "esxwatch_datastore", d->datastores);
+	(void)event_set(ev, "esxwatch_state", ds_state_name(st));
+	(void)event_set(ev, "esxwatch_fs_type", d->fs_type);
+	(void)event_set(ev, "esxwatch_device_status", d->status);
+	set_paths(ev, d);
+}
+
+static void
+dev_why(const struct ds_dev *d, enum ds_state st, int base, char *out, size_t len)
+{
+	switch (st) {
+	case DS_APD:
+		snprintf(out, len, "all %d paths dead", d->total);
+		break;
+	case DS_PDL:
+		snprintf(out, len, "permanent device loss (status %s%s)", d->status,
+		    d->pdl_evidence ? ", vdq IsPDL 1" : "");
+		break;
+	case DS_OFF:
+		snprintf(out, len, "device %s", d->offline ? "offline" : "turned off");
+		break;
+	case DS_DEGRADED:
+		snprintf(out, len, "status %s, %d of %d paths active, %d dead%s",
+		    d->status, d->active, d->total, d->dead,
+		    base > d->active + d->standby ? ", fewer live paths than before" : "");
+		break;
+	default:
+		snprintf(out, len, "status %s, %d of %d paths active", d->status,
+		    d->active, d->total);
+		break;
+	}
+}
+
+static void
+emit_device(struct collector_ctx *ctx, struct emitter *em, const struct ds_dev *d,
+    enum ds_state st, int base)
+{
+	char	 key[DS_NAME_MAX + 16], prev[32], why[200], on[DS_LIST_MAX + 32];
+	struct event *ev;
+	enum storage_seen seen;
+
+	dev_why(d, st, base, why, sizeof(why));
+	snprintf(on, sizeof(on), "%s%s%s", d->datastores[0] ? " (datastore " : "",
+	    d->datastores, d->datastores[0] ? ")" : "");
+	ev = ev_new("sample", "info", "device %s%s: %s: %s", d->id, on,
+	    ds_state_name(st), why);
+	if (ev != NULL) {
+		dev_fields(ev, d, st);
+		(void)emit(em, ev);
+	}
+	snprintf(key, sizeof(key), "dev:%s", d->id);
+	seen = storage_transition(ctx->state, key, ds_state_name(st), prev, sizeof(prev));
+	if (seen == STORAGE_CHANGED) {
+		ev = ev_new("change", ds_state_severity(st),
+		    "device %s%s changed from %s to %s: %s", d->id, on, prev,
+		    ds_state_name(st), why);
+		if (ev != NULL) {
+			dev_fields(ev, d, st);
+			(void)event_set(ev, "esxwatch_previous_state", prev);
+			(void)emit(em, ev);
+		}
+	}
+	/* APD and PDL are alerts, once per episode (kept across restarts). */
+	snprintf(key, sizeof(key), "alerted:%s", d->id);
+	if (st == DS_APD || st == DS_PDL) {
+		const char *was = kv_get(ctx->state, key);
+
+		if (was == NULL || strcmp(was, ds_state_name(st)) != 0) {
+			ev = ev_new("alert", "critical", "device %s%s is in %s: %s",
+			    d->id, on, st == DS_APD ? "All Paths Down" :
+			    "Permanent Device Loss", why);
+			if (ev != NULL) {
+				dev_fields(ev, d, st);
+				(void)emit(em, ev);
+			}
+			(void)kv_set(ctx->state, key, ds_state_name(st));
+		}
+	} else
+		(void)kv_del(ctx->state, key);
+}
+
+static void
+vol_fields(struct event *ev, const struct ds_snap *s, const struct ds_vol *v,
+    enum ds_state st)
+{
+	size_t	 i;
+	int	 act = 0, dead = 0;
+
+	(void)event_set(ev, "esxwatch_entity", "datastore");
+	(void)event_set(ev, "esxwatch_datastore", v->name);
+	(void)event_set(ev, "esxwatch_device", v->devices);
+	(void)event_set(ev, "esxwatch_state", ds_state_name(st));
+	(void)event_set(ev, "esxwatch_fs_type", v->fs_type);
+	if (v->mount[0] != '\0')
+		(void)event_set(ev, "esxwatch_mount_point", v->mount);
+	if (v->nfs) {
+		(void)event_set(ev, "esxwatch_nfs_host", v->host);
+		(void)event_set(ev, "esxwatch_nfs_share", v->share);
+		return;
+	}
+	for (i = 0; i < s->ndev; i++)
+		if (strstr(v->devices, s->devs[i].id) != NULL) {
+			act += s->devs[i].active;
+			dead += s->devs[i].dead;
+		}
+	(void)event_set_i64(ev, "esxwatch_paths_active", act);
+	(void)event_set_i64(ev, "esxwatch_paths_dead", dead);
+}
+
+static void
+emit_volume(struct collector_ctx *ctx, struct emitter *em, const struct ds_snap *s,
+    const struct ds_vol *v, enum ds_state st)
+{
+	char	 key[DS_NAME_MAX + 16], prev[32], what[DS_LIST_MAX + DS_NAME_MAX + 64];
+	struct event *ev;
+
+	if (v->nfs)
+		snprintf(what, sizeof(what), "%s %s:%s", v->fs_type, v->host, v->share);
+	else
+		snprintf(what, sizeof(what), "%s on %s", v->fs_type[0] ? v->fs_type :
+		    "volume", v->devices[0] ? v->devices : "no known device");
+	ev = ev_new("sample", "info", "datastore %s (%s): %s", v->name, what,
+	    ds_state_name(st));
+	if (ev != NULL) {
+		vol_fields(ev, s, v, st);
+		(void)emit(em, ev);
+	}
+	snprintf(key, sizeof(key), "ds:%s", v->name);
+	if (storage_transition(ctx->state, key, ds_state_name(st), prev,
+	    sizeof(prev)) == STORAGE_CHANGED) {
+		ev = ev_new("change", ds_state_severity(st),
+		    "datastore %s (%s) changed from %s to %s", v->name, what, prev,
+		    ds_state_name(st));
+		if (ev != NULL) {
+			vol_fields(ev, s, v, st);
+			(void)event_set(ev, "esxwatch_previous_state", prev);
+			(void)emit(em, ev);
+		}
+	}
+}
+
+static bool
+wanted(const struct collector_ctx *ctx, const char *name)
+{
+	return strlist_match(&ctx->conf->include, &ctx->conf->exclude, name);
+}
+
+static int
+evaluate(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
+{
+	struct ds_snap s;
+	enum ds_state *devst;
+	int	*base;
+	char	 err[200];
+	size_t	 i;
+
+	if (ds_snap_build(&s, &p->out[Q_DEVS], &p->out[Q_PATHS],
+	    p->ok[Q_EXTENTS] ? &p->out[Q_EXTENTS] : NULL,
+	    p->ok[Q_FS] ? &p->out[Q_FS] : NULL, p->ok[Q_NFS] ? &p->out[Q_NFS] : NULL,
+	    p->ok[Q_NFS41] ? &p->out[Q_NFS41] : NULL, err, sizeof(err)) == -1) {
+		log_limited(LOG_ERROR, "datastore:build", 300, "datastore: %s", err);
+		storage_cmd_failed(ctx, em, "esxcli storage core device list",
+		    "datastore: cannot read the host's storage: %s", err);
+		return -1;
+	}
+	storage_cmd_ok(ctx, "esxcli storage core device list");
+	pdl_evidence(ctx, &s);
+	devst = calloc(s.ndev + 1, sizeof(*devst));
+	base = calloc(s.ndev + 1, sizeof(*base));
+	if (devst == NULL || base == NULL) {
+		free(devst);
+		free(base);
+		ds_snap_free(&s);
+		return -1;
+	}
+	for (i = 0; i < s.ndev; i++)
+		devst[i] = dev_state(ctx, &s.devs[i], &base[i]);
+	for (i = 0; i < s.ndev; i++)
+		if (wanted(ctx, s.devs[i].id))
+			emit_device(ctx, em, &s.devs[i], devst[i], base[i]);
+	for (i = 0; i < s.nvol; i++)
+		if (wanted(ctx, s.vols[i].name))
+			emit_volume(ctx, em, &s, &s.vols[i],
+			    ds_vol_state(&s, &s.vols[i], devst));
+	free(devst);
+	free(base);
+	ds_snap_free(&s);
+	return 0;
+}
+
+static int
+collect_esxi(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
+{
+	int	 q = p->step, t = storage_timeout_s(ctx), rc;
+	int64_t	 t0 = storage_mono_ms();
+	char	 cmd[128];
+
+	cmd_name(q, cmd, sizeof(cmd));
+	if (esxcli_query(ctx->cfg, t, queries[q], &p->out[q]) == 0) {
+		p->ok[q] = true;
+		if (q != Q_DEVS)
+			storage_cmd_ok(ctx, cmd);
+	} else {
+		bool timed_out = storage_mono_ms() - t0 >= (int64_t)t * 1000 - 50;
+
+		storage_cmd_failed(ctx, em, cmd, "datastore: `%s` %s", cmd,
+		    timed_out ? "timed out" : "failed (see the agent log)");
+		/* Without devices and paths there is nothing to say; after a
+		 * timeout the next query would most likely hang as well. */
+		if (q == Q_DEVS || q == Q_PATHS || timed_out) {
+			round_reset(p);
+			return -1;
+		}
+	}
+	if (++p->step < Q_N)
+		return 1;
+	rc = evaluate(ctx, em, p);
+	round_reset(p);
+	return rc;
+}
+
+/* ---- Linux ---------------------------------------------------------------- */
+
+struct mnt {
+	char	 point[1024];
+	char	 source[512];
+	char	 fstype[32];
+};
+
+/* Undo mountinfo's octal escapes (\040 for a space). */
+static void
+unescape(char *s)
+{
+	char	*o = s;
+
+	while (*s != '\0') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else
+			*o++ = *s++;
+	}
+	*o = '\0';
+}
+
+/* The next space-separated token of *cur, NUL-terminated in place. */
+static char *
+next_tok(char **cur)
+{
+	char	*s = *cur, *t;
+
+	if (s == NULL)
+		return NULL;
+	while (*s == ' ' || *s == '\n')
+		s++;
+	if (*s == '\0') {
+		*cur = s;
+		return NULL;
+	}
+	t = s;
+	while (*s != '\0' && *s != ' ' && *s != '\n')
+		s++;
+	if (*s != '\0')
+		*s++ = '\0';
+	*cur = s;
+	return t;
+}
+
+static bool
+network_fs(const char *t)
+{
+	return strcmp(t, "nfs") == 0 || strcmp(t, "nfs4") == 0 ||
+	    strcmp(t, "cifs") == 0 || strcmp(t, "smb3") == 0 ||
+	    strcmp(t, "smbfs") == 0;
+}
+
+/*
+ * mountinfo: "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw"
+ * (proc(5)): field 5 is the mount point; after the " - " separator come the
+ * type and the source.
+ */
+static size_t
+read_mounts(const char *path, struct mnt *m, size_t max)
+{
+	FILE	*f = fopen(path, "re");
+	char	 line[4096];
+	size_t	 n = 0;
+
+	if (f == NULL) {
+		log_limited(LOG_ERROR, "datastore:mountinfo", 3600,
+		    "datastore: cannot open %s: %s", path, strerror(errno));
+		return 0;
+	}
+	while (n < max && fgets(line, sizeof(line), f) != NULL) {
+		char	*sep = strstr(line, " - "), *cur = line, *tok = NULL;
+		char	 point[1024], type[32], src[512];
+		int	 i;
+
+		if (sep == NULL)
+			continue;
+		*sep = '\0';
+		for (i = 0; i < 5; i++)
+			tok = next_tok(&cur);
+		if (tok == NULL)
+			continue;
+		snprintf(point, sizeof(point), "%s", tok);
+		cur = sep + 3;
+		if ((tok = next_tok(&cur)) == NULL)
+			continue;
+		snprintf(type, sizeof(type), "%s", tok);
+		tok = next_tok(&cur);
+		snprintf(src, sizeof(src), "%s", tok ? tok : "");
+		if (!network_fs(type))
+			continue;
+		unescape(point);
+		unescape(src);
+		snprintf(m[n].point, sizeof(m[n].point), "%s", point);
+		snprintf(m[n].source, sizeof(m[n].source), "%s", src);
+		snprintf(m[n].fstype, sizeof(m[n].fstype), "%s", type);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void
+reap_pending(struct ds_priv *p)
+{
+	size_t	 i = 0;
+
+	while (i < p->npending) {
+		pid_t r = waitpid(p->pending[i], NULL, WNOHANG);
+
+		if (r == p->pending[i] || (r == -1 && errno == ECHILD))
+			p->pending[i] = p->pending[--p->npending];
+		else
+			i++;
+	}
+}
+
+/*
+ * statfs() every mount point, each in its own child, all at once; wait at
+ * most timeout_ms for them together.  ok[i] = 1 answered, 0 failed or hung.
+ * A hung child is killed and reaped later (it may sit in the kernel until
+ * the NFS client gives up).
+ */
+static void
+probe_mounts(struct ds_priv *p, const struct mnt *m, size_t n, int timeout_ms,
+    int *ok)
+{
+	pid_t	 pid[DS_MAX_MOUNTS];
+	int64_t	 deadline = storage_mono_ms() + timeout_ms;
+	size_t	 i, left = 0;
+
+	for (i = 0; i < n; i++) {
+		ok[i] = 0;
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			struct statfs sf;
+
+			_exit(statfs(m[i].point, &sf) == 0 ? 0 : 1);
+		}
+		if (pid[i] > 0)
+			left++;
+	}
+	while (left > 0 && storage_mono_ms() < deadline) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		for (i = 0; i < n; i++) {
+			int	 status;
+
+			if (pid[i] <= 0)
+				continue;
+			if (waitpid(pid[i], &status, WNOHANG) == pid[i]) {
+				ok[i] = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+				pid[i] = 0;
+				left--;
+			}
+		}
+		if (left > 0)
+			nanosleep(&ts, NULL);
+	}
+	for (i = 0; i < n; i++) {
+		if (pid[i] <= 0)
+			continue;
+		(void)kill(pid[i], SIGKILL);
+		if (waitpid(pid[i], NULL, WNOHANG) != pid[i] &&
+		    p->npending < DS_MAX_PENDING)
+			p->pending[p->npending++] = pid[i];
+	}
+}
+
+static int
+collect_linux(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
+{
+	const char *path = getenv("ESXWATCH_MOUNTINFO");
+	struct mnt *m;
+	int	*ok, t = storage_timeout_s(ctx);
+	size_t	 n, i;
+
+	reap_pending(p);
+	if (path == NULL || *path == '\0')
+		path = "/proc/self/mountinfo";
+	m = calloc(DS_MAX_MOUNTS, sizeof(*m));
+	ok = calloc(DS_MAX_MOUNTS, sizeof(*ok));
+	if (m == NULL || ok == NULL) {
+		free(m);
+		free(ok);
+		return -1;
+	}
+	n = read_mounts(path, m, DS_MAX_MOUNTS);
+	probe_mounts(p, m, n, (t < DS_PROBE_MAX_S ? t : DS_PROBE_MAX_S) * 1000, ok);
+	for (i = 0; i < n; i++) {
+		enum ds_state st = ok[i] ? DS_OK : DS_INACCESSIBLE;
+		char	 key[1100], prev[32];
+		struct event *ev;
+		int	 k;
+
+		if (!wanted(ctx, m[i].point))
+			continue;
+		for (k = 0; k < 2; k++) {
+			if (k == 0)
+				ev = ev_new("sample", "info", "datastore %s (%s %s): %s",
+				    m[i].point, m[i].fstype, m[i].source,
+				    ds_state_name(st));
+			else {
+				snprintf(key, sizeof(key), "ds:%s", m[i].point);
+				if (storage_transition(ctx->state, key,
+				    ds_state_name(st), prev, sizeof(prev)) !=
+				    STORAGE_CHANGED)
+					break;
+				ev = ev_new("change", ds_state_severity(st),
+				    "datastore %s (%s %s) changed from %s to %s%s",
+				    m[i].point, m[i].fstype, m[i].source, prev,
+				    ds_state_name(st), ok[i] ? "" :
+				    ": statfs() failed or did not answer");
+			}
+			if (ev == NULL)
+				continue;
+			(void)event_set(ev, "esxwatch_entity", "datastore");
+			(void)event_set(ev, "esxwatch_device", "");
+			(void)event_set(ev, "esxwatch_datastore", m[i].point);
+			(void)event_set(ev, "esxwatch_state", ds_state_name(st));
+			(void)event_set(ev, "esxwatch_fs_type", m[i].fstype);
+			(void)event_set(ev, "esxwatch_mount_point", m[i].point);
+			(void)event_set(ev, "esxwatch_nfs_share", m[i].source);
+			if (k == 1)
+				(void)event_set(ev, "esxwatch_previous_state", prev);
+			(void)emit(em, ev);
+		}
+	}
+	free(m);
+	free(ok);
+	return 0;
+}
+
+static int
+ds_collect(struct collector_ctx *ctx, struct emitter *em)
+{
+	struct ds_priv *p = ctx->priv;
+
+	if (p == NULL)
+		return -1;
+	if (ctx->platform == PLATFORM_ESXI)
+		return collect_esxi(ctx, em, p);
+	return collect_linux(ctx, em, p);
+}
+
+const struct collector collector_datastore = {
+	.name = "datastore",
+	.default_interval = 30,
+	.init = ds_init,
+	.collect = ds_collect,
+	.fini = ds_fini,
+};
