@@ -1,0 +1,155 @@
+"""cfapi end to end: the real binary ships what its collectors produce to a
+strict Log Insight ingestion receiver (tests/lib/receivers.py) over HTTP and
+HTTPS (a CA made at test time); the receiver checks every rule of the API
+reference and must record zero violations.  Also: Retry-After is honoured,
+and TLS failures are refused with a clear cause."""
+import json
+import os
+import stat
+import time
+
+import harness
+import sinkutil
+from harness import Agent, eq, fail, wait_for
+
+import certs
+import receivers
+
+
+def flat_key(e):
+    e = dict(e)
+    e.pop("timestamp", None)
+    return json.dumps(e, sort_keys=True)
+
+
+def run_once_both(d, h, server):
+    """--once with the cfapi destination and a file copy of the same events."""
+    out = os.path.join(d, "copy.jsonl")
+    a = Agent(d, sinkutil.config(h, server, servers="servers:\n  copy: {proto: file, path: %s}\n" % out))
+    rc, _, err = a.run("--once", timeout=60)
+    with open(out) as f:
+        copy = harness.parse_events(f.read())
+    return a, rc, err, copy
+
+
+def check_delivery(r, copy, want_min):
+    if r.violations:
+        fail("receiver violations: %s" % r.violations[:5])
+    if len(r.events) < want_min:
+        fail("receiver got %d events, want >= %d" % (len(r.events), want_min))
+    got = sorted(flat_key(e) for e in r.events)
+    want = sorted(flat_key(e) for e in copy)
+    if got != want:
+        fail("cfapi events differ from the file copy (%d vs %d); first: %s / %s"
+             % (len(got), len(want), got[:1], want[:1]))
+    for e in copy[:3]:
+        if e.get("site") != sinkutil.SITE or e.get("team") != "\u00e9quipe":
+            fail("tags not as configured: %r" % e)
+    for rec in r.requests:
+        if rec.get("n", 0) > 500:
+            fail("a request carried %d events" % rec["n"])
+
+
+def test_cfapi_http_thousands_zero_violations(d):
+    h = sinkutil.make_host(d, ndisks=2500, bios_uuid=True)
+    with receivers.CfapiReceiver() as r:
+        a, rc, err, copy = run_once_both(
+            d, h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}" % r.port)
+        eq(rc, 0, "--once status (stderr: %s)" % err[-500:])
+        check_delivery(r, copy, 2500)
+        if not all(rec["encoding"] == "gzip" for rec in r.requests):
+            fail("not every request was gzip: %r" % [rec["encoding"] for rec in r.requests])
+        if len(r.requests) < 5:
+            fail("2500 events in %d requests (max 500 each)" % len(r.requests))
+        # the agent id is the host's BIOS UUID, 8-4-4-4-12
+        ids = {rec.get("agent_id") for rec in r.requests}
+        eq(ids, {"4c4c4544-004a-1038-804e-b3c04f524b32"}, "agent ids")
+        # one keep-alive connection for the whole run
+        eq(r.connections, 1, "connections")
+
+
+def test_cfapi_https_stored_agent_id(d):
+    c = certs.make(os.path.join(d, "pki"))
+    h = sinkutil.make_host(d, ndisks=300)
+    with receivers.CfapiReceiver(tls=(c.server_crt, c.server_key)) as r:
+        a, rc, err, copy = run_once_both(
+            d, h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: yes, ssl_ca_path: %s}"
+            % (r.port, c.ca))
+        eq(rc, 0, "--once status (stderr: %s)" % err[-500:])
+        check_delivery(r, copy, 300)
+        p = os.path.join(a.storage, "agent-id")
+        st = os.stat(p)
+        eq(stat.S_IMODE(st.st_mode), 0o600, "agent-id mode")
+        with open(p) as f:
+            stored = f.read().strip()
+        eq({rec.get("agent_id") for rec in r.requests}, {stored}, "agent id in the path")
+        # a second run keeps the same id
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "second --once")
+        eq({rec.get("agent_id") for rec in r.requests}, {stored}, "agent id after restart")
+
+
+def test_retry_after_is_honoured(d):
+    h = sinkutil.make_host(d, ndisks=20)
+    with receivers.CfapiReceiver(script=["503:ra=3"]) as r:
+        a = Agent(d, sinkutil.config(
+            h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}" % r.port))
+        a.start()
+        try:
+            wait_for(lambda: len(r.requests) >= 2, timeout=20, what="a retried request")
+        finally:
+            a.kill9()
+        first, second = r.requests[0], r.requests[1]
+        eq(first.get("scripted"), "503:ra=3", "first answer")
+        gap = second["t"] - first["t"]
+        if gap < 2.9:
+            fail("retried %.2fs after a 503 with Retry-After: 3" % gap)
+        if gap > 10:
+            fail("retried only after %.2fs" % gap)
+        if r.violations:
+            fail("violations: %s" % r.violations[:3])
+
+
+def tls_failure(d, cert, ca, extra, expect_log, delivered):
+    c = certs.make(os.path.join(d, "pki"))
+    h = sinkutil.make_host(d, ndisks=5)
+    crt = (c.server_crt, c.server_key) if cert == "server" else (c.wrong_crt, c.wrong_key)
+    with receivers.CfapiReceiver(tls=crt) as r:
+        a = Agent(d, sinkutil.config(
+            h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: yes, ssl_ca_path: %s%s}"
+            % (r.port, getattr(c, ca), extra)))
+        a.start()
+        try:
+            wait_for(lambda: expect_log in a.stderr_text(), timeout=20,
+                     what="%r in the agent's log" % expect_log)
+            if delivered:
+                wait_for(lambda: len(r.events) >= 5, timeout=20, what="events delivered")
+            else:
+                time.sleep(0.5)
+                eq(len(r.requests), 0, "requests that got through")
+        finally:
+            a.kill9()
+        return a.stderr_text()
+
+
+def test_tls_wrong_ca_refused(d):
+    tls_failure(d, "server", "other_ca", "", "certificate signed by an unknown CA", False)
+
+
+def test_tls_name_mismatch_refused(d):
+    tls_failure(d, "wrong", "ca", "",
+                "name mismatch: expected 127.0.0.1, certificate has CN=loginsight.example.com", False)
+
+
+def test_tls_ssl_cn_accepts_the_named_certificate(d):
+    tls_failure(d, "wrong", "ca", ", ssl_cn: loginsight.example.com", "cfapi to https://", True)
+
+
+def test_tls_accept_any_warns(d):
+    log = tls_failure(d, "wrong", "other_ca", ", ssl_accept_any: yes",
+                      "ssl_accept_any is set", True)
+    if "warning" not in log.split("ssl_accept_any is set")[0].splitlines()[-1]:
+        fail("ssl_accept_any not logged as a warning")
+
+
+harness.main(globals())
