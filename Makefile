@@ -75,11 +75,17 @@ check: all unit
 test: test-deps
 	$(MAKE) all unit
 	$(MAKE) SANITIZE=1 all unit
+	-$(MAKE) esxi
 	@sh tests/run-all.sh
 
 bench: deps
 	$(MAKE) all
 	@sh bench/run-all.sh
+
+# The static ESXi build: build/esxi/esxwatch (musl, own libcurl/OpenSSL/zlib/
+# libyaml from Debian source packages, cached; docs/esxi-build.md).
+esxi:
+	@sh packaging/esxi-build.sh
 
 # Fuzz targets (clang libFuzzer): build/fuzz/fuzz_NAME from tests/fuzz/fuzz_NAME.c.
 FUZZSRCS := $(wildcard tests/fuzz/fuzz_*.c)

@@ -54,6 +54,20 @@ done
 for t in tests/e2e/test_*.sh; do
 	[ -f "$t" ] && run_one "e2e/$(basename "$t" .sh)" sh "$t"
 done
+# The static ESXi build (make esxi), when there is one, runs the same
+# end-to-end tests once more (test_esxi_build checks it in the first pass).
+esxi_bin=$top/build/esxi/esxwatch
+if [ -z "${ESXWATCH_BIN:-}" ] && [ -x "$esxi_bin" ]; then
+	for t in tests/e2e/test_*.py tests/e2e/test_*.sh; do
+		[ -f "$t" ] || continue
+		n=$(basename "$t"); n=${n%.*}
+		[ "$n" = test_esxi_build ] && continue
+		case "$t" in
+		*.py) run_one "e2e-esxi/$n" env ESXWATCH_BIN="$esxi_bin" python3 "$t" ;;
+		*) run_one "e2e-esxi/$n" env ESXWATCH_BIN="$esxi_bin" sh "$t" ;;
+		esac
+	done
+fi
 
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 echo "$pass passed, $fail failed"
