@@ -249,8 +249,8 @@ read_fd(struct follow *f, bool final, size_t max_bytes, size_t max_lines,
 		done += used;
 		if (bp != NULL && budget == 0)
 			return 1;
-		if (used < (size_t)r || r < READ_CHUNK)
-			return 0;	/* a partial last line, or the end */
+		if ((size_t)r < READ_CHUNK)
+			return 0;	/* the end (maybe after a partial line) */
 	}
 }
 

@@ -196,6 +196,23 @@ TEST(bounded_reads)
 	CHECK_INT(calls, 3);
 	CHECK_INT(nlines, 100);
 	follow_free(f);
+
+	/* Far more than one read buffer, lines across its boundaries. */
+	reset();
+	{
+		static char big[300000];
+		size_t o = 0;
+
+		for (i = 0; i < 10000; i++)
+			o += (size_t)snprintf(big + o, sizeof(big) - o, "line number %d\n", i);
+		append(path, big);
+	}
+	f = follow_new(path);
+	follow_start(f, NULL, FOLLOW_HEAD);
+	CHECK_INT(follow_read(f, 0, 0, cb, NULL), 0);
+	CHECK_INT(nlines, 100 + 10000);
+	CHECK(strstr(got, "|line number 9999|") != NULL);
+	follow_free(f);
 	cleanup();
 }
 

@@ -1,0 +1,371 @@
+"""logwatch end to end: the real binary follows log files written by the
+test and ships alerts to the file sink.
+
+Real lines from tests/fixtures/logs, in both the ESXi 7 header
+("2020-...Z cpu2:853571)..." / "2020-...Z: [netCorrelator] ...") and the
+ESXi 8 header ("... In(182) vmkernel: ..." / "... In(14) vobd[tid]:  ...").
+"""
+import gzip
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+LOGS = os.path.join(harness.FIXTURES, "logs")
+TS7 = "2024-03-05T06:07:08.123Z"
+TS_MS = 1709618828123
+
+OFF = """collectors:
+  nic: {enabled: no}
+  datastore: {enabled: no}
+  vsan: {enabled: no}
+  smart: {enabled: no}
+  agent: {enabled: no}
+  logwatch: {interval: 1}
+"""
+
+
+def fixture_line(name, n):
+    with open(os.path.join(LOGS, name)) as f:
+        return f.read().splitlines()[n - 1]
+
+
+def body_after(line, sep):
+    return line[line.index(sep) + len(sep):]
+
+
+def vmk7(line):
+    """A vmkernel fixture line with its date replaced by TS7 (7.0 form)."""
+    return TS7 + " " + line.split(" ", 1)[1]
+
+
+def vmk8(line):
+    """The same message with the ESXi 8 header."""
+    return TS7 + " In(182) vmkernel: " + line.split(" ", 1)[1]
+
+
+def vobd7(line):
+    return TS7 + ": " + body_after(line, "Z: ")
+
+
+def vobd8(line):
+    return TS7 + " In(14) vobd[2097521]:  " + body_after(line, "Z: ")
+
+
+def config(root, filelogs, extra=""):
+    return ("server: {proto: file, path: %s/out.jsonl}\n"
+            "storage: {directory: %s/storage}\n" % (root, root)) + OFF + \
+        "filelog:\n" + filelogs + extra
+
+
+def out_events(root):
+    p = os.path.join(root, "out.jsonl")
+    if not os.path.exists(p):
+        return []
+    with open(p, errors="replace") as f:
+        return harness.parse_events(f.read())
+
+
+def logwatch_events(root):
+    return [e for e in out_events(root) if e.get("esxwatch_collector") == "logwatch"]
+
+
+def write(path, lines, mode="a"):
+    with open(path, mode) as f:
+        for l in lines:
+            f.write(l + "\n")
+
+
+# The lines of the "Done when" item, from the fixtures.
+APD = fixture_line("vobd-log/esxi6-7-apd-sdcard-redacted.log", 3)
+APD_TWIN = fixture_line("vobd-log/esxi6-7-apd-sdcard-redacted.log", 1)
+LOST = fixture_line("vobd-log/esxi6-7-apd-sdcard-redacted.log", 4)
+LINKDOWN = fixture_line("vobd-log/esxi6-link-down-up.log", 2)
+INFO_VOBD = fixture_line("vobd-log/esxi6-link-down-up.log", 9)
+PDL = fixture_line("vmkernel-log/esxi50-pdl.log", 4)
+PDL_SENSE = fixture_line("vmkernel-log/esxi50-pdl.log", 7)
+INFO_VMK = fixture_line("vmkernel-log/esxi90-header-format.log", 1)
+
+
+def check_alert(ev, text, rule, vob=None, **fields):
+    harness.eq(ev["text"], text, "text")
+    harness.eq(ev.get("esxwatch_kind"), "alert", "kind of " + rule)
+    harness.eq(ev.get("esxwatch_rule"), rule, "rule")
+    harness.eq(ev.get("esxwatch_vob_id"), vob, "vob id of " + rule)
+    harness.eq(ev.get("esxwatch_collector"), "logwatch", "collector")
+    harness.eq(ev.get("timestamp"), TS_MS, "timestamp of " + rule)
+    if not ev.get("esxwatch_hint"):
+        harness.fail("no hint on " + rule)
+    for k, v in fields.items():
+        harness.eq(ev.get("esxwatch_" + k), v, k + " of " + rule)
+
+
+def _alerts_both_formats(tmpdir, forward):
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    vobd_lines = []
+    vmk_lines = []
+    for fmt_vobd, fmt_vmk in ((vobd7, vmk7), (vobd8, vmk8)):
+        vobd_lines += [fmt_vobd(APD), fmt_vobd(APD_TWIN), fmt_vobd(LOST),
+                       fmt_vobd(LINKDOWN), fmt_vobd(INFO_VOBD)]
+        vmk_lines += [fmt_vmk(PDL), fmt_vmk(PDL_SENSE), fmt_vmk(INFO_VMK)]
+    write(os.path.join(log, "vobd.log"), vobd_lines, "w")
+    write(os.path.join(log, "vmkernel.log"), vmk_lines, "w")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes, forward: %s}\n"
+        "  vobd: {directory: %s, include: vobd.log, read_from_head: yes, forward: %s}\n"
+        % (log, forward, log, forward)))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status (stderr: %s)" % err[-500:])
+    return vobd_lines, vmk_lines, logwatch_events(tmpdir)
+
+
+def test_alerts_esxi7_and_esxi8_headers(tmpdir):
+    vobd_lines, vmk_lines, evs = _alerts_both_formats(tmpdir, "matches")
+    by_text = {}
+    for e in evs:
+        by_text.setdefault(e["text"], []).append(e)
+    for i in (0, 5):		# ESXi 7 then ESXi 8 header
+        apd, twin, lost, down, info = vobd_lines[i:i + 5]
+        pdl, sense, vinfo = vmk_lines[(i // 5) * 3:(i // 5) * 3 + 3]
+        for line in (apd, lost, down, pdl, sense):
+            harness.eq(len(by_text.get(line, [])), 1, "alerts for %r" % line[:80])
+        check_alert(by_text[apd][0], apd, "apd_start", "esx.problem.storage.apd.start",
+                    device="mpx.vmhba32:C0:T0:L0")
+        check_alert(by_text[lost][0], lost, "storage_connectivity_lost",
+                    "esx.problem.storage.connectivity.lost",
+                    device="mpx.vmhba32:C0:T0:L0", path="vmhba32:C0:T0:L0")
+        check_alert(by_text[down][0], down, "nic_link_down", "vob.net.vmnic.linkstate.down",
+                    nic="vmnic6")
+        check_alert(by_text[pdl][0], pdl, "pdl_device_lost",
+                    device="naa.60a98000572d54724a34642d71325763")
+        check_alert(by_text[sense][0], sense, "pdl_sense",
+                    device="naa.60a98000572d54724a34642d71325763", scsi_sense="0x5 0x25 0x0",
+                    scsi_host_status="1", scsi_device_status="0")
+        if "LOGICAL UNIT NOT SUPPORTED" not in by_text[sense][0].get("esxwatch_scsi_sense_text", ""):
+            harness.fail("sense not decoded: %r" % by_text[sense][0])
+        for line in (twin, info, vinfo):
+            harness.eq(by_text.get(line, []), [], "events for a line no rule knows")
+    # appname: the program of the ESXi 8 header, else the filelog name.
+    harness.eq(by_text[vobd_lines[5]][0]["appname"], "vobd", "appname (8.0)")
+    harness.eq(by_text[vobd_lines[0]][0]["appname"], "vobd", "appname (7.0, filelog name)")
+    harness.eq(by_text[vmk_lines[3]][0]["appname"], "vmkernel", "appname (8.0 vmkernel)")
+    harness.eq(len(evs), 10, "number of events")
+
+
+def test_forward_all(tmpdir):
+    vobd_lines, vmk_lines, evs = _alerts_both_formats(tmpdir, "all")
+    harness.eq(len(evs), len(vobd_lines) + len(vmk_lines), "one event per line")
+    by_text = {e["text"]: e for e in evs}
+    for line in (vobd_lines[4], vobd_lines[9], vmk_lines[2], vmk_lines[5]):
+        e = by_text[line]
+        harness.eq(e.get("esxwatch_kind"), "sample", "kind of a forwarded line")
+        harness.eq(e.get("esxwatch_severity"), "info", "severity of a forwarded line")
+        harness.eq(e.get("esxwatch_rule"), None, "rule of a forwarded line")
+    harness.eq(by_text[vobd_lines[4]].get("esxwatch_vob_id"), "vob.user.dcui.network.restart", "vob id")
+    harness.eq(by_text[vmk_lines[5]]["appname"], "vmkernel", "appname")
+    harness.eq(by_text[vmk_lines[5]]["timestamp"], TS_MS, "timestamp from the line")
+    harness.eq(by_text[vobd_lines[0]].get("esxwatch_kind"), "alert", "matches are still alerts")
+
+
+def test_storm_is_summarised(tmpdir):
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    line = vmk7(fixture_line("vmkernel-log/esxi51-scsi-errors-heartbeat.log", 2))
+    other = vmk7(fixture_line("vmkernel-log/esxi50-pdl.log", 5))
+    write(os.path.join(log, "vmkernel.log"), [line] * 4812 + [other], "w")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes}\n" % log))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status")
+    evs = logwatch_events(tmpdir)
+    alerts = [e for e in evs if e["text"] == line]
+    harness.eq(len(alerts), 10, "alerts before suppression")
+    summ = [e for e in evs if "esxwatch_repeat_count" in e]
+    harness.eq(len(summ), 1, "summaries")
+    harness.eq(summ[0]["esxwatch_repeat_count"], "4802", "suppressed count")
+    harness.eq(summ[0]["esxwatch_rule"], "scsi_cmd_failed", "summary rule")
+    harness.eq(summ[0]["esxwatch_device"], "naa.xxx", "summary entity")
+    if "repeated 4,802 times in the last 60 s" not in summ[0]["text"]:
+        harness.fail("summary text: %r" % summ[0]["text"])
+    # Another device is another storm.
+    harness.eq(len([e for e in evs if e["text"] == other]), 1, "other device")
+
+
+def test_new_directory_and_file_picked_up(tmpdir):
+    log = os.path.join(tmpdir, "later")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vobd: {directory: %s, include: vobd.log}\n" % log))
+    a.start()
+    try:
+        time.sleep(1.5)
+        os.makedirs(log)
+        write(os.path.join(log, "vobd.log"), [vobd8(APD)], "w")
+        harness.wait_for(lambda: [e for e in logwatch_events(tmpdir) if e.get("esxwatch_rule") == "apd_start"],
+                         timeout=15, what="the alert of a file created after start")
+        write(os.path.join(log, "vobd.log"), [vobd7(LINKDOWN)])
+        harness.wait_for(lambda: [e for e in logwatch_events(tmpdir) if e.get("esxwatch_rule") == "nic_link_down"],
+                         timeout=15, what="an appended line")
+    finally:
+        harness.eq(a.stop(), 0, "exit status")
+    harness.eq(len(logwatch_events(tmpdir)), 2, "events")
+
+
+def test_existing_history_skipped_on_first_start(tmpdir):
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    write(os.path.join(log, "vobd.log"), [vobd7(APD)] * 3, "w")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vobd: {directory: %s, include: vobd.log}\n" % log))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status")
+    harness.eq(logwatch_events(tmpdir), [], "events from history")
+    write(os.path.join(log, "vobd.log"), [vobd8(LOST)])
+    rc, out, err = a.run("--once")
+    evs = logwatch_events(tmpdir)
+    harness.eq([e.get("esxwatch_rule") for e in evs], ["storage_connectivity_lost"], "after the bookmark")
+
+
+def test_long_line_and_multiline_events(tmpdir):
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    long_line = vobd8(APD) + " " + "x" * 40000
+    write(os.path.join(log, "vobd.log"), [long_line, vobd8(LOST)], "w")
+    hostd = fixture_line("hostd-log/esxi90-header-format.log", 3)
+    cont = fixture_line("hostd-log/esxi90-header-format.log", 2)
+    nxt = fixture_line("hostd-log/esxi90-header-format.log", 4)
+    write(os.path.join(log, "hostd.log"), [hostd, cont, cont, nxt], "w")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vobd: {directory: %s, include: vobd.log, read_from_head: yes}\n"
+        "  hostd: {directory: %s, include: hostd.log, read_from_head: yes, forward: all,\n"
+        "          event_marker: 'Hostd\\[[0-9]+\\]: [^-]', tags: {site: lab1}}\n" % (log, log)))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status")
+    evs = logwatch_events(tmpdir)
+    apd = [e for e in evs if e.get("esxwatch_rule") == "apd_start"]
+    harness.eq(len(apd), 1, "one event for the long line")
+    if not apd[0]["text"].endswith("...[truncated]") or len(apd[0]["text"].encode()) > 16 * 1024:
+        harness.fail("long line not cut with a marker: %d bytes, ends %r" % (len(apd[0]["text"]), apd[0]["text"][-20:]))
+    harness.eq(len([e for e in evs if e.get("esxwatch_rule") == "storage_connectivity_lost"]), 1,
+               "the line after the long one")
+    h = [e for e in evs if e.get("esxwatch_filelog") == "hostd"]
+    harness.eq([e["text"] for e in h], [hostd + "\n" + cont + "\n" + cont, nxt], "hostd events")
+    harness.eq(h[0]["appname"], "Hostd", "appname")
+    harness.eq(h[0].get("site"), "lab1", "filelog tag")
+
+
+def test_rules_override_and_disable(tmpdir):
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    write(os.path.join(log, "vobd.log"), [vobd8(APD), vobd8(LINKDOWN), vobd8(INFO_VOBD)], "w")
+    extra = ("rules:\n"
+             "  - {name: apd_start, match: 'has entered the All Paths Down state', severity: error,\n"
+             "     hint: 'call the storage team'}\n"
+             "  - {name: nic_link_down, enabled: no}\n"
+             "  - {name: dcui_restart, regex: 'Restarting (?<what>Management Network)', severity: info,\n"
+             "     hint: 'someone restarted the management network from the DCUI'}\n")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vobd: {directory: %s, include: vobd.log, read_from_head: yes}\n" % log, extra))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status (%s)" % err[-300:])
+    evs = logwatch_events(tmpdir)
+    harness.eq(sorted(e["esxwatch_rule"] for e in evs), ["apd_start", "dcui_restart"], "rules")
+    apd = [e for e in evs if e["esxwatch_rule"] == "apd_start"][0]
+    harness.eq(apd["esxwatch_severity"], "error", "overridden severity")
+    harness.eq(apd["esxwatch_hint"], "call the storage team", "overridden hint")
+    d = [e for e in evs if e["esxwatch_rule"] == "dcui_restart"][0]
+    harness.eq(d.get("esxwatch_what"), "Management Network", "named capture of a user rule")
+
+
+def _gzip_rotate(path, copytruncate=False):
+    d = os.path.dirname(path)
+    stem = os.path.join(d, "vmkernel")
+    for k in range(8, -1, -1):
+        if os.path.exists("%s.%d.gz" % (stem, k)):
+            os.rename("%s.%d.gz" % (stem, k), "%s.%d.gz" % (stem, k + 1))
+    with open(path, "rb") as f:
+        data = f.read()
+    tmp = stem + ".0.gz.tmp"
+    with gzip.open(tmp, "wb") as g:
+        g.write(data)
+    os.rename(tmp, stem + ".0.gz")
+    if copytruncate:
+        with open(path, "r+b") as f:
+            f.truncate(0)
+    else:
+        os.unlink(path)
+
+
+def test_rotation_and_restarts_exactly_once(tmpdir):
+    """100,000 lines; rotated to .0.gz three times (rename while running,
+    rename while the agent is down, copytruncate while running); the agent
+    restarted twice: every matching line arrives exactly once."""
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    path = os.path.join(log, "vmkernel.log")
+    open(path, "w").close()
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes}\n" % log))
+    total, every = 100000, 10
+    template = ("2024-03-05T06:07:08.123Z In(182) vmkernel: cpu1:2097)NMP: "
+                "nmp_ThrottleLogForDevice:3546: last error status from device naa.%06d repeated 7 times")
+    filler = "2024-03-05T06:07:08.123Z In(182) vmkernel: cpu1:2097)Config: 727: \"TrackMigrations\" = %d, Old Value: 0"
+    want = set()
+    a.start()
+    f = open(path, "a")
+    try:
+        for i in range(total):
+            if i % every == 0:
+                l = template % i
+                want.add(l)
+            else:
+                l = filler % i
+            f.write(l + "\n")
+            if i % 2000 == 1999:
+                f.flush()
+                time.sleep(0.01)
+            if i == 25000:		# ESXi style, while running
+                f.close()
+                _gzip_rotate(path)
+                f = open(path, "a")
+            elif i == 40000:		# restart 1, rotation while down
+                f.flush()
+                harness.eq(a.stop(), 0, "exit status at restart 1")
+                f.write(template % 1000001 + "\n")
+                want.add(template % 1000001)
+                f.close()
+                _gzip_rotate(path)
+                f = open(path, "a")
+                a.start()
+            elif i == 60000:		# copytruncate while running
+                f.close()
+                _gzip_rotate(path, copytruncate=True)
+                f = open(path, "a")
+            elif i == 80000:		# restart 2
+                f.flush()
+                harness.eq(a.stop(), 0, "exit status at restart 2")
+                a.start()
+        f.close()
+
+        def done():
+            return len([e for e in logwatch_events(tmpdir) if e.get("esxwatch_rule")]) >= len(want)
+        harness.wait_for(done, timeout=60, interval=0.5, what="every matching line")
+        time.sleep(1.5)		# anything extra (duplicates) would arrive now
+    finally:
+        a.stop()
+    got = [e["text"] for e in logwatch_events(tmpdir) if e.get("esxwatch_rule") == "nmp_error_repeated"]
+    dup = len(got) - len(set(got))
+    missing = want - set(got)
+    if missing or dup:
+        harness.fail("%d missing (e.g. %r), %d duplicates, of %d" % (
+            len(missing), sorted(missing)[:2], dup, len(want)))
+    harness.eq(len([e for e in logwatch_events(tmpdir) if not e.get("esxwatch_rule")]), 0,
+               "events for non-matching lines")
+
+
+harness.main(globals())
