@@ -305,8 +305,9 @@ smart_from_nvme_log(const struct esx_out *o, struct smart_info *si, char *err,
 		if (is_true(v))
 			si->critical_warning |= cw[i].bit;
 	}
-	/* Kelvin on the wire; 0 K means "no sensor". */
-	if (lead_num(esx_get(r, "Composite Temperature"), &n) && n > 0) {
+	/* Kelvin on the wire; 0 K means "no sensor", and anything below
+	 * freezing is not a reading either. */
+	if (lead_num(esx_get(r, "Composite Temperature"), &n) && n >= 273) {
 		si->temperature_c = n - 273;
 		seen++;
 	}
@@ -682,6 +683,18 @@ json_str(const struct json_doc *d, int node, char *out, size_t outlen)
 
 /* ---- smartctl --json -a ----------------------------------------------------- */
 
+/* A count or reading from smartctl: a non-negative number, else absent. */
+static bool
+json_count(const struct json_doc *d, int node, long long *out)
+{
+	long long v;
+
+	if (!json_num(d, node, &v) || v < 0)
+		return false;
+	*out = v;
+	return true;
+}
+
 static void
 smartctl_attr(const struct json_doc *d, int tab, struct smart_info *si)
 {
@@ -689,11 +702,11 @@ smartctl_attr(const struct json_doc *d, int tab, struct smart_info *si)
 	int	 a;
 
 	for (a = d->n[tab].child; a >= 0; a = d->n[a].next) {
-		if (!json_num(d, json_get(d, a, "id"), &id))
+		if (!json_count(d, json_get(d, a, "id"), &id))
 			continue;
-		if (!json_num(d, json_get(d, a, "raw.value"), &raw))
+		if (!json_count(d, json_get(d, a, "raw.value"), &raw))
 			raw = SMART_NONE;
-		if (!json_num(d, json_get(d, a, "value"), &val))
+		if (!json_count(d, json_get(d, a, "value"), &val))
 			val = SMART_NONE;
 		switch (id) {
 		case 5:
@@ -737,19 +750,19 @@ smartctl_nvme(const struct json_doc *d, int log, struct smart_info *si)
 {
 	long long v;
 
-	if (json_num(d, json_get(d, log, "critical_warning"), &v))
+	if (json_count(d, json_get(d, log, "critical_warning"), &v))
 		si->critical_warning = v;
 	if (si->temperature_c == SMART_NONE &&
-	    json_num(d, json_get(d, log, "temperature"), &v))
+	    json_count(d, json_get(d, log, "temperature"), &v))
 		si->temperature_c = v;
-	if (json_num(d, json_get(d, log, "available_spare"), &v))
+	if (json_count(d, json_get(d, log, "available_spare"), &v))
 		si->available_spare = v;
-	if (json_num(d, json_get(d, log, "percentage_used"), &v))
+	if (json_count(d, json_get(d, log, "percentage_used"), &v))
 		si->percentage_used = v;
 	if (si->power_on_hours == SMART_NONE &&
-	    json_num(d, json_get(d, log, "power_on_hours"), &v))
+	    json_count(d, json_get(d, log, "power_on_hours"), &v))
 		si->power_on_hours = v;
-	if (json_num(d, json_get(d, log, "media_errors"), &v))
+	if (json_count(d, json_get(d, log, "media_errors"), &v))
 		si->uncorrectable_errors = v;
 }
 
@@ -799,14 +812,14 @@ smart_from_smartctl(const char *text, size_t len, int exit_status,
 	(void)json_str(&d, json_get(&d, 0, "model_name"), si->model, sizeof(si->model));
 	(void)json_str(&d, json_get(&d, 0, "serial_number"), si->serial,
 	    sizeof(si->serial));
-	if (json_num(&d, json_get(&d, 0, "temperature.current"), &v))
+	if (json_count(&d, json_get(&d, 0, "temperature.current"), &v))
 		si->temperature_c = v;
-	if (json_num(&d, json_get(&d, 0, "temperature.drive_trip"), &v) && v > 0)
+	if (json_count(&d, json_get(&d, 0, "temperature.drive_trip"), &v) && v > 0)
 		si->max_temperature_c = v;
-	else if (json_num(&d, json_get(&d, 0,
+	else if (json_count(&d, json_get(&d, 0,
 	    "nvme_composite_temperature_threshold.critical"), &v) && v > 0)
 		si->max_temperature_c = v;
-	if (json_num(&d, json_get(&d, 0, "power_on_time.hours"), &v))
+	if (json_count(&d, json_get(&d, 0, "power_on_time.hours"), &v))
 		si->power_on_hours = v;
 	n = json_get(&d, 0, "ata_smart_attributes.table");
 	if (n >= 0 && d.n[n].type == JSON_ARR)
@@ -814,7 +827,7 @@ smart_from_smartctl(const char *text, size_t len, int exit_status,
 	n = json_get(&d, 0, "nvme_smart_health_information_log");
 	if (n >= 0 && d.n[n].type == JSON_OBJ)
 		smartctl_nvme(&d, n, si);
-	if (json_num(&d, json_get(&d, 0, "scsi_grown_defect_list"), &v))
+	if (json_count(&d, json_get(&d, 0, "scsi_grown_defect_list"), &v))
 		si->reallocated_sectors = v;
 
 	have_passed = json_bool(&d, json_get(&d, 0, "smart_status.passed"), &passed);
