@@ -580,7 +580,7 @@ show(const char *s, char *buf, size_t len)
 	for (; *s != '\0' && o + 8 < len; s++) {
 		unsigned char ch = (unsigned char)*s;
 
-		if (o >= 60) {
+		if (o >= 60 && (ch & 0xc0) != 0x80) {
 			memcpy(buf + o, "...", 3);
 			o += 3;
 			break;
@@ -2376,6 +2376,9 @@ ini_tags(struct lctx *c, const struct kspec *k, const char *s, int line,
 		if (k->check != NULL && k->check(c, k->name, tmp.v[i], line,
 		    col) != 0)
 			continue;
+		if (k->vcheck != NULL && k->vcheck(c, k->name, tmp.v[i + 1],
+		    line, col) != 0)
+			continue;
 		kvlist_set(out, tmp.v[i], tmp.v[i + 1]);
 	}
 	strlist_free(&tmp);
@@ -2413,17 +2416,61 @@ ini_dest_pos(struct iini *ii)
 	return ii->primary ? ii->server_pos : ii->spos[ii->idx];
 }
 
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		e--;
+	*e = '\0';
+	return s;
+}
+
+/*
+ * liagent accepts section names esxwatch does not ("[filelog|my app]"):
+ * keep the section under a usable name rather than drop it.  Returns sub,
+ * rewritten in place, or NULL when nothing usable is left.
+ */
+static char *
+ini_name(struct lctx *c, char *sub, int line, int col)
+{
+	char orig[96], b[96];
+	size_t n = strlen(sub);
+
+	if (n == 0)
+		return NULL;
+	if (name_valid(sub))
+		return sub;
+	snprintf(orig, sizeof(orig), "%s", show(sub, b, sizeof(b)));
+	if (n > 64)
+		sub[n = 64] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)sub[i]) && strchr("-_.", sub[i]) ==
+		    NULL)
+			sub[i] = '_';
+	rep(c, false, line, col, "section name '%s' is used as '%s' (names "
+	    "are 1 to 64 of A-Z a-z 0-9 - _ .)", orig, sub);
+	return sub;
+}
+
 static void
 ini_section(struct iini *ii, char *name, int line, int col)
 {
 	struct lctx *c = ii->c;
 	struct config *cfg = ii->cfg;
 	char *bar = strchr(name, '|');
-	const char *type = name, *sub = bar ? bar + 1 : NULL;
+	char *type = name, *sub = bar ? bar + 1 : NULL;
 	char b[96];
 
 	if (bar != NULL)
 		*bar = '\0';
+	type = trim(type);
+	if (sub != NULL)
+		sub = trim(sub);
 	snprintf(ii->secname, sizeof(ii->secname), "%s%s%s", type,
 	    sub ? "|" : "", sub ? sub : "");
 	ii->sect = IS_SKIP;
@@ -2433,10 +2480,10 @@ ini_section(struct iini *ii, char *name, int line, int col)
 		if (ii->server_line == 0)
 			ii->server_line = line;
 	} else if (strcasecmp(type, "server") == 0) {
-		if (!name_valid(sub)) {
-			rep(c, false, line, col, "[server|%s]: not a valid "
-			    "destination name; section ignored",
-			    show(sub, b, sizeof(b)));
+		sub = ini_name(c, sub, line, col);
+		if (sub == NULL) {
+			rep(c, false, line, col, "[server|]: no destination "
+			    "name; section ignored");
 			return;
 		}
 		ii->sect = IS_SERVER;
@@ -2456,9 +2503,10 @@ ini_section(struct iini *ii, char *name, int line, int col)
 	else if (strcasecmp(type, "logging") == 0 && sub == NULL)
 		ii->sect = IS_LOGGING;
 	else if (strcasecmp(type, "filelog") == 0 && sub != NULL) {
-		if (!name_valid(sub)) {
-			rep(c, false, line, col, "[filelog|%s]: not a valid "
-			    "name; section ignored", show(sub, b, sizeof(b)));
+		sub = ini_name(c, sub, line, col);
+		if (sub == NULL) {
+			rep(c, false, line, col, "[filelog|]: no name; section "
+			    "ignored");
 			return;
 		}
 		if (!ii->filelogs_replaced) {

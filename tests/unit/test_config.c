@@ -984,6 +984,31 @@ TEST(liagent_ini_warnings_and_errors)
 	CHECK_INT(M.nwarn, 1);
 	config_free(c);
 
+	/* liagent-only section names are kept under a usable name */
+	c = load_named("liagent.ini", "[ server ]\nport=1\n"
+	    "[filelog|my app logs]\ninclude=a.log\n"
+	    "[server | backup]\nhostname=b\n");
+	CHECK(c != NULL);
+	if (c) {
+		CHECK_INT(c->server.port, 1);
+		CHECK_INT(c->nfilelogs, 1);
+		CHECK_STR(c->filelogs[0].name, "my_app_logs");
+		CHECK_INT(c->nservers, 1);
+		CHECK_STR(c->servers[0].name, "backup");
+	}
+	CHECK_MSG("3:1: warning: section name 'my app logs' is used as "
+	    "'my_app_logs'");
+	CHECK_INT(M.nwarn, 1);
+	config_free(c);
+
+	/* the JSON-ish form cannot smuggle a line break into a header */
+	c = load_named("liagent.ini", "[server]\nproto=http\n"
+	    "headers={\"X-A\": \"a\\r\\nX-B: b\"}\n");
+	CHECK(c == NULL);
+	CHECK_MSG("3:9: 'headers': a header value must not contain a line "
+	    "break");
+	config_free(c);
+
 	/* invalid UTF-8 cannot be printed back: an error */
 	c = load_named("liagent.ini", "[server]\nhostname=li\xff\n");
 	CHECK(c == NULL);
