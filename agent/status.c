@@ -126,6 +126,7 @@ status_collect(struct status_snap *s)
 		s->memory_only = st.memory_only;
 		s->queued_events = st.queued_events;
 		s->queued_bytes = st.queued_bytes;
+		s->pushed_events = st.pushed_events;
 		s->dropped_budget = st.dropped_budget;
 		s->dropped_corrupt = st.dropped_corrupt;
 		s->torn_tails = st.torn_tails;
@@ -196,13 +197,13 @@ status_write(const struct status_snap *s, const char *path)
 	buf_init(&b, 1024 * 1024);
 	buf_printf(&b, "esxwatch-status: 1\nversion: %s\npid: %ld\nupdated_ms: %" PRId64
 	    "\nstarted_ms: %" PRId64 "\nspool: %s\nqueued_events: %" PRIu64
-	    "\nqueued_bytes: %" PRIu64 "\nsent_events: %" PRIu64 "\nfailed_sends: %"
+	    "\nqueued_bytes: %" PRIu64 "\npushed_events: %" PRIu64 "\nsent_events: %" PRIu64 "\nfailed_sends: %"
 	    PRIu64 "\ndropped_budget: %" PRIu64 "\ndropped_poison: %" PRIu64
 	    "\ndropped_corrupt: %" PRIu64 "\ntorn_tails: %" PRIu64 "\nrss_kb: %"
 	    PRIu64 "\ncpu_ms: %" PRIu64 "\n", ESXWATCH_VERSION, s->pid, s->updated_ms,
 	    s->started_ms, !s->have_spool ? "none" : s->memory_only ? "memory" : "disk",
-	    s->queued_events, s->queued_bytes, s->sent_events, s->failed_sends,
-	    s->dropped_budget, s->dropped_poison, s->dropped_corrupt, s->torn_tails,
+	    s->queued_events, s->queued_bytes, s->pushed_events, s->sent_events,
+	    s->failed_sends, s->dropped_budget, s->dropped_poison, s->dropped_corrupt, s->torn_tails,
 	    s->rss_kb, s->cpu_ms);
 	for (size_t i = 0; i < s->ndests; i++) {
 		const struct status_dest *d = &s->dests[i];
@@ -320,6 +321,7 @@ parse_top_key(struct status_snap *s, const char *k, const char *v)
 	static const struct { const char *k; size_t off; } u64s[] = {
 		{ "queued_events", offsetof(struct status_snap, queued_events) },
 		{ "queued_bytes", offsetof(struct status_snap, queued_bytes) },
+		{ "pushed_events", offsetof(struct status_snap, pushed_events) },
 		{ "sent_events", offsetof(struct status_snap, sent_events) },
 		{ "failed_sends", offsetof(struct status_snap, failed_sends) },
 		{ "dropped_budget", offsetof(struct status_snap, dropped_budget) },

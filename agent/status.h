@@ -38,7 +38,7 @@ struct status_snap {
 	int64_t		 updated_ms, started_ms;
 	bool		 have_spool;
 	bool		 memory_only;
-	uint64_t	 queued_events, queued_bytes;
+	uint64_t	 queued_events, queued_bytes, pushed_events;
 	uint64_t	 sent_events, failed_sends;
 	uint64_t	 dropped_budget, dropped_poison, dropped_corrupt, torn_tails;
 	uint64_t	 rss_kb, cpu_ms;
