@@ -1779,6 +1779,7 @@ apply_kv_node(struct lctx *c, const struct kspec *k, struct kvlist *l,
     const struct ynode *v)
 {
 	struct kvlist nl = { NULL, 0 };
+	char b[96];
 
 	if (v->type == YN_SCALAR && v->null) {
 		kvlist_free(l);
@@ -1797,8 +1798,8 @@ apply_kv_node(struct lctx *c, const struct kspec *k, struct kvlist *l,
 			continue;
 		if (val->type != YN_SCALAR) {
 			rep(c, true, val->line, val->col, "'%s': the value of "
-			    "'%s' must be a string, got %s", k->name, key->s,
-			    ynode_what(val));
+			    "'%s' must be a string, got %s", k->name,
+			    show(key->s, b, sizeof(b)), ynode_what(val));
 			continue;
 		}
 		vs = val->null ? "" : val->s;
@@ -2550,12 +2551,13 @@ ini_keyval(struct iini *ii, const char *key, const char *val, int line,
 {
 	struct lctx *c = ii->c;
 	struct config *cfg = ii->cfg;
+	char b[96];
 	int ki;
 
 	switch (ii->sect) {
 	case IS_NONE:
 		rep(c, false, line, kcol, "'%s' outside any [section]; "
-		    "ignored", key);
+		    "ignored", show(key, b, sizeof(b)));
 		return;
 	case IS_SKIP:
 		return;
@@ -2827,6 +2829,8 @@ err:
 static void
 config_check(struct lctx *c, struct config *cfg)
 {
+	char b[96];
+
 	for (size_t i = 0; i < cfg->nrules; i++) {
 		struct rule_conf *r = &cfg->rules[i];
 
@@ -2840,7 +2844,8 @@ config_check(struct lctx *c, struct config *cfg)
 			if (k == cfg->nfilelogs)
 				rep(c, false, r->src_line, 1, "rule '%s': "
 				    "'%s' is not a filelog name",
-				    r->name ? r->name : "?", r->files.v[j]);
+				    r->name ? r->name : "?",
+				    show(r->files.v[j], b, sizeof(b)));
 		}
 	}
 }
