@@ -48,17 +48,13 @@ shift $((OPTIND - 1))
 pidfile=$piddir/watchdog-$tag.PID
 case $mode in
 start)
-	cmd=""
-	for w in $*; do
-		case $w in
-		++*) echo "$w" >> "$root/vmkparams.log" ;;
-		*) cmd="$cmd $w" ;;
-		esac
-	done
+	# VMkernel takes "++..." parameters off a command line at exec.
+	printf '%s\n' "$*" | tr ' ' '\n' | grep '^++' >> "$root/vmkparams.log"
+	cmd=$(printf '%s' "$*" | sed 's/ ++[^ ]*//g')
 	setsid sh -c 'echo $$ > "$1"; trap "rm -f \"$1\"; exit 0" HUP TERM
 		n=0
 		while [ $n -lt 3 ]; do
-			$2 >>"$3" 2>&1 &
+			eval "$2" >>"$3" 2>&1 &
 			wait $!
 			n=$((n + 1))
 			sleep 1
@@ -332,6 +328,7 @@ def test_install_start_status_stop_remove(h):
 	harness.eq(len(pids), 1, "agent processes")
 	argv = h.cmdline(pids[0])
 	harness.eq(argv[1:], [b"-c", h.conf.encode()], "agent arguments")
+	harness.eq(read(os.path.join(h.root, "var/run/esxwatch.pid")).strip(), str(pids[0]), "pid file")
 	rc, out = h.init("status")
 	harness.eq(rc, 0, "status exit status while running")
 	if "is running" not in out or str(pids[0]) not in out:
