@@ -1,0 +1,135 @@
+"""The daemon's life: command line, SIGTERM, SIGHUP reload, its own log.
+Runs the real binary with the nic collector on a simulated ESXi host."""
+import os
+import signal
+import stat
+import time
+
+import harness
+from harness import Agent, FakeHost, eq, fail, wait_for
+
+NIC_LIST = "esxi-network-nic-list"
+
+
+def make_host(d):
+    h = FakeHost(os.path.join(d, "host"))
+    h.set_both("network nic list", fixture="esxi/esxcli-network-nic-list/esxi90-vmxnet3.txt")
+    h.set_both("network nic stats get -n vmnic0",
+               fixture="esxi/esxcli-network-nic-stats-get/kb341594-vmnic2-rx-drops.txt")
+    return h
+
+
+def config(h, out, extra=""):
+    return ("host: {platform: esxi, tools_dir: %s, hostname: esx01}\n"
+            "storage: {directory: @STORAGE@}\n"
+            "server: {proto: file, path: %s}\n"
+            "batch: {flush_interval: 1}\n"
+            "collectors:\n"
+            "  nic: {enabled: yes, interval: 1}\n"
+            "  datastore: {enabled: no}\n  vsan: {enabled: no}\n  smart: {enabled: no}\n"
+            "  agent: {enabled: no}\n"
+            "filelog: {}\n%s" % (h.tools_dir, out, extra))
+
+
+def read_events(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return harness.parse_events(f.read())
+
+
+def test_version_and_help(d):
+    a = Agent(d, "filelog: {}\n")
+    rc, out, _ = a.run("-V")
+    eq(rc, 0, "-V status")
+    if not out.startswith("esxwatch "):
+        fail("-V printed %r" % out)
+    rc, out, _ = a.run("--help")
+    eq(rc, 0, "--help status")
+    for opt in ("--once", "--check-config", "--print-config", "-c"):
+        if opt not in out:
+            fail("--help does not mention %s" % opt)
+    rc, _, err = a.run("--no-such-option")
+    eq(rc, 2, "unknown option status")
+
+
+def test_sigterm_flushes_and_exits_zero(d):
+    h = make_host(d)
+    out = os.path.join(d, "out.jsonl")
+    a = Agent(d, config(h, out))
+    a.start()
+    wait_for(lambda: len(read_events(out)) >= 2, what="nic samples")
+    t0 = time.time()
+    rc = a.stop()
+    eq(rc, 0, "exit status after SIGTERM")
+    if time.time() - t0 > 7:
+        fail("SIGTERM took %.1fs (flush is bounded by 5 s)" % (time.time() - t0))
+    evs = read_events(out)
+    for e in evs:
+        eq(e.get("hostname"), "esx01", "hostname")
+        eq(e.get("esxwatch_collector"), "nic", "collector")
+        eq(e.get("appname"), "esxwatch", "appname")
+    st = os.stat(out)
+    eq(stat.S_IMODE(st.st_mode), 0o600, "output file mode")
+
+
+def test_sighup_reload_keeps_running_and_applies(d):
+    h = make_host(d)
+    out1 = os.path.join(d, "out1.jsonl")
+    out2 = os.path.join(d, "out2.jsonl")
+    a = Agent(d, config(h, out1, "tags: {site: one}\n"))
+    a.start()
+    wait_for(lambda: read_events(out1), what="events before reload")
+    # A broken configuration is rejected; the agent keeps going.
+    a.write_config(config(h, out2, "tags: {site: two}\nbogus_key: 1\n"))
+    a.signal(signal.SIGHUP)
+    time.sleep(2.5)
+    if a.proc.poll() is not None:
+        fail("agent died on a bad reload")
+    if os.path.exists(out2):
+        fail("a rejected configuration was applied")
+    wait_for(lambda: "rejected" in a.stderr_text(), what="log line about the rejected config")
+    n1 = len(read_events(out1))
+    time.sleep(1.5)
+    if len(read_events(out1)) <= n1:
+        fail("collection stopped after a rejected reload")
+    # A good one takes over.
+    a.write_config(config(h, out2, "tags: {site: two}\n"))
+    a.signal(signal.SIGHUP)
+    wait_for(lambda: read_events(out2), what="events after reload")
+    eq(a.stop(), 0, "exit status")
+    evs = read_events(out2)
+    eq(evs[-1].get("site"), "two", "tag after reload")
+    for e in read_events(out1):
+        eq(e.get("site"), "one", "tag before reload")
+
+
+def test_logging_file(d):
+    h = make_host(d)
+    out = os.path.join(d, "out.jsonl")
+    log = os.path.join(d, "agent.log")
+    a = Agent(d, config(h, out, "logging: {file: %s, debug_level: 1}\n" % log))
+    rc, _, err = a.run("--once")
+    eq(rc, 0, "--once status")
+    with open(log) as f:
+        text = f.read()
+    if "started" not in text:
+        fail("agent log has no start line: %r" % text[:300])
+    if "debug:" not in text:
+        fail("debug_level 1 logged no debug line")
+    eq(stat.S_IMODE(os.stat(log).st_mode), 0o600, "log file mode")
+    if "started" in err:
+        fail("log lines went to stderr although logging.file is set")
+
+
+def test_once_exit_status_and_stdout_default(d):
+    h = make_host(d)
+    cfg = config(h, "x").replace("server: {proto: file, path: x}\n", "")
+    a = Agent(d, cfg)
+    rc, evs, err = a.once()
+    eq(rc, 0, "--once status (stderr: %s)" % err[-500:])
+    if not harness.select(evs, esxwatch_nic="vmnic0", esxwatch_kind="sample"):
+        fail("no vmnic0 sample on stdout: %r" % evs[:2])
+
+
+harness.main(globals())
