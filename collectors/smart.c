@@ -531,8 +531,12 @@ smart_collect(struct collector_ctx *ctx, struct emitter *em)
 			round_reset(p);
 			return -1;
 		}
+		if (!esxi && p->n == 0) {
+			round_reset(p);		/* no smartctl, or no disk */
+			return 0;
+		}
 		p->phase = esxi ? PH_NVME_LIST : PH_ITEMS;
-		return esxi || p->n > 0 ? 1 : 0;
+		return 1;
 	case PH_NVME_LIST:
 		list_nvme(ctx, p);
 		p->phase = p->nnvme > 0 ? PH_PATHS : PH_ITEMS;

@@ -215,6 +215,27 @@ def test_failures_claim_nothing(d):
     only(evs, esxwatch_kind="sample", esxwatch_device=SAN_DEV, esxwatch_entity="device")
 
 
+def test_hung_esxcli_costs_one_timeout(d):
+    h = StorageHost(os.path.join(d, "host"))
+    h.apply()
+    a = Agent(d, config(h, {"datastore": 30}, timeout=2))
+    once(a)
+    h.set_both("storage core path list", text=h.path_list(), sleep=1000)
+    t0 = time.time()
+    evs, err = once(a)
+    took = time.time() - t0
+    if took > 2 + 4:
+        fail("--once took %.1f s with a 2 s timeout" % took)
+    st = only(evs, esxwatch_kind="status", esxwatch_collector="datastore")
+    if "timed out" not in st["text"]:
+        fail("error event text %r" % st["text"])
+    none_of(evs, "hung path list", esxwatch_kind="sample")
+    none_of(evs, "hung path list", esxwatch_kind="change")
+    # The following queries were not even tried in that round.
+    calls = [c for c in h.calls() if "nfs41" in c]
+    eq(len(calls), 1, "nfs41 list asked only in the first round")
+
+
 def test_linux_nfs_mount_probe(d):
     h = FakeHost(os.path.join(d, "host"), tools=())
     mnt = os.path.join(d, "mnt", "nfs share")
