@@ -131,6 +131,19 @@ def test_one_path_dead_is_degraded(d):
     none_of(evs, "path removed", esxwatch_kind="change")
     s = only(evs, esxwatch_kind="sample", esxwatch_device=SAN_DEV, esxwatch_entity="device")
     eq(s["esxwatch_state"], "degraded", "fewer paths than before")
+    # A day later the lower count is the new normal: back to ok.
+    kv = os.path.join(a.storage, "state", "datastore.kv")
+    with open(kv) as f:
+        lines = f.read().splitlines()
+    key = "degsince:" + SAN_DEV
+    if not any(l.startswith(key + "\t") for l in lines):
+        fail("no degraded-since mark in %s" % kv)
+    lines = [key + "\t1000" if l.startswith(key + "\t") else l for l in lines]
+    with open(kv, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    evs, _ = once(a)
+    ch = only(evs, esxwatch_kind="change", esxwatch_device=SAN_DEV, esxwatch_entity="device")
+    eq(ch["esxwatch_state"], "ok", "new baseline after a day")
 
 
 def test_pdl_not_connected_alerts(d):
