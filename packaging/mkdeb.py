@@ -103,10 +103,12 @@ def shlib_depends(binary):
 					   capture_output=True, text=True, timeout=60)
 		except (OSError, subprocess.SubprocessError):
 			return None
+		if p.returncode != 0:
+			return None
 		for line in p.stdout.splitlines():
 			if line.startswith("shlibs:Depends="):
 				return line.split("=", 1)[1].strip()
-	return None
+		return ""	# a static binary depends on nothing
 
 
 def put(stage, rel, data, mode):
@@ -149,7 +151,7 @@ def build(binary, version, out, epoch):
 				size += (len(data) + 1023) // 1024
 				md5.append("%s  %s\n" % (hashlib.md5(data).hexdigest(), rel))
 		depends = shlib_depends(bin_copy)
-		if not depends:
+		if depends is None:
 			print("mkdeb: dpkg-shlibdeps unavailable; using a fixed Depends", file=sys.stderr)
 			depends = FALLBACK_DEPENDS
 		control = (
@@ -158,7 +160,7 @@ def build(binary, version, out, epoch):
 			"Architecture: amd64\n"
 			"Maintainer: %s\n"
 			"Installed-Size: %d\n"
-			"Depends: %s\n"
+			"%s"
 			"Section: admin\n"
 			"Priority: optional\n"
 			"Description: monitoring agent for VMware ESXi and Linux hosts\n"
@@ -166,7 +168,7 @@ def build(binary, version, out, epoch):
 			" data and the host's logs for known error strings, and ships structured\n"
 			" events to VMware Log Insight (Aria Operations for Logs), syslog or any\n"
 			" HTTP endpoint, keeping them on disk while the destination is down.\n"
-		) % (version, MAINTAINER, size, depends)
+		) % (version, MAINTAINER, size, "Depends: %s\n" % depends if depends else "")
 		put(stage, "DEBIAN/control", control.encode(), 0o644)
 		put(stage, "DEBIAN/conffiles", b"/etc/esxwatch/agent.yaml\n", 0o644)
 		put(stage, "DEBIAN/md5sums", "".join(md5).encode(), 0o644)

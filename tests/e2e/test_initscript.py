@@ -81,13 +81,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 echo "localcli $*" >> "$root/calls.log"
 st=$root/state/groups
 mkdir -p "$st"
-name=""; parent=""; path=""; verb=""
+name=""; parent=""; path=""; verb=""; grab=0
 for a in "$@"; do
+	if [ $grab = 1 ]; then path=$a; grab=0; continue; fi
 	case $a in
 	--plugin-dir=*) ;;
 	--group-name=*) name=${a#*=} ;;
 	--parent-path=*) parent=${a#*=} ;;
 	--group-path=*) path=${a#*=} ;;
+	-g) grab=1; continue ;;
 	sched|group|network|firewall) ;;
 	add|list|delete|setmemconfig|refresh) [ -z "$verb" ] && verb=$a ;;
 	esac
@@ -310,8 +312,8 @@ def test_install_start_status_stop_remove(h):
 	# Memory-capped scheduler group, created before the agent starts.
 	calls = h.calls()
 	grp = [i for i, c in enumerate(calls) if "sched group add --group-name=esxwatch --parent-path=host/vim/vimuser" in c]
-	mem = [i for i, c in enumerate(calls) if "sched group setmemconfig --group-path=host/vim/vimuser/esxwatch" in c
-	       and "--max=64" in c and "--units=mb" in c]
+	mem = [i for i, c in enumerate(calls) if "sched group setmemconfig -g host/vim/vimuser/esxwatch" in c
+	       and "--min=0 --max=64 --minlimit=-1 -u mb" in c]
 	wd = [i for i, c in enumerate(calls) if c.startswith("watchdog.sh -d -s esxwatch")]
 	if not (grp and mem and wd and grp[0] < mem[0] < wd[0]):
 		harness.fail("want sched group add, setmemconfig, then watchdog.sh -d -s esxwatch: %s" % calls)
