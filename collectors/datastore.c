@@ -344,6 +344,70 @@ emit_volume(struct collector_ctx *ctx, struct emitter *em, const struct ds_snap 
 	}
 }
 
+/* Datastores seen before (ctx->state) that no list shows any more. */
+struct gone {
+	const struct ds_snap *s;
+	char	**names;
+	size_t	  n;
+};
+
+static int
+gone_cb(void *arg, const char *key, const char *value)
+{
+	struct gone *g = arg;
+	const char *name = key + 3;		/* after "ds:" */
+	size_t	 i;
+	char	**nn;
+
+	if (strcmp(value, ds_state_name(DS_UNMOUNTED)) == 0)
+		return 0;			/* already said */
+	for (i = 0; i < g->s->nvol; i++)
+		if (strcmp(g->s->vols[i].name, name) == 0)
+			return 0;
+	if (g->n >= 256 || (nn = realloc(g->names, (g->n + 1) * sizeof(*nn))) == NULL)
+		return 1;
+	g->names = nn;
+	if ((g->names[g->n] = strdup(name)) != NULL)
+		g->n++;
+	return 0;
+}
+
+/*
+ * A datastore that vanished from every list (unmounted and removed, or
+ * its device removed after a PDL) is reported once as unmounted.  Only
+ * when every list was read: a failed list must not look like a vanished
+ * datastore.
+ */
+static void
+report_gone(struct collector_ctx *ctx, struct emitter *em, const struct ds_snap *s)
+{
+	struct gone g = { s, NULL, 0 };
+	char	 key[DS_NAME_MAX + 16], prev[32];
+	size_t	 i;
+
+	(void)kv_foreach(ctx->state, "ds:", gone_cb, &g);
+	for (i = 0; i < g.n; i++) {
+		struct event *ev;
+
+		snprintf(key, sizeof(key), "ds:%s", g.names[i]);
+		if (storage_transition(ctx->state, key, ds_state_name(DS_UNMOUNTED),
+		    prev, sizeof(prev)) == STORAGE_CHANGED &&
+		    (ev = ev_new("change", ds_state_severity(DS_UNMOUNTED),
+		    "datastore %s changed from %s to unmounted: the host no longer "
+		    "lists it", g.names[i], prev)) != NULL) {
+			(void)event_set(ev, "esxwatch_entity", "datastore");
+			(void)event_set(ev, "esxwatch_datastore", g.names[i]);
+			(void)event_set(ev, "esxwatch_device", "");
+			(void)event_set(ev, "esxwatch_state", "unmounted");
+			(void)event_set(ev, "esxwatch_fs_type", "");
+			(void)event_set(ev, "esxwatch_previous_state", prev);
+			(void)emit(em, ev);
+		}
+		free(g.names[i]);
+	}
+	free(g.names);
+}
+
 static bool
 wanted(const struct collector_ctx *ctx, const char *name)
 {
@@ -387,6 +451,8 @@ evaluate(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
 		if (wanted(ctx, s.vols[i].name))
 			emit_volume(ctx, em, &s, &s.vols[i],
 			    ds_vol_state(&s, &s.vols[i], devst));
+	if (p->ok[Q_EXTENTS] && p->ok[Q_FS] && p->ok[Q_NFS] && p->ok[Q_NFS41])
+		report_gone(ctx, em, &s);
 	free(devst);
 	free(base);
 	ds_snap_free(&s);

@@ -130,6 +130,7 @@ class StorageHost(FakeHost):
         self.san_paths = ["active", "active"]
         self.nfs41_accessible = True
         self.nfs_v3 = True
+        self.san_ds_present = True
 
     def device_list(self):
         return keyed([
@@ -147,13 +148,15 @@ class StorageHost(FakeHost):
 
     def extent_list(self):
         headers, rows = parse_table(fixture("esxcli-storage-vmfs-extent-list/esxi90.txt"))
-        rows.append([SAN_DS, SAN_UUID, "0", SAN_DEV, "1"])
+        if self.san_ds_present:
+            rows.append([SAN_DS, SAN_UUID, "0", SAN_DEV, "1"])
         return render_table(headers, rows, right=("Extent Number", "Partition"))
 
     def filesystem_list(self):
         headers, rows = parse_table(fixture("esxcli-storage-filesystem-list/esxi90.txt"))
-        rows.append(["/vmfs/volumes/" + SAN_UUID, SAN_DS, SAN_UUID, "true", "VMFS-6",
-                     "1099243192320", "549621596160"])
+        if self.san_ds_present:
+            rows.append(["/vmfs/volumes/" + SAN_UUID, SAN_DS, SAN_UUID, "true", "VMFS-6",
+                          "1099243192320", "549621596160"])
         rows.append(["/vmfs/volumes/a1b2c3d4-e5f60718", "isos", "a1b2c3d4-e5f60718",
                      "true" if self.nfs41_accessible else "false", "NFS41",
                      "0" if not self.nfs41_accessible else "4398046511104",

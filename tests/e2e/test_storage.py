@@ -196,6 +196,29 @@ def test_nfs41_inaccessible(d):
     eq(ch["esxwatch_state"], "ok", "back")
 
 
+def test_vanished_datastore_is_unmounted_once(d):
+    h, a = ds_agent(d)
+    once(a)
+    # A failed extent list must not look like a vanished datastore.
+    h.set_both("storage vmfs extent list", text="Error: busy\n", rc=1)
+    evs, _ = once(a)
+    none_of(evs, "extent list failed", esxwatch_kind="change")
+    h.san_ds_present = False
+    h.apply()
+    evs, _ = once(a)
+    ch = only(evs, esxwatch_kind="change", esxwatch_datastore=SAN_DS)
+    eq(ch["esxwatch_state"], "unmounted", "vanished")
+    eq(ch["esxwatch_previous_state"], "ok", "previous")
+    evs, _ = once(a)
+    none_of(evs, "still gone", esxwatch_kind="change")
+    h.san_ds_present = True
+    h.apply()
+    evs, _ = once(a)
+    ch = only(evs, esxwatch_kind="change", esxwatch_datastore=SAN_DS,
+              esxwatch_entity="datastore")
+    eq(ch["esxwatch_state"], "ok", "back")
+
+
 def test_failures_claim_nothing(d):
     h, a = ds_agent(d)
     once(a)
