@@ -456,6 +456,27 @@ def test_smart_impending_failure_and_growth(d):
     eq(ch["esxwatch_health_text"], "Degraded", "text kept")
 
 
+def test_smart_above_rated_max_temperature(d):
+    h = smart_host(d)
+    a = Agent(d, config(h, {"smart": 3600}))
+    t = smart_table(SMART_4COL, param="Drive Temperature", column="Value", value="48")
+    t = retable(t, "Driver Rated Max Temperature", "Value", "70")
+    h.set_both("storage core device smart get -d " + SATA_OLD, text=t)
+    evs, _ = once(a)
+    e = only(evs, esxwatch_kind="sample", esxwatch_device=SATA_OLD)
+    eq(e["esxwatch_temperature_c"], "48", "temperature")
+    eq(e["esxwatch_max_temperature_c"], "70", "rated maximum")
+    none_of(evs, "cool drive", esxwatch_kind="alert")
+    h.set_both("storage core device smart get -d " + SATA_OLD,
+               text=retable(t, "Drive Temperature", "Value", "73"))
+    evs, _ = once(a)
+    al = only(evs, esxwatch_kind="alert", esxwatch_device=SATA_OLD)
+    if "above its rated maximum 70 C" not in al["text"]:
+        fail("alert text %r" % al["text"])
+    evs, _ = once(a)
+    none_of(evs, "still hot", esxwatch_kind="alert")
+
+
 def test_smart_nvme_critical_warning(d):
     h = smart_host(d)
     a = Agent(d, config(h, {"smart": 3600}))
