@@ -207,15 +207,20 @@ status_write(const struct status_snap *s, const char *path)
 	    s->rss_kb, s->cpu_ms);
 	for (size_t i = 0; i < s->ndests; i++) {
 		const struct status_dest *d = &s->dests[i];
+		char name[sizeof(d->name)], proto[sizeof(d->proto)], err[sizeof(d->last_error)];
 
+		/* one line per value, whatever a server put in its error */
+		copy_str(name, sizeof(name), d->name);
+		copy_str(proto, sizeof(proto), d->proto[0] ? d->proto : "-");
+		copy_str(err, sizeof(err), d->last_error);
 		buf_printf(&b, "dest: %s\n proto: %s\n state: %s\n backlog_events: %"
 		    PRIu64 "\n backlog_bytes: %" PRIu64 "\n sent_events: %" PRIu64
 		    "\n failed_sends: %" PRIu64 "\n dropped_budget: %" PRIu64
 		    "\n dropped_poison: %" PRIu64 "\n last_success_ms: %" PRId64
-		    "\n last_error_ms: %" PRId64 "\n last_error: %s\n", d->name,
-		    d->proto[0] ? d->proto : "-", state_name(d->state), d->backlog_events,
-		    d->backlog_bytes, d->sent_events, d->failed_sends, d->dropped_budget,
-		    d->dropped_poison, d->last_success_ms, d->last_error_ms, d->last_error);
+		    "\n last_error_ms: %" PRId64 "\n last_error: %s\n", name, proto,
+		    state_name(d->state), d->backlog_events, d->backlog_bytes,
+		    d->sent_events, d->failed_sends, d->dropped_budget, d->dropped_poison,
+		    d->last_success_ms, d->last_error_ms, err);
 	}
 	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		goto out;

@@ -17,7 +17,9 @@
 #include "t.h"
 
 #include "../../agent/log.h"
+#include "../../agent/config.h"
 #include "../../agent/spool.h"
+#include "../../agent/status.h"
 #include "../../output/sink.h"
 
 static char	 root[256];
@@ -769,6 +771,121 @@ TEST(scan_image_garbage)
 	CHECK_INT(spool_scan_image(junk, 0, NULL, NULL, NULL, NULL), 0);
 }
 
+TEST(status_file_round_trip_and_print)
+{
+	char dir[300], path[400], out[4096];
+	struct status_snap *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct config *cfg = config_default();
+	FILE *f;
+	size_t len;
+	char *text;
+	pid_t dead;
+
+	newdir(dir, sizeof(dir));
+	mkdir(dir, 0700);
+	a->pid = (long)getpid();
+	a->updated_ms = now_ms();
+	a->have_spool = true;
+	a->queued_events = 12;
+	a->pushed_events = 99;
+	a->dropped_budget = 7;
+	a->dropped_corrupt = 2;
+	a->ndests = 2;
+	snprintf(a->dests[0].name, sizeof(a->dests[0].name), "server");
+	snprintf(a->dests[0].proto, sizeof(a->dests[0].proto), "cfapi");
+	a->dests[0].state = DEST_DELIVERING;
+	a->dests[0].backlog_events = 12;
+	a->dests[0].last_success_ms = 1796039333527;
+	snprintf(a->dests[1].name, sizeof(a->dests[1].name), "backup");
+	a->dests[1].state = DEST_FAILING;
+	a->dests[1].last_error_ms = 1796039333000;
+	snprintf(a->dests[1].last_error, sizeof(a->dests[1].last_error),
+	    "connect: refused\nsecond line");
+	snprintf(path, sizeof(path), "%s/status", dir);
+	CHECK_INT(status_write(a, path), 0);
+	text = t_slurp(path, &len);
+	CHECK_INT(status_parse(text, len, b), 0);
+	CHECK_INT(b->pid, a->pid);
+	CHECK_INT(b->queued_events, 12);
+	CHECK_INT(b->pushed_events, 99);
+	CHECK_INT(b->dropped_budget, 7);
+	CHECK_INT(b->dropped_corrupt, 2);
+	CHECK_INT(b->ndests, 2);
+	CHECK_STR(b->dests[0].name, "server");
+	CHECK_STR(b->dests[0].proto, "cfapi");
+	CHECK_INT(b->dests[0].state, DEST_DELIVERING);
+	CHECK_INT(b->dests[0].last_success_ms, 1796039333527);
+	CHECK_INT(b->dests[1].state, DEST_FAILING);
+	CHECK_STR(b->dests[1].last_error, "connect: refused second line");
+	free(text);
+	CHECK_INT(status_parse("hello: 1\n", 9, b), -1);
+	CHECK_INT(status_parse("esxwatch-status: 1\npid: x\n", 26, b), -1);
+
+	/* the writer is alive: exit 0 and the picture */
+	free(cfg->storage_directory);
+	cfg->storage_directory = strdup(dir);
+	f = fmemopen(out, sizeof(out), "w");
+	CHECK_INT(status_print(cfg, f), 0);
+	fclose(f);
+	CHECK(strstr(out, "esxwatch: running") != NULL);
+	CHECK(strstr(out, "destination server (cfapi): delivering") != NULL);
+	CHECK(strstr(out, "destination backup (-): failing") != NULL);
+	CHECK(strstr(out, "backlog:      12 events") != NULL);
+	CHECK(strstr(out, "connect: refused") != NULL);
+	CHECK(strstr(out, "7 over storage.max_disk_buffer") != NULL);
+
+	/* the writer is gone: exit 3 */
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	a->pid = (long)dead;
+	CHECK_INT(status_write(a, path), 0);
+	f = fmemopen(out, sizeof(out), "w");
+	CHECK_INT(status_print(cfg, f), 3);
+	fclose(f);
+	CHECK(strstr(out, "NOT running") != NULL);
+
+	/* no status file at all */
+	unlink(path);
+	f = fmemopen(out, sizeof(out), "w");
+	CHECK_INT(status_print(cfg, f), 3);
+	fclose(f);
+	CHECK(strstr(out, "not running") != NULL);
+	config_free(cfg);
+	free(a);
+	free(b);
+}
+
+TEST(status_collect_from_the_spool)
+{
+	char dir[300];
+	const char *const two[] = { "server", "backup" };
+	struct spool_opts o;
+	struct spool *sp;
+	struct status_snap *s = calloc(1, sizeof(*s));
+
+	opts(&o, 1 << 20, 64 * 1024);
+	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, two, 2);
+	push_n(sp, 0, 10);
+	read_ack(sp, 0, 0, 4);
+	status_collect(s);
+	CHECK(s->have_spool);
+	CHECK_INT(s->pushed_events, 10);
+	CHECK_INT(s->queued_events, 10);
+	CHECK_INT(s->ndests, 2);
+	CHECK_STR(s->dests[0].name, "server");
+	CHECK_INT(s->dests[0].backlog_events, 6);
+	CHECK_INT(s->dests[0].sent_events, 4);
+	CHECK(s->dests[0].last_success_ms > 0);
+	CHECK_INT(s->dests[1].backlog_events, 10);
+	CHECK(s->rss_kb > 0);
+	spool_close(sp);
+	status_collect(s);
+	CHECK(!s->have_spool);
+	free(s);
+}
+
 int
 main(void)
 {
@@ -793,6 +910,8 @@ main(void)
 	RUN(threads_push_peek_ack);
 	RUN(peek_waits_and_wakes);
 	RUN(scan_image_garbage);
+	RUN(status_file_round_trip_and_print);
+	RUN(status_collect_from_the_spool);
 	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	log_close();
 	return t_done();
