@@ -330,6 +330,12 @@ struct scan {
 	uint64_t	regions;
 	uint64_t	first, last;	/* sequences seen */
 	uint64_t	nrec;
+	/*
+	 * The previous segment ended with a whole record: a sequence gap
+	 * right at this boundary is a segment the budget dropped (memory
+	 * segments are dropped from the middle), not damage.
+	 */
+	bool		clean_start;
 };
 
 static size_t
@@ -353,7 +359,8 @@ scan_image(const unsigned char *data, size_t len, spool_rec_fn cb, void *arg,
 			if (sc->expected == 0)
 				sc->corrupt++;
 		}
-		if (sc->expected != 0 && seq > sc->expected)
+		if (sc->expected != 0 && seq > sc->expected &&
+		    !(sc->nrec == 0 && !bad && sc->clean_start))
 			sc->corrupt += seq - sc->expected;
 		if (sc->expected == 0 || seq + 1 > sc->expected)
 			sc->expected = seq + 1;
@@ -716,6 +723,7 @@ open_segment(struct spool *sp, uint64_t id, bool last, struct scan *sc)
 	sc->nrec = 0;
 	end = scan_image(data, len, NULL, NULL, sc);
 	free(data);
+	sc->clean_start = end == len && sc->nrec > 0;
 	if (end < len) {
 		if (last) {
 			sp->torn++;
@@ -915,6 +923,10 @@ opts_fix(struct spool_opts *o)
 		o->sync_ms = 1000;
 	if (o->retry_ms <= 0)
 		o->retry_ms = 5000;
+	if (o->mem_max == 0 || o->mem_max > MEM_MAX)
+		o->mem_max = MEM_MAX;
+	if (o->mem_max > o->budget)
+		o->mem_max = o->budget;
 }
 
 static int
@@ -1011,7 +1023,7 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 		/* Better events in memory than no agent at all. */
 		log_error("spool: %s unusable; events are kept in memory only "
 		    "(at most %llu MB, lost on restart)", dir,
-		    (unsigned long long)(MEM_MAX / (1024 * 1024)));
+		    (unsigned long long)(sp->o.mem_max / (1024 * 1024)));
 		sp->nodisk = sp->memonly = true;
 		if (set_dests_locked(sp, dests, ndests, true) < 0)
 			goto err;
@@ -1253,12 +1265,15 @@ release_segments(struct spool *sp)
 	}
 }
 
-/* Drop the oldest segment (over budget): count what each destination loses. */
+/*
+ * Drop segment i (over budget): count what each destination had not read
+ * yet, move the cursors that were in it to the next segment.
+ */
 static void
-drop_oldest(struct spool *sp, const char *why)
+drop_segment(struct spool *sp, size_t i, const char *why)
 {
-	struct seg *s = &sp->segs[0];
-	struct seg *next = &sp->segs[1];
+	struct seg *s = &sp->segs[i];
+	struct seg *next = &sp->segs[i + 1];
 	uint64_t lost_max = 0;
 
 	for (size_t k = 0; k < sp->ndests; k++) {
@@ -1273,15 +1288,27 @@ drop_oldest(struct spool *sp, const char *why)
 			if (s->end_seq - from > lost_max)
 				lost_max = s->end_seq - from;
 		}
-		d->cur.seg = next->id;
-		d->cur.off = 0;
-		d->cur.seq = next->first_seq;
-		d->dirty = true;
+		if (d->cur.seg >= s->id) {
+			d->cur.seg = next->id;
+			d->cur.off = 0;
+			d->cur.seq = next->first_seq;
+			d->dirty = true;
+		}
 	}
 	if (lost_max > 0)
 		log_limited(LOG_ERROR, "spool:budget", 60, "spool: %s; dropped the "
 		    "oldest %" PRIu64 " undelivered events", why, lost_max);
-	seg_release(sp, 0, true);
+	seg_release(sp, i, true);
+}
+
+/* The oldest memory segment that is not the one being written, or nsegs. */
+static size_t
+oldest_mem(const struct spool *sp)
+{
+	for (size_t i = 0; i + 1 < sp->nsegs; i++)
+		if (sp->segs[i].mem != NULL)
+			return i;
+	return sp->nsegs;
 }
 
 /* ---- pushing --------------------------------------------------------- */
@@ -1312,7 +1339,7 @@ enter_memonly(struct spool *sp, const char *what, int err)
 		log_error("spool: cannot %s in %s: %s; keeping new events in memory "
 		    "(at most %llu MB, not crash-safe) until the disk accepts writes "
 		    "again", what, sp->dir, strerror(err),
-		    (unsigned long long)(MEM_MAX / (1024 * 1024)));
+		    (unsigned long long)(sp->o.mem_max / (1024 * 1024)));
 	sp->memonly = true;
 	sp->last_retry_ms = mono_ms();
 }
@@ -1475,9 +1502,15 @@ spool_push(struct spool *sp, const struct event *ev)
 	sp->next_seq++;
 	sp->pushed++;
 	while (sp->nsegs > 1 && total_bytes(sp) > sp->o.budget)
-		drop_oldest(sp, "storage.max_disk_buffer is full");
-	while (sp->memonly && sp->nsegs > 1 && mem_bytes(sp) > MEM_MAX)
-		drop_oldest(sp, "the in-memory buffer is full (disk unwritable)");
+		drop_segment(sp, 0, "storage.max_disk_buffer is full");
+	/* Memory is bounded on its own; what is on disk stays. */
+	while (sp->memonly && mem_bytes(sp) > sp->o.mem_max) {
+		size_t i = oldest_mem(sp);
+
+		if (i == sp->nsegs)
+			break;
+		drop_segment(sp, i, "the in-memory buffer is full (the disk refuses writes)");
+	}
 	if (!sp->memonly && sp->active) {
 		struct seg *s = &sp->segs[sp->nsegs - 1];
 

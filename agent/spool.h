@@ -53,6 +53,7 @@ struct spool_opts {
 	uint64_t	sync_bytes;	/* fsync after this many unsynced bytes */
 	int		sync_ms;	/* ... or after this long */
 	int		retry_ms;	/* memory-only: try the disk again */
+	uint64_t	mem_max;	/* memory-only bound (0 = 32 MB or the budget) */
 };
 
 struct spool_dest_stats {

@@ -633,6 +633,73 @@ TEST(second_agent_on_same_dir_is_memory_only)
 	spool_close(a);
 }
 
+TEST(memory_cap_drops_memory_not_disk)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	struct rlimit old, none;
+	int first, last, total, prev = -1, gap = 0;
+	int64_t end;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	o.mem_max = 16 * 1024;
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 50);		/* on disk */
+	CHECK_INT(spool_sync(sp), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	none = old;
+	none.rlim_cur = 0;
+	setrlimit(RLIMIT_FSIZE, &none);
+	push_n(sp, 50, 400);		/* memory only, over its cap */
+	spool_stats(sp, &st);
+	CHECK(st.memory_only);
+	CHECK(st.mem_bytes <= 16 * 1024 + 4 * 1024);
+	CHECK(st.dropped_budget > 0);
+	CHECK_INT(st.dropped_budget + st.queued_events, 450);
+	setrlimit(RLIMIT_FSIZE, &old);
+	end = now_mono() + 5000;
+	do {
+		usleep(20000);
+		spool_stats(sp, &st);
+	} while (st.memory_only && now_mono() < end);
+	CHECK(!st.memory_only);
+	spool_close(sp);
+
+	/* the dropped memory segments leave a gap that is not damage */
+	sp = spool_open_dir(dir, &o, one, 1);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_corrupt, 0);
+	total = 0;
+	for (;;) {
+		struct batch b;
+		int n = spool_peek(sp, 0, 100, 1 << 30, 0, &b);
+
+		for (int i = 0; i < n; i++) {
+			int v = atoi(event_get(b.events[i], "n"));
+
+			if (v != prev + 1)
+				gap++;
+			prev = v;
+		}
+		spool_batch_free(&b);
+		if (n <= 0)
+			break;
+		spool_ack(sp, 0, (size_t)n);
+		total += n;
+	}
+	/* everything that was on disk, then the newest from memory */
+	CHECK_INT(gap, 1);
+	CHECK_INT(prev, 449);
+	CHECK(total > 50);
+	(void)first;
+	(void)last;
+	spool_close(sp);
+}
+
 struct thr {
 	struct spool	*sp;
 	size_t		 d;
@@ -907,6 +974,7 @@ main(void)
 	RUN(odd_destination_names);
 	RUN(disk_refuses_writes_memory_only_then_recovers);
 	RUN(second_agent_on_same_dir_is_memory_only);
+	RUN(memory_cap_drops_memory_not_disk);
 	RUN(threads_push_peek_ack);
 	RUN(peek_waits_and_wakes);
 	RUN(scan_image_garbage);
