@@ -346,6 +346,9 @@ hconn_open(struct hconn *h, const struct dest_conf *d, const char *url,
 	    errlen) == -1)
 		goto err;
 	curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
+	/* One connection: when a fresh one is made (after an error, or at
+	 * `reconnect`) the old one is closed rather than kept for reuse. */
+	curl_easy_setopt(h->curl, CURLOPT_MAXCONNECTS, 1L);
 	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, resp_write);
 	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "esxwatch/" ESXWATCH_VERSION);

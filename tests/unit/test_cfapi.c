@@ -332,6 +332,39 @@ TEST(connection_refused_is_retry)
 	fx_close(&fx);
 }
 
+/* The connection is kept, dropped after a 5xx and after `reconnect`
+ * minutes: hconn directly, with its clock moved back. */
+TEST(keepalive_reconnect_policy)
+{
+	struct fixture fx;
+	struct hconn h;
+	struct curl_slist *hd = curl_slist_append(NULL, "Content-Type: application/json");
+	const char *body = "{\"events\":[{\"text\":\"x\"}]}";
+	char url[128], err[256], *log;
+
+	if (fx_open(&fx, "200,503,200,200,200", NULL) == -1)
+		return;
+	fx.cfg->server.reconnect = 30;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/events/ingest/k", fx.r.port);
+	CHECK_INT(hconn_open(&h, &fx.cfg->server, url, err, sizeof(err)), 0);
+	CHECK_INT(hconn_post(&h, hd, body, strlen(body), err, sizeof(err)), 0);	/* conn 1 */
+	CHECK_INT(hconn_post(&h, hd, body, strlen(body), err, sizeof(err)), 0);	/* 503 on conn 1 */
+	CHECK_INT(h.status, 503);
+	CHECK_INT(hconn_post(&h, hd, body, strlen(body), err, sizeof(err)), 0);	/* conn 2 */
+	CHECK_INT(hconn_post(&h, hd, body, strlen(body), err, sizeof(err)), 0);	/* conn 2 */
+	h.opened -= 30 * 60;
+	CHECK_INT(hconn_post(&h, hd, body, strlen(body), err, sizeof(err)), 0);	/* conn 3 */
+	CHECK_INT(h.status, 200);
+	log = recv_log(&fx.r);
+	CHECK_INT(count_str(log, "\"conn\": 1,"), 2);
+	CHECK_INT(count_str(log, "\"conn\": 2,"), 2);
+	CHECK_INT(count_str(log, "\"conn\": 3,"), 1);
+	free(log);
+	hconn_close(&h);
+	curl_slist_free_all(hd);
+	fx_close(&fx);
+}
+
 static void
 tls_case(const char *cert, const char *ca, const char *cn, bool any,
     enum send_result want, const char *msg)
@@ -385,6 +418,7 @@ main(void)
 	RUN(gzip_refused_falls_back_to_plain);
 	RUN(counts_events_not_ingested);
 	RUN(connection_refused_is_retry);
+	RUN(keepalive_reconnect_policy);
 	RUN(tls_verifies_ca_and_name);
 	{
 		const char *names[] = { "ca.crt", "ca.key", "ca.srl", "server.crt",
