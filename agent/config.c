@@ -1196,14 +1196,14 @@ kspec_index(const struct kspec *tab, size_t n, const char *name)
 	return -1;
 }
 
-/* Was the key present (valid or not) in the section? */
+/* Was the key present with a value that was refused (and reported)? */
 static bool
-kspec_index_set(const struct kspec *tab, size_t n, const struct kpos *pos,
+kspec_refused(const struct kspec *tab, size_t n, const struct kpos *pos,
     const char *name)
 {
 	int i = kspec_index(tab, n, name);
 
-	return i >= 0 && pos[i].line > 0;
+	return i >= 0 && pos[i].line > 0 && !pos[i].ok;
 }
 
 static const char *
@@ -2077,7 +2077,7 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 		apply_map(c, rule_keys, NELEM(rule_keys), r, it, sect, pos);
 		n++;
 		if (r->name == NULL) {
-			if (kspec_index_set(rule_keys, NELEM(rule_keys), pos,
+			if (kspec_refused(rule_keys, NELEM(rule_keys), pos,
 			    "name"))
 				continue;	/* reported already */
 			rep(c, true, it->line, it->col, "rules: item %zu has no "
@@ -2089,8 +2089,10 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 		 * the value was reported already), except for a name with
 		 * enabled: no, which switches a built-in rule off.
 		 */
-		hm = kspec_index_set(rule_keys, NELEM(rule_keys), pos, "match");
-		hr = kspec_index_set(rule_keys, NELEM(rule_keys), pos, "regex");
+		hm = r->match != NULL || kspec_refused(rule_keys,
+		    NELEM(rule_keys), pos, "match");
+		hr = r->regex != NULL || kspec_refused(rule_keys,
+		    NELEM(rule_keys), pos, "regex");
 		if (hm == hr && !(!hm && r->enabled == 0))
 			rep(c, true, it->line, it->col, "rule '%s': exactly one "
 			    "of 'match' or 'regex' is required", r->name);

@@ -600,6 +600,13 @@ TEST(required_values)
 	    "2:5: rule 'r': exactly one of 'match' or 'regex' is required");
 	CHECK_ONE_ERROR("rules:\n  - name: r\n    match: \"\"\n",
 	    "3:12: 'match' must not be empty");
+	/* empty values count as absent (found by fuzz_config) */
+	CHECK_ONE_ERROR("rules:\n  - name: r\n    match:\n",
+	    "2:5: rule 'r': exactly one of 'match' or 'regex' is required");
+	CHECK_ONE_ERROR("rules:\n  - name:\n    match: m\n",
+	    "2:5: rules: item 1 has no 'name'");
+	CHECK_ONE_ERROR("rules:\n  - name: ''\n    match: m\n",
+	    "2:11: 'name': '' must be 1 to 64 of");
 }
 
 TEST(unknown_keys_with_position)
