@@ -259,6 +259,12 @@ smart_from_table(const struct esx_out *o, bool raw_lowbyte, struct smart_info *s
 		snprintf(err, errlen, "not a SMART table (no rows)");
 		return -1;
 	}
+	/* Every table esxcli prints starts with Health Status; without it
+	 * the output was cut short, and no health may be claimed. */
+	if (si->health_text[0] == '\0') {
+		snprintf(err, errlen, "no Health Status row (truncated output?)");
+		return -1;
+	}
 	return 0;
 }
 
@@ -331,6 +337,14 @@ smart_from_nvme_log(const struct esx_out *o, struct smart_info *si, char *err,
 		snprintf(err, errlen, "not an NVMe SMART log (no known fields)");
 		return -1;
 	}
+	/* The five warning booleans come first: a log without all of them
+	 * was cut short, and no health may be claimed from it. */
+	for (i = 0; i < sizeof(cw) / sizeof(cw[0]); i++)
+		if (esx_get(r, cw[i].key) == NULL) {
+			snprintf(err, errlen, "incomplete NVMe SMART log (no \"%s\")",
+			    cw[i].key);
+			return -1;
+		}
 	/* What the critical-warning bits mean for the drive's health. */
 	if (si->critical_warning & (NVME_CW_READ_ONLY | NVME_CW_VOLATILE))
 		si->health = SMART_FAILED;

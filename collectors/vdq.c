@@ -137,7 +137,8 @@ rec_end(struct vdq_parser *ps)
 	ps->open = false;
 	if (!ps->any)
 		return 0;		/* "{ }": nothing said, nothing kept */
-	if (ps->cur.name[0] == '\0') {
+	/* Without a Name or a State there is nothing to say about a disk. */
+	if (ps->cur.name[0] == '\0' || ps->cur.state[0] == '\0') {
 		r->skipped++;
 		return 0;
 	}

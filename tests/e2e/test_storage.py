@@ -477,6 +477,29 @@ def test_smart_above_rated_max_temperature(d):
     none_of(evs, "still hot", esxwatch_kind="alert")
 
 
+def test_smart_bad_answers_claim_nothing(d):
+    h = smart_host(d)
+    a = Agent(d, config(h, {"smart": 3600}))
+    once(a)
+    cmd = "storage core device smart get -d " + SATA_HDD
+    cases = [("Error: Cannot get SMART data for device\n", 1),
+             ("", 0), ("Parameter  Value  Threshold  Worst  Raw\n"
+                       "---------  -----  ---------  -----  ---\n", 0),
+             ("\x00\xff garbage \x01\n", 0),
+             (fixture(SMART_5COL)[:150], 0)]
+    for i, (text, rc) in enumerate(cases):
+        h.set_both(cmd, text=text, rc=rc or None)
+        evs, _ = once(a)
+        none_of(evs, "bad answer %d" % i, esxwatch_kind="change")
+        none_of(evs, "bad answer %d" % i, esxwatch_kind="alert")
+        none_of(evs, "bad answer %d" % i, esxwatch_kind="sample",
+                esxwatch_device=SATA_HDD)
+        st = select(evs, esxwatch_kind="status", esxwatch_collector="smart")
+        eq(len(st), 1 if i == 0 else 0, "error events for bad answer %d" % i)
+        # The other drive is still watched.
+        only(evs, esxwatch_kind="sample", esxwatch_device=SATA_OLD)
+
+
 def test_smart_nvme_critical_warning(d):
     h = smart_host(d)
     a = Agent(d, config(h, {"smart": 3600}))

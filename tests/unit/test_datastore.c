@@ -248,6 +248,31 @@ TEST(real_path_list_counts)
 	esx_out_free(&paths);
 }
 
+/* The Compellent capture: a keyed record whose header ends in ':'. */
+TEST(colon_header_path_list)
+{
+	struct esx_out paths, d1;
+	struct ds_snap s;
+	char	 err[200];
+	const char *dev = "naa.6000d31000771000000000000000000d\n"
+	    "   Display Name: COMPELNT iSCSI Disk\n   Status: degraded\n";
+
+	parse_file(FX "esxcli-storage-core-path-list/compellent-iscsi-colon-header.txt",
+	    &paths);
+	parse_str(dev, &d1);
+	CHECK_INT(ds_snap_build(&s, &d1, &paths, NULL, NULL, NULL, NULL, err,
+	    sizeof(err)), 0);
+	CHECK_INT(s.ndev, 1);
+	if (s.ndev == 1) {
+		CHECK_INT(s.devs[0].active, 1);
+		CHECK_INT(s.devs[0].total, 1);
+		CHECK_INT(ds_dev_state(&s.devs[0], 1), DS_DEGRADED);	/* Status */
+	}
+	ds_snap_free(&s);
+	esx_out_free(&d1);
+	esx_out_free(&paths);
+}
+
 TEST(bad_inputs)
 {
 	struct esx_out e, hdr, garbage;
@@ -283,6 +308,7 @@ main(void)
 	RUN(path_states);
 	RUN(device_status_values);
 	RUN(real_path_list_counts);
+	RUN(colon_header_path_list);
 	RUN(bad_inputs);
 	esx_out_free(&devs);
 	esx_out_free(&exts);

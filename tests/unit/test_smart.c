@@ -163,6 +163,15 @@ TEST(table_edge_cases)
 	CHECK(table_from("Error: Unable to get SMART data\n", 32, false, &si, err,
 	    sizeof(err)) != 0);
 	CHECK(smart_from_table(NULL, false, &si, err, sizeof(err)) == -1);
+	/* Cut short before the Health Status row. */
+	{
+		const char *cut = "Parameter  Value  Threshold  Worst  Raw\n"
+		    "---------  -----  ---------  -----  ---\n"
+		    "Drive Tem  30     0          47     38654705694\n";
+
+		CHECK_INT(table_from(cut, strlen(cut), false, &si, err, sizeof(err)), -1);
+		CHECK(strstr(err, "Health Status") != NULL);
+	}
 }
 
 TEST(nvme_log)
@@ -206,6 +215,17 @@ TEST(nvme_log)
 		esx_out_free(&o);
 	}
 	free(s);
+	/* Cut short after two of the five warning booleans. */
+	{
+		const char *cut = "SMART And Health Info:\n"
+		    "   Available Spare Space Below Threshold: false\n"
+		    "   Temperature Warning: false\n";
+
+		CHECK_INT(esxcli_parse(cut, strlen(cut), &o, err, sizeof(err)), 0);
+		CHECK_INT(smart_from_nvme_log(&o, &si, err, sizeof(err)), -1);
+		CHECK(strstr(err, "incomplete") != NULL);
+		esx_out_free(&o);
+	}
 	/* Not a log. */
 	CHECK_INT(esxcli_parse("HBA Name  Status\n--------  ------\nvmhba0    Online\n",
 	    51, &o, err, sizeof(err)), 0);

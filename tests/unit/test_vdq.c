@@ -168,9 +168,15 @@ TEST(edge_cases)
 	CHECK_INT(r.n, 0);
 	CHECK_INT(r.skipped, 1);
 	vdq_result_free(&r);
+	/* A record without State is skipped: no state is claimed. */
+	CHECK_INT(parse_str("[{\"Name\":\"naa.3\", \"Reason\": \"None\"}]", &r, err,
+	    sizeof(err)), 0);
+	CHECK_INT(r.n, 0);
+	CHECK_INT(r.skipped, 1);
+	vdq_result_free(&r);
 	/* Unterminated string at end of line, non-digit size, odd flags. */
-	CHECK_INT(parse_str("[{\"Name\":\"naa.2\n,\"Size(MB)\":\"12x\",\"IsSSD\":\"yes\","
-	    "\"IsPDL\": 1 }]", &r, err, sizeof(err)), 0);
+	CHECK_INT(parse_str("[{\"Name\":\"naa.2\n,\"State\":\"Eligible\",\"Size(MB)\":\"12x\","
+	    "\"IsSSD\":\"yes\",\"IsPDL\": 1 }]", &r, err, sizeof(err)), 0);
 	CHECK_INT(r.n, 1);
 	if (r.n == 1) {
 		CHECK_STR(r.disks[0].name, "naa.2");
@@ -187,7 +193,7 @@ TEST(edge_cases)
 		memcpy(big, "[{\"Name\":\"", 10);
 		for (i = 10; i < 1900; i++)
 			big[i] = 'a';
-		memcpy(big + 1900, "\"}]", 4);
+		memcpy(big + 1900, "\",\"State\":\"x\"}]", 16);
 		CHECK_INT(parse_str(big, &r, err, sizeof(err)), 0);
 		CHECK_INT(r.n, 1);
 		if (r.n == 1)
