@@ -364,10 +364,14 @@ gone_cb(void *arg, const char *key, const char *value)
 	for (i = 0; i < g->s->nvol; i++)
 		if (strcmp(g->s->vols[i].name, name) == 0)
 			return 0;
-	if (g->n >= 256 || (nn = realloc(g->names, (g->n + 1) * sizeof(*nn))) == NULL)
+	if (g->n >= 256)
+		return 1;
+	nn = realloc(g->names, (g->n + 1) * sizeof(*nn));
+	if (nn == NULL)
 		return 1;
 	g->names = nn;
-	if ((g->names[g->n] = strdup(name)) != NULL)
+	g->names[g->n] = strdup(name);
+	if (g->names[g->n] != NULL)
 		g->n++;
 	return 0;
 }
@@ -390,11 +394,13 @@ report_gone(struct collector_ctx *ctx, struct emitter *em, const struct ds_snap 
 		struct event *ev;
 
 		snprintf(key, sizeof(key), "ds:%s", g.names[i]);
+		ev = NULL;
 		if (storage_transition(ctx->state, key, ds_state_name(DS_UNMOUNTED),
-		    prev, sizeof(prev)) == STORAGE_CHANGED &&
-		    (ev = ev_new("change", ds_state_severity(DS_UNMOUNTED),
-		    "datastore %s changed from %s to unmounted: the host no longer "
-		    "lists it", g.names[i], prev)) != NULL) {
+		    prev, sizeof(prev)) == STORAGE_CHANGED)
+			ev = ev_new("change", ds_state_severity(DS_UNMOUNTED),
+			    "datastore %s changed from %s to unmounted: the host no "
+			    "longer lists it", g.names[i], prev);
+		if (ev != NULL) {
 			(void)event_set(ev, "esxwatch_entity", "datastore");
 			(void)event_set(ev, "esxwatch_datastore", g.names[i]);
 			(void)event_set(ev, "esxwatch_device", "");
@@ -577,7 +583,8 @@ read_mounts(const char *path, struct mnt *m, size_t max)
 			continue;
 		snprintf(point, sizeof(point), "%s", tok);
 		cur = sep + 3;
-		if ((tok = next_tok(&cur)) == NULL)
+		tok = next_tok(&cur);
+		if (tok == NULL)
 			continue;
 		snprintf(type, sizeof(type), "%s", tok);
 		tok = next_tok(&cur);

@@ -26,11 +26,9 @@ list_add(char *list, size_t listlen, const char *item)
 
 	if (il == 0)
 		return;
-	while ((p = strstr(p, item)) != NULL) {
+	for (p = strstr(p, item); p != NULL; p = strstr(p + il, item))
 		if ((p == list || p[-1] == ' ') && (p[il] == '\0' || p[il] == ','))
 			return;
-		p += il;
-	}
 	if (ll + il + 3 > listlen)
 		return;			/* bounded: the rest is left out */
 	snprintf(list + ll, listlen - ll, "%s%s", ll ? ", " : "", item);
@@ -85,7 +83,8 @@ add_vol(struct ds_snap *s, const char *name)
 {
 	struct ds_vol *v;
 
-	if ((v = find_vol(s, name)) != NULL)
+	v = find_vol(s, name);
+	if (v != NULL)
 		return v;
 	v = realloc(s->vols, (s->nvol + 1) * sizeof(*v));
 	if (v == NULL)
@@ -152,7 +151,8 @@ add_paths(struct ds_snap *s, const struct esx_out *o, char *err, size_t errlen)
 		if (dev == NULL || st == NULL)
 			continue;
 		used++;
-		if ((d = ds_find_dev(s, dev)) == NULL)
+		d = ds_find_dev(s, dev);
+		if (d == NULL)
 			continue;	/* a path to a device not listed (yet) */
 		d->total++;
 		if (strncasecmp(st, "active", 6) == 0)
@@ -187,10 +187,12 @@ add_extents(struct ds_snap *s, const struct esx_out *o)
 
 		if (vn == NULL || dn == NULL || *vn == '\0' || *dn == '\0')
 			continue;
-		if ((v = add_vol(s, vn)) == NULL)
+		v = add_vol(s, vn);
+		if (v == NULL)
 			continue;
 		list_add(v->devices, sizeof(v->devices), dn);
-		if ((d = ds_find_dev(s, dn)) != NULL)
+		d = ds_find_dev(s, dn);
+		if (d != NULL)
 			list_add(d->datastores, sizeof(d->datastores), vn);
 	}
 }
@@ -209,7 +211,8 @@ add_filesystems(struct ds_snap *s, const struct esx_out *o)
 			vn = esx_get(r, "UUID");
 		if (vn == NULL || *vn == '\0')
 			continue;
-		if ((v = add_vol(s, vn)) == NULL)
+		v = add_vol(s, vn);
+		if (v == NULL)
 			continue;
 		cpy(v->fs_type, sizeof(v->fs_type), esx_get(r, "Type"));
 		cpy(v->mount, sizeof(v->mount), esx_get(r, "Mount Point"));
@@ -234,7 +237,8 @@ add_nfs(struct ds_snap *s, const struct esx_out *o, const char *type)
 			host = esx_get(r, "Host(s)");
 		if (vn == NULL || *vn == '\0')
 			continue;
-		if ((v = add_vol(s, vn)) == NULL)
+		v = add_vol(s, vn);
+		if (v == NULL)
 			continue;
 		v->nfs = true;
 		cpy(v->fs_type, sizeof(v->fs_type), type);
