@@ -133,8 +133,7 @@ err:
 }
 
 static enum send_result
-post_one(struct sink_ctx *ctx, struct http_sink *s, size_t count,
-    int *retry_after)
+post_one(struct sink_ctx *ctx, struct http_sink *s, int *retry_after)
 {
 	const void *payload = s->body.data;
 	size_t plen = s->body.len, i, o;
@@ -164,7 +163,6 @@ post_one(struct sink_ctx *ctx, struct http_sink *s, size_t count,
 		*retry_after = s->h.retry_after;
 	snprintf(ctx->error, sizeof(ctx->error), "HTTP %ld%s%s%s", s->h.status,
 	    r == SEND_REJECT ? " (batch refused)" : "", o ? ": " : "", ex);
-	(void)count;
 	return r;
 }
 
@@ -205,7 +203,7 @@ http_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 		}
 		if (s->array && buf_putc(&s->body, ']') == -1)
 			goto nomem;
-		if ((r = post_one(ctx, s, count, retry_after)) != SEND_OK)
+		if ((r = post_one(ctx, s, retry_after)) != SEND_OK)
 			return r;
 	}
 	return SEND_OK;

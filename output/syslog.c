@@ -527,7 +527,7 @@ syslog_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 {
 	struct syslog_sink *s = ctx->priv;
 	long reconnect_s = (long)ctx->conf->reconnect * 60;
-	size_t i, mark;
+	size_t i;
 
 	*retry_after = 0;
 	ctx->error[0] = '\0';
@@ -545,15 +545,13 @@ syslog_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 		buf_reset(&s->msg);
 		if (syslog_format(&s->fmt, b->events[i], &s->msg) == -1)
 			goto nomem;
-		mark = s->out.len;
 		if (s->octet) {
 			if (buf_printf(&s->out, "%zu ", s->msg.len) == -1 ||
 			    buf_append(&s->out, s->msg.data, s->msg.len) == -1)
-				goto toobig;
+				goto nomem;
 		} else if (buf_append(&s->out, s->msg.data, s->msg.len) == -1 ||
 		    buf_putc(&s->out, '\n') == -1)
-			goto toobig;
-		(void)mark;
+			goto nomem;
 	}
 	if (s->curl != NULL && !stream_alive(s)) {
 		log_info("%s: the receiver closed the connection; reconnecting",
@@ -567,7 +565,6 @@ syslog_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 		return SEND_RETRY;
 	}
 	return SEND_OK;
-toobig:
 nomem:
 	snprintf(ctx->error, sizeof(ctx->error), "out of memory formatting a batch");
 	return SEND_RETRY;
