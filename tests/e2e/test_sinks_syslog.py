@@ -180,6 +180,21 @@ def test_rsyslog_udp_tcp_newline_tls(d):
         rs.stop()
 
 
+def test_rsyslog_rfc3164(d):
+    rs = Rsyslog(d)
+    try:
+        sent = ship(d, rs, "r3164", "{hostname: 127.0.0.1, proto: syslog, port: %d, transport: tcp, "
+                    "ssl: no, format: rfc3164}" % rs.tcp, False, ndisks=5)
+        got = wait_for(lambda: (lambda l: l if len(l) >= len(sent) else None)(rs.lines("tcp")),
+                       timeout=15, what="rsyslog to write the rfc3164 lines")
+        want = sorted((e["appname"], e["hostname"], e["text"],
+                       str(20 * 8 + {"info": 6, "warning": 4}[e["esxwatch_severity"]])) for e in sent)
+        have = sorted((g["app"], g["host"], g["msg"].strip(), g["pri"]) for g in got)
+        eq(have, want, "rsyslog's view of the rfc3164 messages")
+    finally:
+        rs.stop()
+
+
 def test_rsyslog_tls_wrong_ca_refused(d):
     rs = Rsyslog(d)
     try:
