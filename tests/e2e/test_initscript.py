@@ -462,6 +462,32 @@ def test_start_fails_unless_agent_runs(h):
 
 
 @with_host
+def test_leftover_watchdog_replaced(h):
+	# A watchdog waiting out a crash loop (sleeping, no agent): start must
+	# stop it rather than run a second watchdog next to it.
+	piddir = os.path.join(h.root, "var/run/vmware")
+	os.makedirs(piddir)
+	old = subprocess.Popen(["sh", "-c", 'echo $$ > "$1"; exec sleep 120', "old",
+				os.path.join(piddir, "watchdog-esxwatch.PID")])
+	try:
+		harness.wait_for(lambda: os.path.exists(os.path.join(piddir, "watchdog-esxwatch.PID")), 5,
+				 what="old watchdog")
+		rc, out = h.init("start")
+		harness.eq(rc, 0, "start next to a leftover watchdog (%s)" % out)
+		try:
+			old.wait(5)
+		except subprocess.TimeoutExpired:
+			harness.fail("leftover watchdog still running")
+		harness.eq(len(h.agent_pids()), 1, "agents")
+		if "watchdog.sh -k esxwatch" not in h.calls():
+			harness.fail("leftover watchdog not stopped with -k: %s" % h.calls())
+	finally:
+		if old.poll() is None:
+			old.kill()
+			old.wait()
+
+
+@with_host
 def test_single_word_forms(h):
 	rc, out = h.init("install")
 	harness.eq(rc, 0, "install (output %s)" % out.strip())
