@@ -456,6 +456,23 @@ def test_smart_impending_failure_and_growth(d):
     eq(ch["esxwatch_health_text"], "Degraded", "text kept")
 
 
+def test_smart_esxi703_low_byte_raw(d):
+    h = smart_host(d)
+    h.set_both("storage core device smart get -d " + SATA_HDD,
+               fixture="esxi/esxcli-storage-core-device-smart-get/esxi703-sata-ssd-raw-lowbyte.txt")
+    a = Agent(d, config(h, {"smart": 3600}))
+    evs, _ = once(a, env={"ESXWATCH_ESXI_RELEASE": "7.0.3"})
+    e = only(evs, esxwatch_kind="sample", esxwatch_device=SATA_HDD)
+    eq(e["esxwatch_temperature_c"], "38", "low byte is the temperature")
+    eq(e.get("esxwatch_power_on_hours"), None, "233 is not the power-on hours")
+    eq(e["esxwatch_raw_lowbyte"], "true", "marked")
+    eq(e["esxwatch_media_wearout"], "99", "wearout")
+    # On 8.x the same raw value is taken as it is.
+    evs, _ = once(a, env={"ESXWATCH_ESXI_RELEASE": "8.0.3"})
+    e = only(evs, esxwatch_kind="sample", esxwatch_device=SATA_HDD)
+    eq(e["esxwatch_power_on_hours"], "233", "8.x raw")
+
+
 def test_smart_above_rated_max_temperature(d):
     h = smart_host(d)
     a = Agent(d, config(h, {"smart": 3600}))
