@@ -240,11 +240,26 @@ transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
 {
 	const char *eb = errbuf != NULL && errbuf[0] != '\0' ? errbuf :
 	    curl_easy_strerror(rc);
+	char names[512], host[300], urlhost[256] = "";
 	const char *expect;
-	char names[512], host[300];
+	CURLU *u;
+	char *h = NULL, *p = NULL;
 
+	/* The host the URL names (http's url: may differ from hostname). */
 	snprintf(host, sizeof(host), "%s:%d", d->hostname ? d->hostname : "",
 	    dest_port(d));
+	if (url != NULL && (u = curl_url()) != NULL) {
+		if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+		    curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
+		    curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT) ==
+		    CURLUE_OK) {
+			snprintf(host, sizeof(host), "%s:%s", h, p);
+			snprintf(urlhost, sizeof(urlhost), "%s", h);
+		}
+		curl_free(h);
+		curl_free(p);
+		curl_url_cleanup(u);
+	}
 	switch (rc) {
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CACERT_BADFILE:
@@ -257,7 +272,7 @@ transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
 		if (has(eb, "subject name") || has(eb, "does not match") ||
 		    has(eb, "no alternative certificate")) {
 			expect = d->ssl_cn && d->ssl_cn[0] ? d->ssl_cn :
-			    d->hostname;
+			    urlhost[0] ? urlhost : d->hostname;
 			peer_cert_names(d, url, names, sizeof(names));
 			snprintf(out, outlen, "name mismatch: expected %s, "
 			    "certificate has %s (%s)", expect ? expect : "",

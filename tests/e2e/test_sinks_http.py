@@ -6,8 +6,9 @@ import os
 
 import harness
 import sinkutil
-from harness import Agent, eq, fail
+from harness import Agent, eq, fail, wait_for
 
+import certs
 import receivers
 
 TOKEN = "Bearer e2e-s3cret-token"
@@ -58,6 +59,33 @@ def test_server_errors_retried_and_secret_never_logged(d):
     eq([rec.get("scripted") for rec in r.requests[:2]], ["503:ra=1", "401"], "scripted answers")
     if "HTTP 503" not in err:
         fail("the failed sends were not logged: %s" % err[-400:])
+
+
+def test_https_ssl_cn_and_mismatch(d):
+    """https with a certificate for another name: refused naming both
+    names, accepted once ssl_cn names it."""
+    c = certs.make(os.path.join(d, "pki"))
+    h = sinkutil.make_host(d, ndisks=10)
+    with receivers.HttpReceiver(tls=(c.wrong_crt, c.wrong_key)) as r:
+        base = ("{proto: http, url: \"https://127.0.0.1:%d/in\", ssl: yes, ssl_ca_path: %s, "
+                "headers: {Authorization: \"%s\"}%%s}" % (r.port, c.ca, TOKEN))
+        a = Agent(d, sinkutil.config(h, base % ""))
+        a.start()
+        try:
+            wait_for(lambda: "name mismatch: expected 127.0.0.1, certificate has "
+                     "CN=loginsight.example.com" in a.stderr_text(), timeout=20,
+                     what="the name mismatch in the agent's log")
+        finally:
+            a.kill9()
+        eq(len(r.requests), 0, "requests through a mismatched certificate")
+        a.write_config(sinkutil.config(h, base % ", ssl_cn: loginsight.example.com"))
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once with ssl_cn (stderr: %s)" % err[-400:])
+        if len(r.events) < 10 or r.violations:
+            fail("%d events, violations %s" % (len(r.events), r.violations[:3]))
+        eq(r.requests[0]["headers"].get("authorization"), TOKEN, "Authorization over TLS")
+        if "s3cret" in a.stderr_text() + err:
+            fail("the token appears in the agent's log")
 
 
 harness.main(globals())
