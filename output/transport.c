@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -26,6 +27,43 @@ transport_global_init(void)
 {
 	pthread_once(&global_once, global_init);
 	return global_rc;
+}
+
+/*
+ * The CA bundle when ssl_ca_path is empty: the first readable of the
+ * usual places — ESXi's trust store first (vCenter's VMCA and what the
+ * admin added with `esxcli security cert`), then the Linux distributions'
+ * bundles (liagent reads the same two first ones) — so one binary works on
+ * both; NULL leaves libcurl's compiled-in default.
+ */
+static const char *const ca_bundles[] = {
+	"/etc/vmware/ssl/castore.pem",
+	"/etc/ssl/certs/ca-certificates.crt",	/* Debian, Ubuntu */
+	"/etc/pki/tls/certs/ca-bundle.crt",	/* RHEL, Photon */
+	"/etc/ssl/ca-bundle.pem",		/* SUSE */
+	"/etc/ssl/cert.pem",			/* Alpine, BSD */
+	NULL
+};
+static pthread_once_t	 ca_once = PTHREAD_ONCE_INIT;
+static const char	*ca_default;
+
+static void
+ca_probe(void)
+{
+	size_t i;
+
+	for (i = 0; ca_bundles[i] != NULL; i++)
+		if (access(ca_bundles[i], R_OK) == 0) {
+			ca_default = ca_bundles[i];
+			return;
+		}
+}
+
+const char *
+transport_default_ca(void)
+{
+	pthread_once(&ca_once, ca_probe);
+	return ca_default;
 }
 
 int
@@ -144,6 +182,8 @@ transport_setup(CURL *c, const struct dest_conf *d, const char *url,
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 		if (d->ssl_ca_path != NULL && d->ssl_ca_path[0] != '\0')
 			curl_easy_setopt(c, CURLOPT_CAINFO, d->ssl_ca_path);
+		else if (transport_default_ca() != NULL)
+			curl_easy_setopt(c, CURLOPT_CAINFO, transport_default_ca());
 	}
 	if (d->ssl_cn != NULL && d->ssl_cn[0] != '\0' && !d->ssl_accept_any)
 		return apply_ssl_cn(c, d, url, connect_to, err, errlen);
@@ -265,8 +305,9 @@ transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
 	case CURLE_SSL_CACERT_BADFILE:
 		if (rc == CURLE_SSL_CACERT_BADFILE) {
 			snprintf(out, outlen, "cannot use the CA bundle %s: %s",
-			    d->ssl_ca_path && d->ssl_ca_path[0] ?
-			    d->ssl_ca_path : "(system)", eb);
+			    d->ssl_ca_path && d->ssl_ca_path[0] ? d->ssl_ca_path :
+			    transport_default_ca() ? transport_default_ca() :
+			    "(libcurl's default)", eb);
 			return;
 		}
 		if (has(eb, "subject name") || has(eb, "does not match") ||

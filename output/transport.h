@@ -53,6 +53,9 @@ void	 transport_redact_url(const char *url, char *out, size_t outlen);
 int	 transport_base_url(const struct dest_conf *, const char *path,
 	    struct buf *out);
 int	 transport_timeout(const struct dest_conf *);
+/* The CA bundle used when ssl_ca_path is empty (first readable of the
+ * ESXi and Linux usual places), or NULL for libcurl's default. */
+const char *transport_default_ca(void);
 
 /* One persistent HTTP connection (keep-alive through the reused handle). */
 struct hconn {

@@ -375,7 +375,10 @@ tls_case(const char *cert, const char *ca, const char *cn, bool any,
 
 	if (fx_open(&fx, "", cert) == -1)
 		return;
-	snprintf(path, sizeof(path), "%s/%s", certdir, ca);
+	if (ca[0] == '/')
+		snprintf(path, sizeof(path), "%s", ca);
+	else
+		snprintf(path, sizeof(path), "%s/%s", certdir, ca);
 	set_str(&fx.cfg->server.ssl_ca_path, path);
 	set_str(&fx.cfg->server.ssl_cn, cn);
 	fx.cfg->server.ssl_accept_any = any;
@@ -398,6 +401,8 @@ TEST(tls_verifies_ca_and_name)
 	tls_case("server", "ca.crt", "other.example.com", false, SEND_RETRY,
 	    "name mismatch: expected other.example.com");
 	tls_case("wrong", "other-ca.crt", "", true, SEND_OK, NULL);
+	tls_case("server", "/nonexistent/ca.pem", "", false, SEND_RETRY,
+	    "cannot use the CA bundle /nonexistent/ca.pem");
 }
 
 int

@@ -152,6 +152,19 @@ TEST(redacts_urls)
 	CHECK_STR(out, "h:1");
 }
 
+TEST(default_ca_bundle_probe)
+{
+	const char *ca = transport_default_ca();
+
+	/* the first readable of the usual places */
+	if (access("/etc/vmware/ssl/castore.pem", R_OK) == 0)
+		CHECK_STR(ca, "/etc/vmware/ssl/castore.pem");
+	else if (access("/etc/ssl/certs/ca-certificates.crt", R_OK) == 0)
+		CHECK_STR(ca, "/etc/ssl/certs/ca-certificates.crt");
+	else
+		CHECK(ca == NULL || access(ca, R_OK) == 0);
+}
+
 int
 main(void)
 {
@@ -162,6 +175,7 @@ main(void)
 	RUN(status_policy_and_no_secret_in_errors);
 	RUN(bad_header_refused_without_its_value);
 	RUN(redacts_urls);
+	RUN(default_ca_bundle_probe);
 	curl_global_cleanup();
 	return t_done();
 }
