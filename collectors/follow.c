@@ -157,6 +157,24 @@ take_fp(struct follow *f, uint64_t size)
 	}
 }
 
+/*
+ * Extend the fingerprint with the bytes just read at offset o (f->buf,
+ * n bytes): computed from what we read, never from a later look at the
+ * file, so it cannot mix two files when one replaces the other between
+ * two reads.
+ */
+static void
+extend_fp(struct follow *f, uint64_t o, size_t n)
+{
+	uint64_t end = o + n < FOLLOW_FP_LEN ? o + n : FOLLOW_FP_LEN;
+
+	if (f->fplen >= FOLLOW_FP_LEN || o > f->fplen || end <= f->fplen)
+		return;
+	f->fp = (uint32_t)crc32(f->fp, (const unsigned char *)f->buf +
+	    (f->fplen - o), (uInt)(end - f->fplen));
+	f->fplen = (size_t)end;
+}
+
 /* Does the open file still start with the bytes we fingerprinted? */
 static bool
 same_fp(int fd, uint32_t fp, size_t fplen)
@@ -219,7 +237,8 @@ split(struct follow *f, const char *buf, size_t n, bool final,
 
 /*
  * Read the open file from f->off.  final: it will not grow any more.
- * Returns 1 if the bounds stopped us, 0 at EOF, -1 on error.
+ * Returns 1 if the bounds stopped us, 0 at EOF, 2 if the file was
+ * truncated or rewritten (its first bytes changed), -1 on error.
  */
 static int
 read_fd(struct follow *f, bool final, size_t max_bytes, size_t max_lines,
@@ -243,6 +262,11 @@ read_fd(struct follow *f, bool final, size_t max_bytes, size_t max_lines,
 		}
 		if (r == 0)
 			return 0;
+		/* Replaced under us (copytruncate and regrown) since the last
+		 * check?  Then this chunk may be the new file's: drop it. */
+		if (!same_fp(f->fd, f->fp, f->fplen))
+			return 2;
+		extend_fp(f, f->off, (size_t)r);
 		used = split(f, f->buf, (size_t)r, final && r < READ_CHUNK, bp,
 		    cb, arg);
 		f->off += used;
@@ -421,6 +445,9 @@ open_live(struct follow *f, follow_line_fn cb, void *arg)
 	f->fplen = 0;
 	f->skipping = false;
 	f->draining = false;
+	/* Fingerprint the live file now, before the (slow) recovery below:
+	 * if it is rotated meanwhile, the next check sees it. */
+	take_fp(f, (uint64_t)st.st_size);
 	if (f->have_bm) {
 		f->have_bm = false;
 		if (f->bm_ino == f->ino && same_fp(fd, f->bm_fp, f->bm_fplen) &&
@@ -439,7 +466,6 @@ open_live(struct follow *f, follow_line_fn cb, void *arg)
 	else
 		f->off = 0;
 	f->start = FOLLOW_HEAD;		/* any later (re)open is a new file */
-	take_fp(f, (uint64_t)st.st_size);
 	return 0;
 }
 
@@ -452,12 +478,32 @@ close_live(struct follow *f)
 	f->draining = false;
 }
 
+/*
+ * The live file was truncated (copytruncate) or rewritten in place: the
+ * rest of what we had is in the rotated copy; then the file from 0.
+ */
+static void
+rotated_in_place(struct follow *f, follow_line_fn cb, void *arg)
+{
+	struct stat fst;
+	uint32_t ofp = f->fp;
+	size_t ofplen = f->fplen;
+
+	/* Fingerprint what is there now first (see open_live). */
+	f->fp = 0;
+	f->fplen = 0;
+	if (fstat(f->fd, &fst) == 0)
+		take_fp(f, (uint64_t)fst.st_size);
+	recover(f, ofp, ofplen, f->off, f->skipping, cb, arg);
+	f->off = 0;
+}
+
 int
 follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
     follow_line_fn cb, void *arg)
 {
 	struct stat st, fst;
-	int r;
+	int r, guard;
 
 	if (f->fd < 0) {
 		r = open_live(f, cb, arg);
@@ -471,19 +517,15 @@ follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
 			f->draining = true;	/* renamed away: finish it */
 		else if (fstat(f->fd, &fst) == 0 &&
 		    ((uint64_t)fst.st_size < f->off ||
-		    !same_fp(f->fd, f->fp, f->fplen))) {
-			/* Truncated (copytruncate) or rewritten in place: the
-			 * rest of what we had is in the rotated copy. */
-			recover(f, f->fp, f->fplen, f->off, f->skipping, cb, arg);
-			f->off = 0;
-			f->fp = 0;
-			f->fplen = 0;
-		}
+		    !same_fp(f->fd, f->fp, f->fplen)))
+			rotated_in_place(f, cb, arg);
 	}
 	if (f->draining) {
 		r = read_fd(f, true, max_bytes, max_lines, cb, arg);
-		if (r != 0)
+		if (r == 1 || r < 0)
 			return r;
+		/* r == 2: the renamed file was rewritten?  Nothing more of
+		 * it can be trusted; move on to the new one. */
 		close_live(f);
 		/* The new file, if it exists yet, from its start. */
 		f->start = FOLLOW_HEAD;
@@ -491,8 +533,11 @@ follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
 		if (r != 0)
 			return r > 0 ? 0 : -1;
 	}
-	r = read_fd(f, false, max_bytes, max_lines, cb, arg);
-	if (fstat(f->fd, &fst) == 0)
-		take_fp(f, (uint64_t)fst.st_size);
-	return r;
+	for (guard = 0; guard < 4; guard++) {
+		r = read_fd(f, false, max_bytes, max_lines, cb, arg);
+		if (r != 2)
+			return r;
+		rotated_in_place(f, cb, arg);
+	}
+	return 1;
 }

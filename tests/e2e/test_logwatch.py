@@ -316,7 +316,8 @@ def test_rotation_and_restarts_exactly_once(tmpdir):
                 "nmp_ThrottleLogForDevice:3546: last error status from device naa.%06d repeated 7 times")
     filler = "2024-03-05T06:07:08.123Z In(182) vmkernel: cpu1:2097)Config: 727: \"TrackMigrations\" = %d, Old Value: 0"
     want = set()
-    a.start()
+    verbose = ("-v",) if os.environ.get("LOGWATCH_DEBUG") else ()
+    a.start(*verbose)
     f = open(path, "a")
     try:
         for i in range(total):
@@ -341,7 +342,7 @@ def test_rotation_and_restarts_exactly_once(tmpdir):
                 f.close()
                 _gzip_rotate(path)
                 f = open(path, "a")
-                a.start()
+                a.start(*verbose)
             elif i == 60000:		# copytruncate while running
                 f.close()
                 _gzip_rotate(path, copytruncate=True)
@@ -349,7 +350,7 @@ def test_rotation_and_restarts_exactly_once(tmpdir):
             elif i == 80000:		# restart 2
                 f.flush()
                 harness.eq(a.stop(), 0, "exit status at restart 2")
-                a.start()
+                a.start(*verbose)
         f.close()
 
         def done():
