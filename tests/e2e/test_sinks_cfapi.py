@@ -110,6 +110,33 @@ def test_retry_after_is_honoured(d):
             fail("violations: %s" % r.violations[:3])
 
 
+def test_two_cfapi_destinations_independent(d):
+    """servers: two cfapi instances side by side, one of them refusing for
+    a while; each gets every event, and the healthy one is not held up."""
+    h = sinkutil.make_host(d, ndisks=300)
+    with receivers.CfapiReceiver() as r1, \
+            receivers.CfapiReceiver(script=["503:ra=2", "503:ra=2"]) as r2:
+        out = os.path.join(d, "copy.jsonl")
+        servers = ("servers:\n  copy: {proto: file, path: %s}\n"
+                   "  second: {hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no, "
+                   "agent_id: second-agent}\n" % (out, r2.port))
+        a = Agent(d, sinkutil.config(
+            h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}" % r1.port,
+            servers=servers))
+        t0 = time.time()
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once (stderr: %s)" % err[-400:])
+        with open(out) as f:
+            copy = harness.parse_events(f.read())
+        check_delivery(r1, copy, 300)
+        check_delivery(r2, copy, 300)
+        eq({rec.get("agent_id") for rec in r2.requests if "agent_id" in rec},
+           {"second-agent"}, "configured agent_id")
+        first_ok = min(rec["t"] for rec in r1.requests)
+        if first_ok - t0 > 2.5:
+            fail("the healthy destination waited %.1fs for the refusing one" % (first_ok - t0))
+
+
 def tls_failure(d, cert, ca, extra, expect_log, delivered):
     c = certs.make(os.path.join(d, "pki"))
     h = sinkutil.make_host(d, ndisks=5)
