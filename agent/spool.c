@@ -99,6 +99,7 @@ struct spool {
 
 	uint64_t	 wake_gen;
 	int64_t		 last_sync_ms, last_retry_ms;
+	int64_t		 cursor_next_ms;	/* after a failed cursor write */
 	bool		 sync_wanted;
 
 	/* counters since start */
@@ -1132,14 +1133,11 @@ spool_open(const struct config *cfg, const char *const *dests, size_t ndests)
 	const char *base = platform_storage_dir(cfg);
 	char dir[PATH_MAX];
 
-	if (base == NULL || *base == '\0') {
-		log_error("spool: no storage directory");
-		return NULL;
-	}
-	if (mkdir_p(base, 0700) < 0) {
+	if (base == NULL || *base == '\0')
+		base = ".";
+	/* on failure spool_open_dir() falls back to memory: never no agent */
+	if (mkdir_p(base, 0700) < 0)
 		log_error("spool: cannot create %s: %s", base, strerror(errno));
-		return NULL;
-	}
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/spool", base) >= sizeof(dir)) {
 		log_error("spool: storage directory path too long");
 		return NULL;
@@ -1967,11 +1965,13 @@ save_cursors(struct spool *sp)
 		if (!found)
 			return;
 		if (cursor_write(sp, name, &p) < 0) {
-			/* keep it dirty; try again on the next round */
+			/* keep it dirty; try again a little later, not at once:
+			 * a full disk must not become a busy loop */
 			pthread_mutex_lock(&sp->mu);
 			for (size_t k = 0; k < sp->ndests; k++)
 				if (strcmp(sp->dests[k]->name, name) == 0)
 					sp->dests[k]->dirty = true;
+			sp->cursor_next_ms = mono_ms() + sp->o.sync_ms;
 			pthread_mutex_unlock(&sp->mu);
 			return;
 		}
@@ -2034,7 +2034,8 @@ housekeeper(void *arg)
 		int64_t now = mono_ms();
 		bool cursors = false;
 
-		for (size_t k = 0; k < sp->ndests && !sp->nodisk; k++)
+		for (size_t k = 0; k < sp->ndests && !sp->nodisk &&
+		    now >= sp->cursor_next_ms; k++)
 			if (sp->dests[k]->dirty)
 				cursors = true;
 		if (cursors) {

@@ -415,5 +415,88 @@ def test_two_destinations_one_dead(d):
           "%d change events about it" % (n, took, bk["backlog_events"], len(ch)))
 
 
+def test_unusable_storage_runs_in_memory(d):
+    """A storage directory that cannot exist (under a regular file): the
+    agent says so and still delivers, from memory."""
+    blocker = os.path.join(d, "file")
+    open(blocker, "w").close()
+    os.makedirs(os.path.join(d, "logs"))
+    append_lines(d, 0, 3)
+    a = harness.Agent(d, (CONF % {"port": 9, "servers": "", "agent_interval": 3600})
+                      .replace("server: {hostname: 127.0.0.1, proto: cfapi, port: 9, ssl: no}",
+                               'server: {hostname: ""}')
+                      .replace('"@STORAGE@"', '"@ROOT@/file/storage"'))
+    rc, evs, err = a.once(timeout=60)
+    harness.eq(rc, 0, "--once exit status")
+    harness.eq(line_numbers([e.get("text", "") for e in evs]), [0, 1, 2], "lines on stdout")
+    if "kept in memory only" not in err:
+        harness.fail("no memory-only error in the log:\n" + err[-1500:])
+
+
+def cpu_ms(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) * 1000 // os.sysconf("SC_CLK_TCK")
+
+
+def test_disk_full_memory_only_then_recovers(d):
+    """A real ENOSPC: the storage directory on a full 512 KB tmpfs."""
+    import subprocess
+    mnt = os.path.join(d, "storage")
+    os.makedirs(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs", mnt],
+                      capture_output=True).returncode != 0:
+        print("note: cannot mount a tmpfs here (not root?); the full-disk path is covered "
+              "by test_spool/disk_refuses_writes_memory_only_then_recovers")
+        return
+    rx = Rx()
+    a = None
+    try:
+        filler = os.path.join(mnt, "filler")
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        a = make_agent(d, rx.port)
+        # the cfapi sink keeps its generated id in storage.directory, full here
+        with open(a.config) as f:
+            text = f.read()
+        a.write_config(text.replace("ssl: no}", "ssl: no, agent_id: 0f7b6f0e-7c59-4d7e-9a0b-5d2c3e4f5a6b}", 1))
+        a.start(env={"ESXWATCH_SPOOL_RETRY_MS": "500"})
+        append_lines(d, 0, 200)
+        harness.wait_for(lambda: len(set(line_numbers(rx.texts()))) >= 200, timeout=20,
+                         what="lines delivered from memory")
+        err = a.stderr_text()
+        if "keeping new events in memory" not in err:
+            harness.fail("no memory-only error in the log:\n" + err[-1500:])
+        # no busy loop while the disk stays full
+        c0 = cpu_ms(a.proc.pid)
+        time.sleep(2.0)
+        used = cpu_ms(a.proc.pid) - c0
+        if used > 400:
+            harness.fail("%d ms of CPU in 2 s with a full disk" % used)
+        # space returns
+        os.unlink(filler)
+        harness.wait_for(lambda: "accepts writes again" in a.stderr_text(), timeout=10,
+                         what="the disk used again")
+        append_lines(d, 200, 100)
+        harness.wait_for(lambda: len(set(line_numbers(rx.texts()))) >= 300, timeout=20,
+                         what="lines after recovery")
+        segs = [f for f in os.listdir(os.path.join(mnt, "spool")) if f.endswith(".seg")]
+        if not segs:
+            harness.fail("no segment on disk after recovery")
+        harness.eq(a.stop(), 0, "exit status")
+        print("disk full: memory-only with a loud error, %d ms CPU in 2 s, recovered, "
+              "300 lines delivered" % used)
+    finally:
+        if a is not None and a.proc is not None:
+            a.kill9()
+        rx.close()
+        subprocess.run(["umount", "-l", mnt], capture_output=True)
+
+
 if __name__ == "__main__":
     harness.main(globals())
