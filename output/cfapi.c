@@ -465,7 +465,7 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
 	char ex[256];
 
 	/* gzip again on a new connection: it may be a different node. */
-	if (c->gzip_off && c->h.fresh)
+	if (c->gzip_off && hconn_will_reconnect(&c->h))
 		c->gzip_off = false;
 	gz = c->compress && !c->gzip_off;
 	if (gz) {

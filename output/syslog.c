@@ -554,7 +554,8 @@ syslog_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 			goto nomem;
 	}
 	if (s->curl != NULL && !stream_alive(s)) {
-		log_info("%s: the receiver closed the connection; reconnecting",
+		log_limited(LOG_INFO, "syslog:peer-closed", 60,
+		    "%s: the receiver closed the connection; reconnecting",
 		    ctx->name);
 		conn_close(s);
 	}

@@ -415,6 +415,18 @@ err:
 	return -1;
 }
 
+bool
+hconn_will_reconnect(struct hconn *h)
+{
+	long reconnect_s = (long)h->conf->reconnect * 60;
+
+	/* reconnect: drop the long-lived connection now and then so a load
+	 * balancer in front of a Log Insight cluster can rebalance. */
+	if (reconnect_s > 0 && time(NULL) - h->opened >= reconnect_s)
+		h->fresh = true;
+	return h->fresh;
+}
+
 int
 hconn_post(struct hconn *h, struct curl_slist *hdrs, const void *body,
     size_t len, char *err, size_t errlen)
@@ -422,12 +434,8 @@ hconn_post(struct hconn *h, struct curl_slist *hdrs, const void *body,
 	time_t now = time(NULL);
 	curl_off_t ra = 0;
 	CURLcode rc;
-	long reconnect_s = (long)h->conf->reconnect * 60;
 
-	/* reconnect: drop the long-lived connection now and then so a load
-	 * balancer in front of a Log Insight cluster can rebalance. */
-	if (reconnect_s > 0 && now - h->opened >= reconnect_s)
-		h->fresh = true;
+	hconn_will_reconnect(h);
 	curl_easy_setopt(h->curl, CURLOPT_FRESH_CONNECT, h->fresh ? 1L : 0L);
 	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);

@@ -81,6 +81,9 @@ int	 hconn_open(struct hconn *, const struct dest_conf *, const char *url,
 int	 hconn_post(struct hconn *, struct curl_slist *hdrs, const void *body,
 	    size_t len, char *err, size_t errlen);
 void	 hconn_close(struct hconn *);
+/* Will the next post open a new connection (after an error, a 5xx, or
+ * because `reconnect` minutes have passed)? */
+bool	 hconn_will_reconnect(struct hconn *);
 
 /*
  * The status policy shared by cfapi and http (DESIGN "Delivery policy"):

@@ -290,15 +290,26 @@ TEST(gzip_refused_falls_back_to_plain)
 	char *log;
 	int ra;
 
-	if (fx_open(&fx, "415", NULL) == -1)
+	/* 415 to gzip: the same batch again, plain, and plain afterwards on
+	 * that connection; a new connection (after the 503) tries gzip again */
+	if (fx_open(&fx, "415,200,200,503", NULL) == -1)
 		return;
 	CHECK_INT(fx.sink->open(&fx.ctx), 0);
 	CHECK_INT(send_n(&fx, 2, 1, &ra), SEND_OK);
 	CHECK_INT(send_n(&fx, 2, 1, &ra), SEND_OK);
+	CHECK_INT(send_n(&fx, 2, 1, &ra), SEND_RETRY);
+	CHECK_INT(send_n(&fx, 2, 1, &ra), SEND_OK);
 	log = recv_log(&fx.r);
-	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 1);
-	CHECK_INT(count_str(log, "\"encoding\": null"), 2);
-	CHECK_INT(count_str(log, "\"n\": 2"), 2);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 2);
+	CHECK_INT(count_str(log, "\"encoding\": null"), 3);
+	CHECK_INT(count_str(log, "\"n\": 2"), 3);
+	/* the last request is gzip again */
+	{
+		char *last = log + strlen(log) - 1;
+		while (last > log && last[-1] != '\n')
+			last--;
+		CHECK(strstr(last, "\"encoding\": \"gzip\"") != NULL);
+	}
 	free(log);
 	fx_close(&fx);
 }
