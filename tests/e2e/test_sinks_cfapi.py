@@ -137,6 +137,31 @@ def test_two_cfapi_destinations_independent(d):
             fail("the healthy destination waited %.1fs for the refusing one" % (first_ok - t0))
 
 
+def test_long_text_cut_to_16k(d):
+    """A 40 KB log line arrives cut to Log Insight's 16 KB text limit,
+    with the marker, on a character boundary; no violation."""
+    h = sinkutil.make_host(d, ndisks=1)
+    fl, rules = sinkutil.logwatch(d)
+    with open(os.path.join(d, "logs", "test.log"), "a", encoding="utf-8") as f:
+        f.write("2026-11-30T10:00:02.000Z cpu1:123)long " + "\u00e9x" * 13000 + "\n")
+        f.write("2026-11-30T10:00:03.000Z cpu1:123)after\n")
+    with receivers.CfapiReceiver() as r:
+        a = Agent(d, sinkutil.config(
+            h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}" % r.port,
+            filelog=fl, extra=rules))
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once (stderr: %s)" % err[-400:])
+        if r.violations:
+            fail("violations: %s" % r.violations[:3])
+        longs = [e for e in r.events if "long " in e["text"]]
+        eq(len(longs), 1, "the long event")
+        t = longs[0]["text"]
+        if len(t.encode("utf-8")) > 16 * 1024 or not t.endswith("...[truncated]"):
+            fail("long text is %d bytes, ends %r" % (len(t.encode("utf-8")), t[-20:]))
+        if len(t.encode("utf-8")) < 16 * 1024 - 16:
+            fail("cut too short: %d bytes" % len(t.encode("utf-8")))
+
+
 def tls_failure(d, cert, ca, extra, expect_log, delivered):
     c = certs.make(os.path.join(d, "pki"))
     h = sinkutil.make_host(d, ndisks=5)
