@@ -70,13 +70,13 @@ def test_cfapi_http_thousands_zero_violations(d):
 
 def test_cfapi_https_stored_agent_id(d):
     c = certs.make(os.path.join(d, "pki"))
-    h = sinkutil.make_host(d, ndisks=300)
+    h = sinkutil.make_host(d, ndisks=2000)
     with receivers.CfapiReceiver(tls=(c.server_crt, c.server_key)) as r:
         a, rc, err, copy = run_once_both(
             d, h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: yes, ssl_ca_path: %s}"
             % (r.port, c.ca))
         eq(rc, 0, "--once status (stderr: %s)" % err[-500:])
-        check_delivery(r, copy, 300)
+        check_delivery(r, copy, 2000)
         p = os.path.join(a.storage, "agent-id")
         st = os.stat(p)
         eq(stat.S_IMODE(st.st_mode), 0o600, "agent-id mode")
