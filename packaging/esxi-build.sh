@@ -81,18 +81,21 @@ ensure_deb_src() {
 	[ -f "$f" ] && return 0
 	tmp=$(mktemp)
 	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+		# Each stanza whose Types include deb, as a deb-src stanza.
 		awk '
-			/^Types:/ { has_deb = ($0 ~ /[[:space:]]deb([[:space:]]|$)/); if (has_deb) print "Types: deb-src"; next }
-			/^$/ { if (has_deb) print ""; has_deb = 0; next }
+			function flush() { if (has_deb) printf "%s\n", buf; buf = ""; has_deb = 0 }
+			/^[[:space:]]*$/ { flush(); next }
 			/^#/ { next }
-			{ if (has_deb) print }
-			END { print "" }' /etc/apt/sources.list.d/debian.sources >"$tmp"
+			/^Types:/ { if ($0 ~ /[[:space:]]deb([[:space:]]|$)/) has_deb = 1
+				buf = buf "Types: deb-src\n"; next }
+			{ buf = buf $0 "\n" }
+			END { flush() }' /etc/apt/sources.list.d/debian.sources >"$tmp"
 	fi
 	for l in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 		[ -f "$l" ] || continue
-		# Only Debian's own archive: other repositories (cloud SDKs, node)
-		# are not where our sources may come from.
-		sed -n 's/^deb \(.*debian\.org.*\)$/deb-src \1/p' "$l"
+		# Only a Debian archive (deb.debian.org or a mirror of it): other
+		# repositories (cloud SDKs, node) are not where our sources come from.
+		sed -n 's|^deb \(.*/debian\(-security\)\{0,1\}/\{0,1\} .*\)$|deb-src \1|p' "$l"
 	done >"$tmp.list"
 	if [ ! -s "$tmp" ] && [ ! -s "$tmp.list" ]; then
 		rm -f "$tmp" "$tmp.list"
@@ -211,7 +214,12 @@ kh_flag=""
 [ -d "$kh" ] && kh_flag="-idirafter $kh"
 
 mkdir -p "$out"
-# A binary left from an earlier build must not pass for this one.
+# Objects compiled against another set of libraries (a pin changed) are
+# rebuilt; a binary left from an earlier build must not pass for this one.
+if [ "$(cat "$out/.prefix" 2>/dev/null)" != "$P" ]; then
+	rm -rf "$out/obj" "$out/libesxwatch.a"
+	echo "$P" >"$out/.prefix"
+fi
 rm -f "$out/esxwatch"
 libs="-L$P/lib -lcurl -lssl -lcrypto -lyaml -lz -pthread"
 # B= puts objects under build/esxi/obj; the Makefile's own CFLAGS (warnings,

@@ -57,12 +57,15 @@ EOF
 }
 
 # OpenSSL 3.0 (see docs/esxi-build.md for why not mbedTLS).  Only what a TLS
-# client needs: no engines, modules, legacy provider, DTLS, SSLv3, SRP,
-# CMS/TS/OCSP/CT, old ciphers; no async (musl has no makecontext), no secure
-# heap (needs <linux/mman.h> and mlock2), no kTLS.  --with-rand-seed=devrandom
-# seeds only from /dev/urandom: the default "os" source calls getrandom(2),
-# which VMkernel may not implement.  no-autoload-config: a host's openssl.cnf
-# must not change our TLS behaviour (curl is told the same).
+# client needs: no engines, modules, legacy provider, DTLS, SSLv3, SRP, PSK,
+# NPN, CMS/TS/OCSP/CT, deprecated APIs, and none of the algorithms no TLS
+# server we talk to negotiates (DSA, DES, binary curves, IDEA, SEED, ...);
+# -Os (the hot paths are assembly anyway).  That is ~550 KB off the binary.
+# No async (musl has no makecontext), no secure heap (needs <linux/mman.h> and
+# mlock2), no kTLS.  --with-rand-seed=devrandom seeds only from /dev/urandom:
+# the default "os" source calls getrandom(2), which VMkernel may not
+# implement.  no-autoload-config: a host's openssl.cnf must not change our TLS
+# behaviour (curl is told the same).
 build_openssl() {
 	./Configure linux-x86_64 CC=musl-gcc --prefix="$P" --libdir=lib \
 		--openssldir=/etc/ssl \
@@ -72,7 +75,9 @@ build_openssl() {
 		no-seed no-camellia no-aria no-bf no-cast no-rc2 no-rc4 no-md4 \
 		no-sm2 no-sm3 no-sm4 no-siphash no-gost no-autoload-config \
 		no-secure-memory no-ktls --with-rand-seed=devrandom \
-		$DEP_CFLAGS >configure.log 2>&1 || { tail -20 configure.log; return 1; }
+		no-dsa no-ec2m no-des no-scrypt no-deprecated no-rmd160 no-blake2 \
+		no-ssl-trace no-nextprotoneg no-psk \
+		-Os -ffunction-sections -fdata-sections >configure.log 2>&1 || { tail -20 configure.log; return 1; }
 	make -j2 build_libs >make.log 2>&1 || { tail -30 make.log; return 1; }
 	make install_dev >>make.log 2>&1 || { tail -30 make.log; return 1; }
 }
@@ -81,6 +86,7 @@ build_openssl() {
 # patches for the GnuTLS and NSS builds applied last; Debian's own rules pop
 # them for the OpenSSL flavour, we do the same.  All security patches stay.
 # The synchronous resolver (no resolver thread, see docs/esxi-build.md).
+# The default CA bundle is ESXi's trust store; ssl_ca_path overrides it.
 build_curl() {
 	for p in 99_nss.patch 90_gnutls.patch; do
 		if [ -f debian/patches/$p ] && patch -R -p1 --dry-run -s <debian/patches/$p >/dev/null 2>&1; then
@@ -92,7 +98,8 @@ build_curl() {
 	./configure --prefix="$P" --disable-shared --enable-static \
 		--disable-dependency-tracking --disable-silent-rules \
 		--with-openssl="$P" --with-zlib="$P" \
-		--without-ca-bundle --without-ca-path --without-ca-fallback \
+		--with-ca-bundle=/etc/vmware/ssl/castore.pem --without-ca-path \
+		--without-ca-fallback \
 		--disable-openssl-auto-load-config \
 		--disable-threaded-resolver --disable-socketpair \
 		--disable-ftp --disable-file --disable-ldap --disable-ldaps \
