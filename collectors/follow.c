@@ -310,30 +310,26 @@ follow_rotated(const char *path, char **out, size_t max)
 }
 
 /*
- * Read a rotated copy (gzip or plain: gzread does both) from offset off
- * to its end.  check: only if its first fplen bytes have CRC fp; returns
+ * Read an open rotated copy (gzip or plain: gzread does both) from offset
+ * off to its end.  check: only if its first fplen bytes have CRC fp; returns
  * 1 read, 0 not this file, -1 error.
  */
 static int
-read_rotated(struct follow *f, const char *name, bool check, uint32_t fp,
+read_rotated(struct follow *f, gzFile gz, bool check, uint32_t fp,
     size_t fplen, uint64_t off, follow_line_fn cb, void *arg)
 {
 	unsigned char head[FOLLOW_FP_LEN];
-	gzFile gz;
 	uint64_t pos = 0;
 	size_t have = 0;
 	int r;
 
-	gz = gzopen(name, "rb");
-	if (gz == NULL)
+	if (gzrewind(gz) != 0)
 		return -1;
 	if (check && fplen > 0) {
 		r = gzread(gz, head, (unsigned)fplen);
 		if (r != (int)fplen ||
-		    (uint32_t)crc32(0L, head, (uInt)fplen) != fp) {
-			gzclose(gz);
+		    (uint32_t)crc32(0L, head, (uInt)fplen) != fp)
 			return 0;
-		}
 		pos = fplen;
 		if (off < pos) {
 			/* Resume inside the fingerprinted head. */
@@ -351,12 +347,8 @@ read_rotated(struct follow *f, const char *name, bool check, uint32_t fp,
 			break;
 		pos += (unsigned)r;
 	}
-	if (pos < off) {
-		/* Shorter than the bookmark: it was not that file after all,
-		 * or it lost data; nothing of it is unread. */
-		gzclose(gz);
-		return 1;
-	}
+	if (pos < off)
+		return 1;	/* shorter than the bookmark: nothing unread */
 	for (;;) {
 		size_t used;
 
@@ -370,7 +362,6 @@ read_rotated(struct follow *f, const char *name, bool check, uint32_t fp,
 		if (r == 0)
 			break;
 	}
-	gzclose(gz);
 	return 1;
 }
 
@@ -384,6 +375,7 @@ recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
     follow_line_fn cb, void *arg)
 {
 	char *rot[ROTATED_MAX * 3], real[PATH_MAX];
+	gzFile gz[ROTATED_MAX * 3];
 	const char *p = f->path;
 	size_t n, i, match = SIZE_MAX;
 
@@ -392,11 +384,15 @@ recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
 	if (realpath(f->path, real) != NULL)
 		p = real;
 	n = follow_rotated(p, rot, sizeof(rot) / sizeof(rot[0]));
+	/* Open them all first: another rotation while we read renames the
+	 * names, not the open files. */
+	for (i = 0; i < n; i++)
+		gz[i] = gzopen(rot[i], "rb");
 	if (fplen > 0) {
 		for (i = 0; i < n && match == SIZE_MAX; i++) {
 			f->skipping = skip;
-			if (read_rotated(f, rot[i], true, fp, fplen, off, cb,
-			    arg) == 1)
+			if (gz[i] != NULL && read_rotated(f, gz[i], true, fp,
+			    fplen, off, cb, arg) == 1)
 				match = i;
 		}
 	}
@@ -407,10 +403,14 @@ recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
 		log_debug("logwatch: %s: read the rest of %s", f->path, rot[match]);
 	for (i = match == SIZE_MAX ? 0 : match; i-- > 0;) {
 		f->skipping = false;
-		read_rotated(f, rot[i], false, 0, 0, 0, cb, arg);
+		if (gz[i] != NULL)
+			read_rotated(f, gz[i], false, 0, 0, 0, cb, arg);
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (gz[i] != NULL)
+			gzclose(gz[i]);
 		free(rot[i]);
+	}
 	f->skipping = false;
 }
 
