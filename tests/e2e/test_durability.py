@@ -178,6 +178,7 @@ def test_crash_kill9_and_receiver_outages(d):
                   key=lambda x: x[1])
     t0 = time.time()
     kills = 0
+    at_kill = []
     up_at = None
     for what, at in plan:
         while time.time() - t0 < at:
@@ -187,6 +188,7 @@ def test_crash_kill9_and_receiver_outages(d):
         if what == "kill":
             a.kill9()
             kills += 1
+            at_kill.append(len(set(line_numbers(rx.texts()))))
             time.sleep(rnd.uniform(0.0, 0.5))
             a.start()
         else:
@@ -210,8 +212,12 @@ def test_crash_kill9_and_receiver_outages(d):
     if missing:
         harness.fail("%d lines never arrived (seed %d), first %r" % (len(missing), seed, missing[:10]))
     dups = len(nums) - len(set(nums))
-    print("crash test (seed %d): %d lines, %d kill -9, 2 outages: 0 lost, %d duplicates "
-          "in %d requests" % (seed, total, kills, dups, len(rx.requests)))
+    print("crash test (seed %d): %d lines, %d kill -9 (lines delivered at each: %s), "
+          "2 outages: 0 lost, %d duplicates in %d requests"
+          % (seed, total, kills, at_kill, dups, len(rx.requests)))
+    # at most the batches in flight at each kill (500 events each)
+    if dups > kills * 500:
+        harness.fail("%d duplicates for %d kills" % (dups, kills))
     if rx.violations:
         harness.fail("receiver violations: %r" % rx.violations[:5])
 
