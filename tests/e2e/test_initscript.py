@@ -227,16 +227,32 @@ class Host:
 		with open(p, "w") as f:
 			f.write(value)
 
+	def leftovers(self):
+		"""Every process whose command line names this root (watchdog stubs,
+		agents): only this test started them."""
+		found = []
+		for e in os.listdir("/proc"):
+			if e.isdigit() and int(e) != os.getpid():
+				try:
+					with open("/proc/%s/cmdline" % e, "rb") as f:
+						if self.root.encode() + b"/" in f.read():
+							found.append(int(e))
+				except OSError:
+					pass
+		return found
+
 	def cleanup(self):
 		self.init("stop")
-		for pid in self.agent_pids():
-			os.kill(pid, signal.SIGKILL)
-		pf = os.path.join(self.root, "var/run/vmware/watchdog-esxwatch.PID")
-		if os.path.exists(pf):
-			try:
-				os.kill(int(open(pf).read().strip()), signal.SIGKILL)
-			except (ValueError, OSError):
-				pass
+		for _ in range(3):	# watchdog loops first, then what they respawned
+			pids = self.leftovers()
+			if not pids:
+				break
+			for pid in pids:
+				try:
+					os.kill(pid, signal.SIGKILL)
+				except OSError:
+					pass
+			time.sleep(0.2)
 
 
 def with_host(fn):
