@@ -185,7 +185,8 @@ transport_setup(CURL *c, const struct dest_conf *d, const char *url,
 		else if (transport_default_ca() != NULL)
 			curl_easy_setopt(c, CURLOPT_CAINFO, transport_default_ca());
 	}
-	if (d->ssl_cn != NULL && d->ssl_cn[0] != '\0' && !d->ssl_accept_any)
+	if (d->ssl_cn != NULL && d->ssl_cn[0] != '\0' && !d->ssl_accept_any &&
+	    strncasecmp(url, "https://", 8) == 0)
 		return apply_ssl_cn(c, d, url, connect_to, err, errlen);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	return 0;
