@@ -1299,9 +1299,6 @@ ktype_what(enum ktype t)
 	case KT_IBOOL:	return "a boolean (yes/no)";
 	case KT_LIST:	return "a list";
 	case KT_KV:	return "a mapping";
-	case KT_ENUM:
-	case KT_PROTO:
-	case KT_FORWARD: return "one of its values";
 	default:	return "a string";
 	}
 }
@@ -1830,8 +1827,15 @@ apply_node(struct lctx *c, const struct kspec *k, void *base,
 		return 0;
 	}
 	if (v->type != YN_SCALAR) {
-		rep(c, true, v->line, v->col, "'%s': expected %s, got %s",
-		    k->name, ktype_what(k->type), ynode_what(v));
+		char chb[256];
+
+		if (k->choices != NULL)
+			rep(c, true, v->line, v->col, "'%s': expected one of "
+			    "%s; got %s", k->name, choices_text(k->choices, chb,
+			    sizeof(chb)), ynode_what(v));
+		else
+			rep(c, true, v->line, v->col, "'%s': expected %s, got "
+			    "%s", k->name, ktype_what(k->type), ynode_what(v));
 		return -1;
 	}
 	return apply_scalar(c, k, base, v->s, v->null, v->line, v->col);

@@ -635,6 +635,8 @@ TEST(wrong_node_types)
 	    "1:9: 'server': expected a mapping, got a list");
 	CHECK_ONE_ERROR("server:\n  port: { a: 1 }\n",
 	    "2:9: 'port': expected a number, got a mapping");
+	CHECK_ONE_ERROR("server:\n  proto: [cfapi]\n", "2:10: 'proto': "
+	    "expected one of cfapi, syslog, http, file; got a list");
 	CHECK_ONE_ERROR("server:\n  hostname: [a]\n",
 	    "2:13: 'hostname': expected a string, got a list");
 	CHECK_ONE_ERROR("tags: [a]\n",
