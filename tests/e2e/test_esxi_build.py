@@ -249,6 +249,70 @@ def test_syscalls_daemon_within_allowlist(d):
     print("    %d distinct system calls: %s" % (len(calls), " ".join(sorted(calls))))
 
 
+def syscall_names():
+    """x86-64 system-call number -> name, from the kernel's UAPI header."""
+    names = {}
+    for h in ("/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h"):
+        if os.path.exists(h):
+            with open(h) as f:
+                for line in f:
+                    m = re.match(r"#define __NR_(\w+)\s+(\d+)", line)
+                    if m:
+                        names[int(m.group(2))] = m.group(1)
+            break
+    return names
+
+
+def test_no_forbidden_syscall_anywhere_in_the_code(d):
+    """The traces above only see the paths the tests take.  This scans the
+    whole binary: every `syscall` instruction and every call of musl's
+    syscall()/__syscall_cp() whose number is an immediate (most of them),
+    and fails if one of them is a forbidden call -- an error path or a
+    library function the tests never reach included."""
+    target = STATIC + ".debug" if os.path.exists(STATIC + ".debug") else STATIC
+    names = syscall_names()
+    if not names:
+        fail("no asm/unistd_64.h to name system calls (linux-libc-dev)")
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", target],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    sites = resolved = 0
+    found = {}
+    window = []
+    for line in dis:
+        if line.endswith(">:"):
+            window = []
+            continue
+        parts = line.split("\t")
+        if len(parts) < 2 or not parts[0].strip().endswith(":"):
+            continue
+        ins = parts[-1].strip()
+        reg = None
+        if ins == "syscall":
+            reg = "ax"
+        elif re.match(r"call\s+[0-9a-f]+ <(syscall|__syscall_cp)>$", ins):
+            reg = "di"
+        if reg is not None:
+            sites += 1
+            for prev in reversed(window[-12:]):
+                m = re.match(r"mov\s+\$0x([0-9a-f]+),%[er]" + reg + "$", prev)
+                if m:
+                    n = int(m.group(1), 16)
+                    found[names.get(n, "#%d" % n)] = found.get(names.get(n, "#%d" % n), 0) + 1
+                    resolved += 1
+                    break
+                if re.search(r",%[er]?" + reg + "$", prev) or prev.startswith("call"):
+                    break
+        window.append(ins)
+    if sites == 0 or resolved < sites // 2:
+        fail("only %d of %d system-call sites resolved: the scan is not working" % (resolved, sites))
+    denied = sorted(n for n in found if DENY_RE.match(n))
+    if denied:
+        fail("forbidden system calls in the code: %s" % ", ".join(denied))
+    other = sorted(n for n in found if n not in load_allowlist())
+    print("    %d sites, %d resolved; linked in but not in the allowlist (never seen "
+          "in the runs): %s" % (sites, resolved, " ".join(other) or "none"))
+
+
 def test_tls_cfapi_test_ca_ip_san(d):
     """The static binary's OpenSSL checks the chain against ssl_ca_path and
     the IP SAN of https://127.0.0.1 (mbedTLS 2.28 could not)."""
