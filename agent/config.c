@@ -492,6 +492,7 @@ struct lctx {
 	int			 nerr;
 	bool			 ini;		/* liagent.ini: softer rules */
 	size_t			 nnodes;
+	const char		*rule;		/* " (rule 'x' at line N)" or "" */
 	struct lmsg		*msgs;
 	size_t			 nmsgs;
 };
@@ -953,8 +954,8 @@ check_regex(struct lctx *c, const char *key, const char *v, int line, int col)
 	rc = regcomp(&re, v, REG_EXTENDED);
 	if (rc != 0) {
 		regerror(rc, &re, err, sizeof(err));
-		rep(c, true, line, col, "'%s': invalid regular expression: %s",
-		    key, err);
+		rep(c, true, line, col, "'%s': invalid regular expression: %s%s",
+		    key, err, c->rule != NULL ? c->rule : "");
 		return -1;
 	}
 	regfree(&re);
@@ -2064,7 +2065,7 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 		const struct ynode *it = v->v[i];
 		struct rule_conf *r = &rules[n];
 		struct kpos pos[KPOS_MAX];
-		char sect[96];
+		char sect[96], where[160], b[96];
 		bool hm, hr;
 
 		if (it->type != YN_MAP) {
@@ -2078,7 +2079,18 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 		r->src_line = it->line;
 		snprintf(sect, sizeof(sect), "rules[%zu]", i + 1);
 		memset(pos, 0, sizeof(pos));
+		/* a bad regex also names its rule, wherever the name is */
+		snprintf(where, sizeof(where), " (rule at line %d)", it->line);
+		for (size_t j = 0; j + 1 < it->n; j += 2)
+			if (it->v[j]->type == YN_SCALAR &&
+			    strcmp(it->v[j]->s, "name") == 0 &&
+			    it->v[j + 1]->type == YN_SCALAR)
+				snprintf(where, sizeof(where), " (rule '%s' at "
+				    "line %d)", show(it->v[j + 1]->s, b,
+				    sizeof(b)), it->line);
+		c->rule = where;
 		apply_map(c, rule_keys, NELEM(rule_keys), r, it, sect, pos);
+		c->rule = NULL;
 		n++;
 		if (r->name == NULL) {
 			if (kspec_refused(rule_keys, NELEM(rule_keys), pos,

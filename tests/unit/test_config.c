@@ -661,7 +661,7 @@ TEST(regex_errors)
 {
 	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: \"a(b\"\n",
 	    "3:12: 'regex': invalid regular expression: ");
-	CHECK(strstr(M.text, "Unmatched ( or \\(") != NULL);
+	CHECK(strstr(M.text, "Unmatched ( or \\( (rule 'r' at line 2)") != NULL);
 	CHECK_ONE_ERROR("filelog:\n  f:\n    event_marker: \"[a-\"\n",
 	    "3:19: 'event_marker': invalid regular expression: ");
 	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: '^\\d+ x'\n",
