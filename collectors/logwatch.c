@@ -58,6 +58,7 @@ struct lw {
 	struct emitter	*em;		/* of the current (last) collect() */
 	struct lw_file	*cur;
 	int64_t		 now;
+	int64_t		 saved_at;	/* last bookmark save (ms) */
 	struct buf	 text;
 	uint64_t	 lines, alerts, suppressed;
 };
@@ -607,7 +608,12 @@ lw_collect(struct collector_ctx *ctx, struct emitter *em)
 		flush_pending(lw, lf);
 	}
 	lw->cur = NULL;
-	save_bookmarks(lw, em);
+	/* A backlog is read in bounded calls back to back: sync the queue
+	 * and save the bookmarks once a second, not after every call. */
+	if (!more || lw->now - lw->saved_at >= 1000) {
+		save_bookmarks(lw, em);
+		lw->saved_at = lw->now;
+	}
 	return more;
 }
 

@@ -109,6 +109,14 @@ TEST(bad_rules_are_reported)
 	CHECK(strstr(err, "severity") != NULL);
 	c = rc("r5", "abcd", "abcd", "error");
 	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	/* Repetitions glibc would expand exponentially are refused. */
+	c = rc("r7", NULL, "abcx++++++++++++++++++++++++++++", "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	CHECK(strstr(err, "repetitions") != NULL);
+	c = rc("r8", NULL, "abc((((((((((((((((x+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)", "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	c = rc("r9", NULL, "abc(x{200}){200}", "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
 	/* (a|b)+ with an explicit literal is fine. */
 	c = rc("r6", NULL, "(a|b)+xyz", "error");
 	c.literal = (char *)"xyz";

@@ -1,0 +1,105 @@
+/*
+ * libFuzzer target: the rule engine (collectors/rules.c).  The input's
+ * first line is a user rule's regex (names, literal derivation, regcomp),
+ * the rest a log line matched against the built-in catalogue (loaded once
+ * from collectors/rules/esxi.yaml: run from the repository root) plus that
+ * rule.  Also feeds the storm suppressor.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../agent/config.h"
+#include "../../collectors/rules.h"
+
+static struct rules *cat;	/* the catalogue, compiled once */
+static int loaded;
+
+static void
+quiet(void *arg, bool is_error, const char *msg)
+{
+	(void)arg;
+	(void)is_error;
+	(void)msg;
+}
+
+static void
+summary(void *arg, const char *rule, const char *entity, uint64_t n,
+    int64_t window, const char *last)
+{
+	(void)arg;
+	(void)window;
+	if (n == 0 || rule == NULL || entity == NULL || last == NULL)
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rules *r;
+	struct rules_match m, m2;
+	struct rule_conf rc;
+	struct storm *st;
+	char err[256], re[96], *line;
+	const uint8_t *nl;
+	size_t i, relen;
+
+	if (!loaded) {
+		struct rule_conf *v;
+		size_t n;
+
+		loaded = 1;
+		cat = rules_new();
+		if (config_load_rules_file("collectors/rules/esxi.yaml", &v,
+		    &n, quiet, NULL) == 0) {
+			for (i = 0; i < n; i++)
+				rules_add(cat, &v[i], err, sizeof(err));
+			rule_conf_free_array(v, n);
+		}
+		rules_compile(cat, err, sizeof(err));
+	}
+	nl = memchr(data, '\n', size);
+	relen = nl ? (size_t)(nl - data) : 0;
+	/* The engine refuses what glibc's regcomp would blow up on. */
+	if (relen >= sizeof(re) || memchr(data, '\0', relen) != NULL)
+		relen = 0;
+	memcpy(re, data, relen);
+	re[relen] = '\0';
+	r = rules_new();
+	if (r == NULL)
+		return 0;
+	memset(&rc, 0, sizeof(rc));
+	rc.name = (char *)"fuzz";
+	rc.regex = re;
+	rc.severity = (char *)"info";
+	rc.enabled = 1;
+	if (relen > 0)
+		rules_add(r, &rc, err, sizeof(err));
+	rules_compile(r, err, sizeof(err));
+	size -= nl ? relen + 1 : 0;
+	data += nl ? relen + 1 : 0;
+	line = malloc(size ? size : 1);
+	if (line == NULL) {
+		rules_free(r);
+		return 0;
+	}
+	memcpy(line, data, size);
+	st = storm_new(2, 1000, 4);
+	if (rules_match(r, NULL, line, size, &m2) == 1 && m2.rule == NULL)
+		abort();
+	if (rules_match(cat, "vmkernel", line, size, &m) == 1) {
+		if (m.rule == NULL || m.ncaps > RULES_MAX_CAPS)
+			abort();
+		for (i = 0; i < m.ncaps; i++)
+			if (strlen(m.caps[i].value) >= RULES_CAP_VALUE_MAX)
+				abort();
+		for (i = 0; i < 5; i++)
+			storm_hit(st, m.rule->name, m.ncaps ? m.caps[0].value : "",
+			    (int64_t)i * 400, line, size, summary, NULL);
+	}
+	storm_due(st, 100000, true, summary, NULL);
+	storm_free(st);
+	free(line);
+	rules_free(r);
+	return 0;
+}
