@@ -522,6 +522,69 @@ save_bookmarks(struct lw *lw, struct emitter *em)
 		    "the bookmarks: lines may be read again after a restart");
 }
 
+/*
+ * Bookmarks of files no filelog matches any more (configuration changed,
+ * dated file names) would pile up: forget them at start.  A file that is
+ * only missing for the moment (rotated while we were down) still matches
+ * its filelog and keeps its bookmark.
+ */
+struct prune {
+	struct lw	*lw;
+	char		**del;
+	size_t		 n, cap;
+};
+
+static int
+prune_cb(void *arg, const char *key, const char *value)
+{
+	struct prune *p = arg;
+	const char *slash = strrchr(key, '/');
+	size_t i, dl;
+	char **nv;
+
+	(void)value;
+	if (slash != NULL) {
+		dl = (size_t)(slash - key);
+		for (i = 0; i < p->lw->nlogs; i++) {
+			const struct filelog_conf *fc = p->lw->logs[i].conf;
+
+			if (fc->directory != NULL && strlen(fc->directory) == dl &&
+			    strncmp(fc->directory, key, dl) == 0 &&
+			    strlist_match(&fc->include, &fc->exclude, slash + 1))
+				return 0;
+		}
+	}
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 16;
+		nv = realloc(p->del, p->cap * sizeof(*nv));
+		if (nv == NULL)
+			return 1;
+		p->del = nv;
+	}
+	p->del[p->n] = strdup(key);
+	if (p->del[p->n] != NULL)
+		p->n++;
+	return 0;
+}
+
+static void
+prune_bookmarks(struct lw *lw)
+{
+	struct prune p = { lw, NULL, 0, 0 };
+	size_t i;
+
+	kv_foreach(lw->bm, "", prune_cb, &p);
+	for (i = 0; i < p.n; i++) {
+		log_debug("logwatch: forgetting the bookmark of %s (no filelog "
+		    "matches it)", p.del[i]);
+		kv_del(lw->bm, p.del[i]);
+		free(p.del[i]);
+	}
+	free(p.del);
+	if (p.n > 0)
+		kv_save(lw->bm);
+}
+
 /* ---- the collector ------------------------------------------------- */
 
 static void lw_free(struct lw *);
@@ -573,6 +636,7 @@ lw_init(struct collector_ctx *ctx)
 		if (lw->bm == NULL)
 			goto err;
 	}
+	prune_bookmarks(lw);
 	ctx->priv = lw;
 	log_debug("logwatch: %zu filelogs, %zu rules", lw->nlogs,
 	    rules_count(lw->rules));

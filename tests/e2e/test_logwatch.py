@@ -229,6 +229,14 @@ def test_existing_history_skipped_on_first_start(tmpdir):
     rc, out, err = a.run("--once")
     evs = logwatch_events(tmpdir)
     harness.eq([e.get("esxwatch_rule") for e in evs], ["storage_connectivity_lost"], "after the bookmark")
+    with open(os.path.join(tmpdir, "storage", "bookmarks")) as f:
+        harness.eq(len(f.read().splitlines()), 1, "bookmarks")
+    # A filelog that no longer exists: its bookmark is forgotten.
+    a.write_config(config(tmpdir, "  other: {directory: %s, include: other.log}\n" % log))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status")
+    with open(os.path.join(tmpdir, "storage", "bookmarks")) as f:
+        harness.eq(f.read(), "", "bookmarks after the filelog was removed")
 
 
 def test_long_line_and_multiline_events(tmpdir):
