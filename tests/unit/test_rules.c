@@ -6,6 +6,7 @@
 #include "t.h"
 
 #include "../../agent/config.h"
+#include "../../collectors/logwatch.h"
 #include "../../collectors/rules.h"
 
 
@@ -445,6 +446,19 @@ TEST(catalogue)
 	rule_conf_free_array(v, n);
 }
 
+TEST(catalogue_search_order)
+{
+	char p[4096];
+
+	/* rules_file: that path and nothing else. */
+	CHECK_INT(logwatch_rules_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
+	CHECK_INT(logwatch_rules_path("collectors/rules/esxi.yaml", p, sizeof(p)), 0);
+	CHECK_STR(p, "collectors/rules/esxi.yaml");
+	/* Unset: an installed or the source tree's catalogue is found. */
+	CHECK_INT(logwatch_rules_path("", p, sizeof(p)), 0);
+	CHECK(strlen(p) > 15 && strcmp(p + strlen(p) - 15, "rules/esxi.yaml") == 0);
+}
+
 int
 main(void)
 {
@@ -458,5 +472,6 @@ main(void)
 	RUN(storm_suppression);
 	RUN(scsi_codes);
 	RUN(catalogue);
+	RUN(catalogue_search_order);
 	return t_done();
 }
