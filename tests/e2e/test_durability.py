@@ -160,6 +160,14 @@ def test_crash_kill9_and_receiver_outages(d):
     rnd = random.Random(seed)
     rx = Rx()
     a = make_agent(d, rx.port)
+    try:
+        crash_run(d, a, rx, rnd, seed)
+    finally:
+        a.stop()
+        rx.close()
+
+
+def crash_run(d, a, rx, rnd, seed):
     a.start()
     total = 1500
     done = threading.Event()
@@ -174,6 +182,7 @@ def test_crash_kill9_and_receiver_outages(d):
     t.start()
     # five kill -9 at random moments, two outages of several seconds
     plan = sorted([("kill", rnd.uniform(0.5, 14.5)) for _ in range(5)] +
+                  [("hup", rnd.uniform(0.5, 14.5)) for _ in range(2)] +
                   [("down", rnd.uniform(1.0, 4.0)), ("down", rnd.uniform(8.0, 10.0))],
                   key=lambda x: x[1])
     t0 = time.time()
@@ -191,6 +200,13 @@ def test_crash_kill9_and_receiver_outages(d):
             at_kill.append(len(set(line_numbers(rx.texts()))))
             time.sleep(rnd.uniform(0.0, 0.5))
             a.start()
+        elif what == "hup":
+            # reload: queued events must survive it.  Only once the agent
+            # is up: before main() installs its handlers SIGHUP kills.
+            mark = "esxwatch[%d]: info: esxwatch " % a.proc.pid
+            harness.wait_for(lambda: mark in a.stderr_text(), timeout=10,
+                             what="agent pid %d up" % a.proc.pid)
+            a.signal(signal.SIGHUP)
         else:
             rx.down = True
             up_at = time.time() + 3.5
@@ -213,7 +229,7 @@ def test_crash_kill9_and_receiver_outages(d):
         harness.fail("%d lines never arrived (seed %d), first %r" % (len(missing), seed, missing[:10]))
     dups = len(nums) - len(set(nums))
     print("crash test (seed %d): %d lines, %d kill -9 (lines delivered at each: %s), "
-          "2 outages: 0 lost, %d duplicates in %d requests"
+          "2 reloads, 2 outages: 0 lost, %d duplicates in %d requests"
           % (seed, total, kills, at_kill, dups, len(rx.requests)))
     # at most the batches in flight at each kill (500 events each)
     if dups > kills * 500:
