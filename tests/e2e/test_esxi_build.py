@@ -202,6 +202,7 @@ def test_syscalls_daemon_within_allowlist(d):
     os.makedirs(os.path.dirname(prefix))
     p = subprocess.Popen(["strace", "-f", "-ff", "-qq", "-o", prefix, STATIC, "-c", agent.config],
                          stdout=subprocess.DEVNULL, stderr=open(os.path.join(d, "stderr.log"), "wb"))
+    pid = None
     try:
         def child():
             # The agent: strace's child once it has exec'd our binary.
@@ -231,8 +232,14 @@ def test_syscalls_daemon_within_allowlist(d):
         os.kill(pid, signal.SIGTERM)
         p.wait(timeout=30)
     finally:
+        # On a failure, the agent first (strace killed leaves it running).
         if p.poll() is None:
-            p.kill()
+            for victim in (pid, p.pid):
+                if victim is not None:
+                    try:
+                        os.kill(victim, signal.SIGKILL)
+                    except OSError:
+                        pass
             p.wait()
     calls = agent_syscalls(prefix, STATIC)
     for must in ("poll", "rt_sigaction", "execve"):
