@@ -972,11 +972,20 @@ lock_dir(struct spool *sp)
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET;
 	if (fcntl(sp->lockfd, F_SETLK, &fl) < 0) {
+		int err = errno;
+
+		if (err != EAGAIN && err != EACCES) {
+			/* a filesystem without locks: run unguarded rather than
+			 * not durable at all */
+			log_warn("spool: cannot lock %s: %s; make sure only one "
+			    "esxwatch uses %s", path, strerror(err), sp->dir);
+			return 0;
+		}
 		if (fcntl(sp->lockfd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
 			log_error("spool: %s is in use by another esxwatch (pid %ld)",
 			    sp->dir, (long)fl.l_pid);
 		else
-			log_error("spool: cannot lock %s: %s", path, strerror(errno));
+			log_error("spool: %s is in use by another esxwatch", sp->dir);
 		close(sp->lockfd);
 		sp->lockfd = -1;
 		return -1;
