@@ -261,10 +261,12 @@ rules_regex_literal(const char *re, char *out, size_t outlen)
 /*
  * glibc's regcomp copies the operand of every "+" and bound ("a{3,5}"),
  * so stacked or nested repetitions ("a++++++++", "((a+)+)+...") grow the
- * compiled tree exponentially and can exhaust memory.  Estimate the size
- * the way it expands and refuse what would be large.
+ * compiled tree exponentially, and regexec's closures grow with its
+ * square.  A repetition of a repetition ("a+*", "x?+") is never needed:
+ * refuse it; estimate the size of the rest the way it expands and refuse
+ * what would be large.
  */
-#define REGEX_COST_MAX	20000.0
+#define REGEX_COST_MAX	2000.0
 
 static bool
 regex_affordable(const char *re)
@@ -272,11 +274,17 @@ regex_affordable(const char *re)
 	double seq[64], last[64];
 	int d = 0;
 	size_t i = 0;
+	bool quant = false;
 
 	seq[0] = 0;
 	last[0] = 0;
 	while (re[i] != '\0') {
 		char c = re[i];
+		bool q = c == '*' || c == '+' || c == '?' || c == '{';
+
+		if (q && quant)
+			return false;
+		quant = q;
 
 		if (c == '\\' && re[i + 1] != '\0') {
 			last[d] = 1;

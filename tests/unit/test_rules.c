@@ -118,11 +118,16 @@ TEST(bad_rules_are_reported)
 	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
 	c = rc("r9", NULL, "abc(x{200}){200}", "error");
 	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	c = rc("r10", NULL, ")))lys-+++&?+++++++++++++", "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), -1);
+	c = rc("r11", NULL, "abc[0-9]+x?", "error");
+	CHECK_INT(rules_add(r, &c, err, sizeof(err)), 0);
+	CHECK_INT(rules_total(r), 1);
 	/* (a|b)+ with an explicit literal is fine. */
 	c = rc("r6", NULL, "(a|b)+xyz", "error");
 	c.literal = (char *)"xyz";
 	CHECK_INT(rules_add(r, &c, err, sizeof(err)), 0);
-	CHECK_INT(rules_total(r), 1);
+	CHECK_INT(rules_total(r), 2);
 	rules_free(r);
 }
 
