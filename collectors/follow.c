@@ -380,9 +380,18 @@ recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
 	size_t n, i, match = SIZE_MAX;
 
 	/* /var/log/x.log is a symlink into /var/run/log: the copies are
-	 * next to the target. */
+	 * next to the target (which may be missing right after a rotation,
+	 * leaving the link dangling). */
 	if (realpath(f->path, real) != NULL)
 		p = real;
+	else {
+		ssize_t l = readlink(f->path, real, sizeof(real) - 1);
+
+		if (l > 0 && real[0] == '/') {
+			real[l] = '\0';
+			p = real;
+		}
+	}
 	n = follow_rotated(p, rot, sizeof(rot) / sizeof(rot[0]));
 	/* Open them all first: another rotation while we read renames the
 	 * names, not the open files. */

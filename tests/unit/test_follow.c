@@ -326,6 +326,38 @@ TEST(bookmark_resume_and_rotations_while_down)
 	cleanup();
 }
 
+/* /var/log/vmkernel.log -> /var/run/log/vmkernel.log, rotated there. */
+TEST(symlinked_log_rotated_while_down)
+{
+	struct follow *f;
+	char link[400], bm[FOLLOW_POS_MAX];
+
+	setup("symlink");
+	snprintf(link, sizeof(link), "%s/link.log", dir);
+	unlink(link);
+	append(path, "2023-01-01 a1\n");
+	if (symlink(path, link) != 0)
+		printf("  symlink failed\n");
+	f = follow_new(link);
+	follow_start(f, NULL, FOLLOW_HEAD);
+	drain(f);
+	follow_pos(f, bm, sizeof(bm));
+	follow_free(f);
+	append(path, "a2\n");
+	rotate_rename();		/* the link dangles now */
+	reset();
+	f = follow_new(link);
+	follow_start(f, bm, FOLLOW_TAIL);
+	drain(f);
+	CHECK_STR(got, "a2|");
+	append(path, "b1\n");
+	drain(f);
+	CHECK_STR(got, "a2|b1|");
+	follow_free(f);
+	unlink(link);
+	cleanup();
+}
+
 TEST(rotated_names)
 {
 	char *v[8];
@@ -357,6 +389,7 @@ main(void)
 	RUN(rename_gzip_rotation_while_open);
 	RUN(copytruncate_rotation);
 	RUN(bookmark_resume_and_rotations_while_down);
+	RUN(symlinked_log_rotated_while_down);
 	RUN(rotated_names);
 	return t_done();
 }
