@@ -996,16 +996,123 @@ lock_dir(struct spool *sp)
 	return 0;
 }
 
-struct spool *
-spool_open_dir(const char *dir, const struct spool_opts *opts,
-    const char *const *dests, size_t ndests)
+/* What a spool directory holds at start. */
+struct found {
+	uint64_t	*ids;		/* segment ids, sorted */
+	size_t		 nids;
+	char		**names;	/* cursor file names (escaped) */
+	struct pos	*pos;		/* their contents */
+	size_t		 ncur;
+	uint64_t	 maxseg, maxseq, minseq;
+};
+
+static void
+found_free(struct found *f)
+{
+	for (size_t i = 0; i < f->ncur; i++)
+		free(f->names[i]);
+	free(f->names);
+	free(f->pos);
+	free(f->ids);
+}
+
+static int
+load_cursors(struct spool *sp, struct found *f)
+{
+	if (f->ncur > 0 && (f->pos = calloc(f->ncur, sizeof(*f->pos))) == NULL)
+		return -1;
+	for (size_t i = 0; i < f->ncur; i++) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/cursor.%s", sp->dir, f->names[i]);
+		if (cursor_read(path, &f->pos[i]) < 0) {
+			/* unreadable: deliver everything again rather than skip */
+			log_warn("spool: %s is damaged; that destination restarts at "
+			    "the oldest queued event", path);
+			memset(&f->pos[i], 0, sizeof(f->pos[i]));
+		}
+		if (f->pos[i].seg > f->maxseg)
+			f->maxseg = f->pos[i].seg;
+		if (f->pos[i].seq > f->maxseq)
+			f->maxseq = f->pos[i].seq;
+		if (i == 0 || f->pos[i].seq < f->minseq)
+			f->minseq = f->pos[i].seq;
+	}
+	return 0;
+}
+
+/* Known destinations get their cursor; cursors of others are removed. */
+static void
+assign_cursors(struct spool *sp, const struct found *f)
+{
+	for (size_t i = 0; i < f->ncur; i++) {
+		char name[SPOOL_NAME_MAX], path[PATH_MAX];
+		size_t k;
+
+		if (unescape_name(f->names[i], name, sizeof(name)) < 0)
+			continue;
+		for (k = 0; k < sp->ndests; k++)
+			if (strcmp(sp->dests[k]->name, name) == 0)
+				break;
+		if (k < sp->ndests) {
+			sp->dests[k]->cur = f->pos[i];
+			cursor_clamp(sp, &sp->dests[k]->cur);
+			continue;
+		}
+		/* a destination no longer configured: release its backlog */
+		snprintf(path, sizeof(path), "%s/cursor.%s", sp->dir, f->names[i]);
+		log_info("spool: destination '%s' is no longer configured; its "
+		    "backlog is released", name);
+		(void)unlink(path);
+	}
+	for (size_t k = 0; k < sp->ndests; k++)
+		sp->dests[k]->dirty = true;
+}
+
+/* Scan what a previous run left: segments, cursors, damage. */
+static int
+recover(struct spool *sp, const char *const *dests, size_t ndests)
+{
+	struct found f;
+	struct scan sc;
+	int rc = -1;
+
+	memset(&f, 0, sizeof(f));
+	if (scan_dir(sp, &f.ids, &f.nids, &f.names, &f.ncur) < 0 || load_cursors(sp, &f) < 0)
+		goto out;
+	/* Expect the first record at the oldest cursor so damage right at
+	 * the start of the oldest segment is counted exactly. */
+	memset(&sc, 0, sizeof(sc));
+	sc.expected = f.minseq;
+	for (size_t i = 0; i < f.nids; i++)
+		if (open_segment(sp, f.ids[i], i + 1 == f.nids, &sc) < 0)
+			goto out;
+	sp->next_id = (f.nids > 0 ? f.ids[f.nids - 1] : 0) + 1;
+	if (f.maxseg >= sp->next_id)
+		sp->next_id = f.maxseg + 1;
+	if (sp->nsegs == 0 && f.maxseq > sp->next_seq)
+		sp->next_seq = f.maxseq;	/* sequences are never reused */
+	/* new destinations start at the end */
+	if (set_dests_locked(sp, dests, ndests, true) < 0)
+		goto out;
+	assign_cursors(sp, &f);
+	release_segments(sp);
+	if (sp->corrupt > 0 || sp->torn > 0)
+		log_warn("spool: %s: %" PRIu64 " damaged records skipped, %" PRIu64
+		    " torn tail(s) cut", sp->dir, sp->corrupt, sp->torn);
+	log_info("spool: %s: %zu segment(s), %" PRIu64 " events queued", sp->dir,
+	    sp->nsegs, sp->nsegs ? sp->segs[sp->nsegs - 1].end_seq -
+	    sp->segs[0].first_seq : 0);
+	rc = 0;
+out:
+	found_free(&f);
+	return rc;
+}
+
+static struct spool *
+spool_alloc(const char *dir, const struct spool_opts *opts)
 {
 	struct spool *sp;
-	uint64_t *ids = NULL, maxcur_seg = 0, maxcur_seq = 0, mincur = 0;
-	size_t nids = 0, ncur = 0;
-	char **curnames = NULL;
-	struct pos *curpos = NULL;
-	struct scan sc;
 	pthread_condattr_t ca;
 
 	if ((sp = calloc(1, sizeof(*sp))) == NULL)
@@ -1028,7 +1135,17 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 	sp->next_seq = 1;
 	sp->next_id = 1;
 	sp->lockfd = -1;
+	return sp;
+}
 
+struct spool *
+spool_open_dir(const char *dir, const struct spool_opts *opts,
+    const char *const *dests, size_t ndests)
+{
+	struct spool *sp = spool_alloc(dir, opts);
+
+	if (sp == NULL)
+		return NULL;
 	if (make_dir(dir) < 0 || lock_dir(sp) < 0) {
 		/* Better events in memory than no agent at all. */
 		log_error("spool: %s unusable; events are kept in memory only "
@@ -1037,88 +1154,12 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 		sp->nodisk = sp->memonly = true;
 		if (set_dests_locked(sp, dests, ndests, true) < 0)
 			goto err;
-		goto started;
-	}
-	if (scan_dir(sp, &ids, &nids, &curnames, &ncur) < 0)
+	} else if (recover(sp, dests, ndests) < 0)
 		goto err;
-	if (ncur > 0 && (curpos = calloc(ncur, sizeof(*curpos))) == NULL)
-		goto err;
-	for (size_t i = 0; i < ncur; i++) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/cursor.%s", dir, curnames[i]);
-		if (cursor_read(path, &curpos[i]) < 0) {
-			/* unreadable: deliver everything again rather than skip */
-			log_warn("spool: %s is damaged; that destination restarts at "
-			    "the oldest queued event", path);
-			memset(&curpos[i], 0, sizeof(curpos[i]));
-		}
-		if (curpos[i].seg > maxcur_seg)
-			maxcur_seg = curpos[i].seg;
-		if (curpos[i].seq > maxcur_seq)
-			maxcur_seq = curpos[i].seq;
-		if (i == 0 || curpos[i].seq < mincur)
-			mincur = curpos[i].seq;
-	}
-	/* Expect the first record at the oldest cursor so damage right at
-	 * the start of the oldest segment is counted exactly. */
-	memset(&sc, 0, sizeof(sc));
-	sc.expected = mincur;
-	for (size_t i = 0; i < nids; i++)
-		if (open_segment(sp, ids[i], i + 1 == nids, &sc) < 0)
-			goto err;
-	sp->next_id = (nids > 0 ? ids[nids - 1] : 0) + 1;
-	if (maxcur_seg >= sp->next_id)
-		sp->next_id = maxcur_seg + 1;
-	if (sp->nsegs == 0 && maxcur_seq > sp->next_seq)
-		sp->next_seq = maxcur_seq;	/* sequences are never reused */
-
-	/* Known destinations get their cursor, others start at the end. */
-	if (set_dests_locked(sp, dests, ndests, true) < 0)
-		goto err;
-	for (size_t i = 0; i < ncur; i++) {
-		char name[SPOOL_NAME_MAX];
-		size_t k;
-
-		if (unescape_name(curnames[i], name, sizeof(name)) < 0)
-			continue;
-		for (k = 0; k < sp->ndests; k++)
-			if (strcmp(sp->dests[k]->name, name) == 0)
-				break;
-		if (k < sp->ndests) {
-			sp->dests[k]->cur = curpos[i];
-			cursor_clamp(sp, &sp->dests[k]->cur);
-			continue;
-		}
-		/* a destination no longer configured: release its backlog */
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/cursor.%s", dir, curnames[i]);
-		log_info("spool: destination '%s' is no longer configured; its "
-		    "backlog is released", name);
-		(void)unlink(path);
-	}
-	for (size_t k = 0; k < sp->ndests; k++)
-		sp->dests[k]->dirty = true;
-	release_segments(sp);
-	if (sp->corrupt > 0 || sp->torn > 0)
-		log_warn("spool: %s: %" PRIu64 " damaged records skipped, %" PRIu64
-		    " torn tail(s) cut", dir, sp->corrupt, sp->torn);
-	log_info("spool: %s: %zu segment(s), %" PRIu64 " events queued", dir,
-	    sp->nsegs, sp->nsegs ? sp->segs[sp->nsegs - 1].end_seq -
-	    sp->segs[0].first_seq : 0);
-
-	for (size_t i = 0; i < ncur; i++)
-		free(curnames[i]);
-	free(curnames);
-	free(curpos);
-	free(ids);
-started:
 	sp->last_sync_ms = sp->last_retry_ms = mono_ms();
 	if (pthread_create(&sp->hk, NULL, housekeeper, sp) != 0) {
 		log_error("spool: cannot start the housekeeping thread");
-		spool_close(sp);
-		return NULL;
+		goto err;
 	}
 	sp->hk_started = true;
 	pthread_mutex_lock(&current_mu);
@@ -1126,11 +1167,6 @@ started:
 	pthread_mutex_unlock(&current_mu);
 	return sp;
 err:
-	for (size_t i = 0; i < ncur; i++)
-		free(curnames[i]);
-	free(curnames);
-	free(curpos);
-	free(ids);
 	spool_close(sp);
 	return NULL;
 }
