@@ -106,6 +106,26 @@ copy_str(char *dst, size_t len, const char *src)
 			dst[i] = ' ';
 }
 
+/*
+ * Without the shipper's own view, a destination that has events waiting
+ * and has delivered nothing for a while is failing: the spool sees that
+ * much.  The shipper's state and error text replace this when available.
+ */
+static void
+stalled(struct status_dest *d, int64_t now)
+{
+	const char *e = getenv("ESXWATCH_STALL_S");
+	int64_t limit = e != NULL && atoi(e) > 0 ? (int64_t)atoi(e) * 1000 : STATUS_STALL_MS;
+	int64_t since = d->last_success_ms > 0 ? d->last_success_ms : st_started_ms;
+
+	if (d->backlog_events == 0 || since <= 0 || now - since < limit)
+		return;
+	d->state = DEST_FAILING;
+	d->last_error_ms = now;
+	snprintf(d->last_error, sizeof(d->last_error), "nothing delivered for %" PRId64
+	    " s, %" PRIu64 " events waiting", (now - since) / 1000, d->backlog_events);
+}
+
 void
 status_collect(struct status_snap *s)
 {
@@ -144,6 +164,7 @@ status_collect(struct status_snap *s)
 			d->dropped_poison = ds.dropped_poison;
 			d->last_success_ms = ds.last_ack_ms;
 			d->state = ds.last_ack_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
+			stalled(d, s->updated_ms);
 			s->ndests++;
 		}
 	}

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #define STATUS_PERIOD_MS	2000
+#define STATUS_STALL_MS		60000	/* backlog and no delivery: failing */
 #define STATUS_MAX_DESTS	64
 #define STATUS_FILE		"status"
 

@@ -392,7 +392,7 @@ def test_two_destinations_one_dead(d):
     dead = free_port()
     servers = "servers:\n  backup: {hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}\n" % dead
     a = make_agent(d, rx.port, servers=servers, agent_interval=1)
-    a.start()
+    a.start(env={"ESXWATCH_STALL_S": "1"})
     n = 600
     t0 = time.time()
     for i in range(0, n, 100):
@@ -405,6 +405,16 @@ def test_two_destinations_one_dead(d):
     took = time.time() - t0
     time.sleep(2.5)
     st = read_status(a)
+    # the live one fails for a while and comes back: two change events
+    rx.down = True
+    time.sleep(4)
+    rx.down = False
+
+    def changes():
+        ch = [e for e in rx.events_copy() if e.get("esxwatch_kind") == "change"
+              and e.get("esxwatch_destination") == "server"]
+        return ch if [e.get("esxwatch_state") for e in ch][-2:] == ["failing", "delivering"] else None
+    ch = harness.wait_for(changes, timeout=30, what="server failing then delivering changes")
     # esxwatch --status while running: 0 and the per-destination picture
     rc, out, err = a.run("--status", timeout=10)
     stopped_rc = None
@@ -427,14 +437,19 @@ def test_two_destinations_one_dead(d):
             if want not in out:
                 harness.fail("--status output lacks %r:\n%s" % (want, out))
         harness.eq(stopped_rc, 3, "--status exit after stop")
-    # the agent reported the failing destination with its error
-    ch = [e for e in rx.events_copy() if e.get("esxwatch_collector") == "agent"
-          and e.get("esxwatch_kind") == "change" and e.get("esxwatch_destination") == "backup"]
+    if bk.get("state") != "failing":
+        harness.fail("backup state: %r" % (bk,))
+    fail_ev = [e for e in ch if e.get("esxwatch_state") == "failing"][-1]
+    harness.eq(fail_ev.get("esxwatch_previous_state"), "delivering", "previous state")
+    harness.eq(fail_ev.get("esxwatch_severity"), "error", "severity of failing")
+    if not fail_ev.get("esxwatch_error"):
+        harness.fail("failing change without the error: %r" % fail_ev)
     sts = [e for e in rx.events_copy() if e.get("esxwatch_kind") == "status"]
-    if not sts:
-        harness.fail("no agent status event")
-    print("two destinations: %d lines at the live one in %.1fs; the dead one holds %s; "
-          "%d change events about it" % (n, took, bk["backlog_events"], len(ch)))
+    if not sts or "esxwatch_rss_kb" not in sts[-1] or int(sts[-1]["esxwatch_rss_kb"]) <= 0:
+        harness.fail("no agent status event with its figures")
+    print("two destinations: %d lines at the live one in %.1fs; the dead one holds %s (%s); "
+          "server failing -> delivering reported (%s)" % (n, took, bk["backlog_events"],
+                                                         bk.get("state"), fail_ev["esxwatch_error"]))
 
 
 def test_unusable_storage_runs_in_memory(d):
