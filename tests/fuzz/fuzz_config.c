@@ -28,6 +28,13 @@ quiet(void *arg, bool is_error, const char *msg)
 }
 
 static void
+cleanup(void)
+{
+	unlink(in_path);
+	unlink(out_path);
+}
+
+static void
 setup(void)
 {
 	int fd;
@@ -42,6 +49,7 @@ setup(void)
 	if ((fd = mkstemp(out_path)) < 0)
 		abort();
 	close(fd);
+	atexit(cleanup);
 }
 
 static char *
