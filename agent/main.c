@@ -21,6 +21,7 @@
 #include "queue.h"
 #include "scheduler.h"
 #include "shipper.h"
+#include "status.h"
 
 #define SHUTDOWN_DRAIN_MS	5000
 #define ONCE_DRAIN_MS		30000
@@ -41,12 +42,15 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config] [-v]... [-V] [-h]\n"
+	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config] [--status]\n"
+	    "                [-v]... [-V] [-h]\n"
 	    "\n"
 	    "  -c, --config FILE   configuration file (agent.yaml or liagent.ini)\n"
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
 	    "      --check-config  validate the configuration and exit (0 valid, 2 invalid)\n"
 	    "      --print-config  print the effective configuration as YAML and exit\n"
+	    "      --status        show the running agent's delivery state and exit\n"
+	    "                      (0 running, 3 not running)\n"
 	    "  -v                  more logging (repeatable; overrides logging.debug_level)\n"
 	    "  -V, --version       print the version and exit\n"
 	    "  -h, --help          this help\n");
@@ -167,13 +171,14 @@ main(int argc, char **argv)
 		{ "once", no_argument, NULL, 'o' },
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "print-config", no_argument, NULL, 'P' },
+		{ "status", no_argument, NULL, 'S' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct running r = { NULL, NULL, NULL, NULL };
 	const char *path = NULL;
-	bool once = false, check = false, print = false, delivered;
+	bool once = false, check = false, print = false, status = false, delivered;
 	int verbose = -1, ch;
 	struct sigaction sa;
 
@@ -191,6 +196,9 @@ main(int argc, char **argv)
 		case 'P':
 			print = true;
 			break;
+		case 'S':
+			status = true;
+			break;
 		case 'v':
 			verbose = verbose < 0 ? 1 : verbose + 1;
 			break;
@@ -207,7 +215,7 @@ main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		/* `esxwatch --check-config agent.yaml` names the file too. */
-		if (path == NULL && optind == argc - 1 && (check || print))
+		if (path == NULL && optind == argc - 1 && (check || print || status))
 			path = argv[optind];
 		else {
 			fprintf(stderr, "esxwatch: unexpected argument '%s'\n", argv[optind]);
@@ -236,6 +244,12 @@ main(int argc, char **argv)
 		config_print(r.cfg, stdout);
 		config_free(r.cfg);
 		return 0;
+	}
+	if (status) {
+		int rc = status_print(r.cfg, stdout);
+
+		config_free(r.cfg);
+		return rc;
 	}
 	setup_logging(r.cfg, verbose);
 	if (path == NULL)

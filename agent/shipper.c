@@ -286,6 +286,14 @@ dest_thread(void *arg)
 	return NULL;
 }
 
+static struct shipper *current;
+
+struct shipper *
+shipper_current(void)
+{
+	return current;
+}
+
 struct shipper *
 shipper_start(const struct config *cfg, struct queue *q)
 {
@@ -331,6 +339,7 @@ shipper_start(const struct config *cfg, struct queue *q)
 		else
 			log_error("destination %s: cannot start its thread", d->ctx.name);
 	}
+	current = sh;
 	return sh;
 }
 
@@ -342,6 +351,8 @@ shipper_stop(struct shipper *sh, int drain_ms)
 
 	if (sh == NULL)
 		return true;
+	if (current == sh)
+		current = NULL;
 	pthread_mutex_lock(&sh->mtx);
 	sh->stopping = true;
 	sh->deadline_ms = mono_ms() + (drain_ms > 0 ? drain_ms : 0) + 1;

@@ -45,6 +45,9 @@ struct shipper	*shipper_start(const struct config *, struct queue *);
  */
 bool		 shipper_stop(struct shipper *, int drain_ms);
 size_t		 shipper_ndests(const struct shipper *);
+/* The running shipper (NULL between a stop and the next start): for the
+ * status writer and the agent collector. */
+struct shipper	*shipper_current(void);
 int		 shipper_stats(struct shipper *, size_t d, struct shipper_dest_stats *);
 
 #endif
