@@ -226,6 +226,10 @@ dest_thread(void *arg)
 	struct shipper *sh = d->sh;
 	const struct config *cfg = sh->cfg;
 	int flush_ms = cfg->batch_flush_interval * 1000;
+	size_t max_bytes = (size_t)cfg->batch_max_bytes;
+
+	if (d->sink->encoded_pct > 100)
+		max_bytes = max_bytes / d->sink->encoded_pct * 100;
 
 	for (;;) {
 		struct batch b;
@@ -236,7 +240,7 @@ dest_thread(void *arg)
 		if (giving_up(sh))
 			break;
 		if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-		    (size_t)cfg->batch_max_bytes, is_stopping(sh) ? 0 : 1000, &b) == -1)
+		    max_bytes, is_stopping(sh) ? 0 : 1000, &b) == -1)
 			break;
 		if (b.n == 0) {
 			if (is_stopping(sh))
@@ -248,7 +252,7 @@ dest_thread(void *arg)
 			batch_free_events(&b);
 			nap(sh, flush_ms, false);
 			if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-			    (size_t)cfg->batch_max_bytes, 0, &b) == -1)
+			    max_bytes, 0, &b) == -1)
 				break;
 			if (b.n == 0)
 				continue;

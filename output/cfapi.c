@@ -581,4 +581,7 @@ const struct sink sink_cfapi = {
 	.open = cfapi_open,
 	.send = cfapi_send,
 	.close = cfapi_close,
+	/* {"name":"k","content":"v"} per field against "k":"v": about twice
+	 * the flat JSON for collector events (measured on nic samples). */
+	.encoded_pct = 220,
 };

@@ -31,6 +31,14 @@ struct sink {
 	int		(*open)(struct sink_ctx *);
 	enum send_result (*send)(struct sink_ctx *, const struct batch *, int *retry_after_s);
 	void		(*close)(struct sink_ctx *);
+	/*
+	 * How large the sink's encoding of a batch is, in percent of the
+	 * flat JSON the shipper measures batches by (0 = 100).  The shipper
+	 * shrinks batch.max_bytes by it so that one batch is one request:
+	 * a batch split over two requests is resent whole when the second
+	 * fails, and its first half would arrive twice.
+	 */
+	unsigned	 encoded_pct;
 };
 
 const struct sink	*sink_find(enum dest_proto);
