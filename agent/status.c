@@ -642,7 +642,10 @@ status_print(const struct config *cfg, FILE *out)
 		    d->dropped_budget + d->dropped_poison);
 		fmt_time(d->last_success_ms, when, sizeof(when));
 		fmt_ago(d->last_success_ms, now, ago, sizeof(ago));
-		fprintf(out, "  last success: %s (%s)\n", when, ago);
+		if (d->last_success_ms > 0)
+			fprintf(out, "  last success: %s (%s)\n", when, ago);
+		else
+			fprintf(out, "  last success: never\n");
 		fmt_time(d->last_error_ms, when, sizeof(when));
 		fprintf(out, "  last error:   %s%s%s\n", d->last_error_ms > 0 ? when : "none",
 		    d->last_error[0] ? ": " : "", d->last_error);
