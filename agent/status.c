@@ -189,10 +189,14 @@ status_collect(struct status_snap *s)
 		d->failed_sends = ss.failed_sends;
 		d->dropped_poison += ss.dropped_poison;
 		d->last_success_ms = ss.last_success_ms;
-		d->last_error_ms = ss.last_error_ms;
-		copy_str(d->last_error, sizeof(d->last_error), ss.last_error);
-		d->state = ss.failing ? DEST_FAILING :
-		    ss.last_success_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
+		if (ss.failing || d->state != DEST_FAILING) {
+			/* the shipper's word, unless only the spool sees the
+			 * stall (a send that hangs is not a failed attempt yet) */
+			d->last_error_ms = ss.last_error_ms;
+			copy_str(d->last_error, sizeof(d->last_error), ss.last_error);
+			d->state = ss.failing ? DEST_FAILING :
+			    ss.last_success_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
+		}
 	}
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;

@@ -390,7 +390,7 @@ def test_two_destinations_one_dead(d):
     dead = free_port()
     servers = "servers:\n  backup: {hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}\n" % dead
     a = make_agent(d, rx.port, servers=servers, agent_interval=1)
-    a.start(env={"ESXWATCH_STALL_S": "1"})
+    a.start()
     n = 600
     t0 = time.time()
     for i in range(0, n, 100):
