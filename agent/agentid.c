@@ -262,8 +262,16 @@ agentid_get(const struct config *cfg, const struct dest_conf *d, char *out,
 			log_debug("agent id: BIOS UUID %s", cache);
 		else if (agentid_stored(platform_storage_dir(cfg), cache,
 		    sizeof(cache)) == -1) {
-			cache[0] = '\0';
-			rc = -1;
+			/* A full or read-only disk must not stop delivery: use an
+			 * id for this run only (Log Insight sees a new agent after
+			 * the next start). */
+			if (agentid_generate(cache, sizeof(cache)) == 0)
+				log_warn("agent id %s is not saved and holds for this run only",
+				    cache);
+			else {
+				cache[0] = '\0';
+				rc = -1;
+			}
 		}
 	}
 	if (rc == 0)

@@ -223,6 +223,17 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* Before anything slow: a SIGHUP or SIGTERM during start-up must not
+	 * kill the agent with the default action. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
 	if (path == NULL)
 		path = default_config_path();
 	if (path != NULL)
@@ -256,15 +267,6 @@ main(int argc, char **argv)
 		log_info("no configuration file found; running with the defaults");
 	if (r.cfg->server.ssl_accept_any)
 		log_warn("server: ssl_accept_any is on: the server's certificate is not checked");
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
 
 	if (mkdir_p(platform_storage_dir(r.cfg), 0700) == -1)
 		log_warn("cannot create the storage directory %s: %s",
