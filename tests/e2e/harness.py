@@ -103,6 +103,9 @@ class FakeHost:
             return [l.rstrip("\n") for l in f]
 
 
+_STARTED = []  # agents started by the current test, stopped after it
+
+
 class Agent:
     """One configuration and storage directory; run the binary with it."""
 
@@ -139,6 +142,7 @@ class Agent:
         self.proc = subprocess.Popen([BIN, "-c", self.config] + list(args),
                                      stdout=open(self.stdout_path, "ab") if stdout is None else stdout,
                                      stderr=open(self.stderr_path, "ab"), env=e)
+        _STARTED.append(self.proc)
         return self.proc
 
     def signal(self, sig):
@@ -238,5 +242,12 @@ def main(ns):
             print("FAIL: %s/%s: %s" % (mod, name, str(e).splitlines()[0] if str(e) else type(e).__name__))
             traceback.print_exc(file=sys.stdout)
             print("    (work dir kept: %s)" % d)
+        finally:
+            # A failed test must not leave its agent running.
+            while _STARTED:
+                p = _STARTED.pop()
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
         sys.stdout.flush()
     sys.exit(1 if failed else 0)
