@@ -20,6 +20,27 @@
 #include "exec.h"
 
 #define EXEC_ERR_MAX	(64u * 1024)
+#define EXEC_TICK_MS	200	/* how often a wait looks at the abort flag */
+
+static int aborting;	/* __atomic: exec_abort_all() in force */
+
+void
+exec_abort_all(void)
+{
+	__atomic_store_n(&aborting, 1, __ATOMIC_SEQ_CST);
+}
+
+void
+exec_abort_reset(void)
+{
+	__atomic_store_n(&aborting, 0, __ATOMIC_SEQ_CST);
+}
+
+static bool
+is_aborting(void)
+{
+	return __atomic_load_n(&aborting, __ATOMIC_SEQ_CST) != 0;
+}
 
 static int64_t
 mono_ms(void)
@@ -134,6 +155,10 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 		max_out = EXEC_DEFAULT_MAX_OUT;
 	buf_init(&out, max_out + 1);
 	buf_init(&err, EXEC_ERR_MAX + 1);
+	if (is_aborting()) {
+		errno = ECANCELED;
+		goto fail;
+	}
 	if (pipe(op) == -1 || pipe(ep) == -1)
 		goto fail;
 	pid = fork();
@@ -154,8 +179,9 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 		int64_t left = deadline - mono_ms();
 		int n = 0;
 
-		if (left <= 0) {
+		if (left <= 0 || is_aborting()) {
 			res->timed_out = true;
+			res->cancelled = left > 0;
 			break;
 		}
 		if (!out_eof) {
@@ -166,7 +192,7 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 			pfd[n].fd = ep[0];
 			pfd[n++].events = POLLIN;
 		}
-		if (poll(pfd, (nfds_t)n, left > 1000 ? 1000 : (int)left) == -1 &&
+		if (poll(pfd, (nfds_t)n, left > EXEC_TICK_MS ? EXEC_TICK_MS : (int)left) == -1 &&
 		    errno != EINTR)
 			break;
 		if (!out_eof)
@@ -184,8 +210,9 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 		}
 		if (w == -1 && errno != EINTR)
 			break;
-		if (mono_ms() >= deadline) {
+		if (mono_ms() >= deadline || is_aborting()) {
 			res->timed_out = true;
+			res->cancelled = mono_ms() < deadline;
 			break;
 		}
 		poll(NULL, 0, 10);
@@ -236,7 +263,9 @@ exec_result_free(struct exec_result *res)
 const char *
 exec_describe(const struct exec_result *res, char *s, size_t len)
 {
-	if (res->timed_out)
+	if (res->cancelled)
+		snprintf(s, len, "cancelled (the agent is stopping)");
+	else if (res->timed_out)
 		snprintf(s, len, "timed out");
 	else if (res->signal)
 		snprintf(s, len, "killed by signal %d", res->signal);

@@ -16,7 +16,8 @@
 struct exec_result {
 	int	 status;	/* exit code; -1 if killed by a signal or not run */
 	int	 signal;	/* signal that ended it, 0 if none */
-	bool	 timed_out;
+	bool	 timed_out;	/* also set when exec_abort_all() cut it short */
+	bool	 cancelled;	/* exec_abort_all() ended it (the agent is stopping) */
 	bool	 truncated;	/* output exceeded max_out, rest discarded */
 	char	*out;		/* NUL-terminated stdout (never NULL after run) */
 	size_t	 out_len;
@@ -34,5 +35,13 @@ int	exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 void	exec_result_free(struct exec_result *);
 /* One line describing how the run ended: "exit status 1", "timed out after 30 s", ... */
 const char *exec_describe(const struct exec_result *, char *buf, size_t len);
+
+/*
+ * Stopping or reloading: every running exec_run() kills its child and
+ * returns at once (timed_out and cancelled set), and new ones do not start,
+ * until exec_abort_reset().  So a hung tool never delays SIGTERM.
+ */
+void	exec_abort_all(void);
+void	exec_abort_reset(void);
 
 #endif

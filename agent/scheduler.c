@@ -1,14 +1,21 @@
 /*
- * scheduler: the collecting thread's loop and the emitter.
+ * scheduler: the collecting side and the emitter.
  *
- * A poll() loop with timers, nothing newer (ESXi's VMkernel has no
- * epoll/timerfd).  A collector that returns 1 from collect() has more
- * work (one slow device at a time): it is called again after every other
- * due collector had its turn, so a slow SMART query never starves nic.
+ * Every collector runs on a thread of its own, sleeping on a condition
+ * variable until its next interval (no epoll/timerfd: ESXi's VMkernel has
+ * neither).  A collector waits on slow host tools — a SMART query takes
+ * seconds, a hung esxcli its whole timeout — and on one shared thread that
+ * would delay every other collector; on its own it delays only itself, so
+ * nic keeps its schedule and logwatch keeps following the logs while smart
+ * waits.  A collector that returns 1 from collect() has more work (one
+ * device at a time) and is called again at once.  --once runs them one
+ * after the other on the calling thread.
  */
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +23,7 @@
 #include <time.h>
 
 #include "../collectors/collector.h"
+#include "exec.h"
 #include "log.h"
 #include "scheduler.h"
 
@@ -31,6 +39,8 @@ struct entry {
 	int64_t			 next_ms;	/* monotonic */
 	bool			 again;		/* collect() asked to be called again */
 	bool			 inited;
+	pthread_t		 thread;
+	bool			 running;	/* thread started */
 };
 
 struct scheduler {
@@ -38,10 +48,13 @@ struct scheduler {
 	struct queue		*q;
 	struct entry		*entries;
 	size_t			 n;
-	unsigned long long	 emitted;
+	unsigned long long	 emitted;	/* __atomic: emit() runs on many threads */
 	unsigned long long	 failed;
 	const char		*hostname;
 	enum platform		 platform;
+	pthread_mutex_t		 mtx;
+	pthread_cond_t		 cond;
+	bool			 stopping;	/* under mtx */
 };
 
 static int64_t
@@ -107,9 +120,9 @@ emit(struct emitter *em, struct event *ev)
 	if (r == 0)
 		r = queue_push(s->q, ev);
 	if (r == 0)
-		s->emitted++;
+		__atomic_add_fetch(&s->emitted, 1, __ATOMIC_RELAXED);
 	else {
-		s->failed++;
+		__atomic_add_fetch(&s->failed, 1, __ATOMIC_RELAXED);
 		log_limited(LOG_ERROR, "emit", 60, "could not queue an event from %s",
 		    em->collector);
 	}
@@ -156,8 +169,12 @@ sched_start(const struct config *cfg, struct queue *q)
 	s->q = q;
 	s->hostname = platform_hostname(cfg);
 	s->platform = platform_get(cfg);
+	pthread_mutex_init(&s->mtx, NULL);
+	pthread_cond_init(&s->cond, NULL);
 	s->entries = calloc(cfg->ncollectors ? cfg->ncollectors : 1, sizeof(*s->entries));
 	if (s->entries == NULL) {
+		pthread_mutex_destroy(&s->mtx);
+		pthread_cond_destroy(&s->cond);
 		free(s);
 		return NULL;
 	}
@@ -236,37 +253,101 @@ sched_run_once(struct scheduler *s)
 	}
 }
 
+/* Wait on the scheduler's condition variable until ms from now or stop. */
+static void
+wait_ms(struct scheduler *s, int64_t ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->mtx);
+	if (!s->stopping)
+		pthread_cond_timedwait(&s->cond, &s->mtx, &until);
+	pthread_mutex_unlock(&s->mtx);
+}
+
+static bool
+stopping(struct scheduler *s)
+{
+	bool r;
+
+	pthread_mutex_lock(&s->mtx);
+	r = s->stopping;
+	pthread_mutex_unlock(&s->mtx);
+	return r;
+}
+
+static void *
+entry_thread(void *arg)
+{
+	struct entry *e = arg;
+	struct scheduler *s = e->em.sched;
+
+	while (!stopping(s)) {
+		int64_t now = mono_ms();
+
+		if (e->again || e->next_ms <= now) {
+			run_entry(s, e);
+			continue;
+		}
+		wait_ms(s, e->next_ms - now);
+	}
+	return NULL;
+}
+
 void
 sched_loop(struct scheduler *s, volatile sig_atomic_t *stop,
     volatile sig_atomic_t *reload)
 {
-	while (!*stop && !*reload) {
-		int64_t now = mono_ms(), next = now + 1000;
-		bool ran = false;
-		size_t i;
+	sigset_t block, old;
+	pthread_attr_t attr;
+	size_t i;
 
-		for (i = 0; i < s->n && !*stop && !*reload; i++) {
-			struct entry *e = &s->entries[i];
+	/* The collector threads never take the daemon's signals. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1024 * 1024);
+	pthread_mutex_lock(&s->mtx);
+	s->stopping = false;
+	pthread_mutex_unlock(&s->mtx);
+	for (i = 0; i < s->n; i++) {
+		struct entry *e = &s->entries[i];
 
-			if (e->again || e->next_ms <= now) {
-				run_entry(s, e);
-				ran = true;
-			}
-		}
-		if (ran)
-			continue;	/* something may be due again ("again") */
-		for (i = 0; i < s->n; i++)
-			if (s->entries[i].next_ms < next)
-				next = s->entries[i].next_ms;
-		now = mono_ms();
-		if (next > now) {
-			int64_t wait = next - now;
-
-			/* Wake at least every 250 ms to see signal flags: the
-			 * signal may have gone to a shipping thread. */
-			poll(NULL, 0, wait > 250 ? 250 : (int)wait);
-		}
+		if (pthread_create(&e->thread, &attr, entry_thread, e) == 0)
+			e->running = true;
+		else
+			log_error("collector %s: cannot start its thread", e->c->name);
 	}
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	/* The signal handlers only set flags; look at them four times a second. */
+	while (!*stop && !*reload)
+		poll(NULL, 0, 250);
+
+	pthread_mutex_lock(&s->mtx);
+	s->stopping = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->mtx);
+	exec_abort_all();	/* a hung tool must not hold up the stop */
+	for (i = 0; i < s->n; i++) {
+		struct entry *e = &s->entries[i];
+
+		if (e->running)
+			pthread_join(e->thread, NULL);
+		e->running = false;
+	}
+	exec_abort_reset();
 }
 
 void
@@ -287,11 +368,13 @@ sched_stop(struct scheduler *s)
 		}
 	}
 	free(s->entries);
+	pthread_mutex_destroy(&s->mtx);
+	pthread_cond_destroy(&s->cond);
 	free(s);
 }
 
 unsigned long long
 sched_emitted(const struct scheduler *s)
 {
-	return s ? s->emitted : 0;
+	return s ? __atomic_load_n(&s->emitted, __ATOMIC_RELAXED) : 0;
 }

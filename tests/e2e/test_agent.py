@@ -103,6 +103,35 @@ def test_sighup_reload_keeps_running_and_applies(d):
         eq(e.get("site"), "one", "tag before reload")
 
 
+def test_hung_tool_delays_nobody_and_not_the_stop(d):
+    """Each collector has its own thread: a tool that hangs for its whole
+    timeout (here: the datastore collector's device list) neither delays the
+    nic samples nor SIGTERM."""
+    h = make_host(d)
+    h.set_both("storage core device list", text="", sleep=1000)
+    out = os.path.join(d, "out.jsonl")
+    cfg = config(h, out).replace("  datastore: {enabled: no}\n",
+                                 "  datastore: {enabled: yes, interval: 1, timeout: 30}\n")
+    a = Agent(d, cfg)
+    a.start()
+    wait_for(lambda: any("storage core device list" in c for c in h.calls()),
+             what="the datastore collector to call the hanging tool")
+    t_hang = time.time()
+    time.sleep(5)
+    stamps = sorted(e["timestamp"] / 1000.0 for e in read_events(out)
+                    if e.get("esxwatch_collector") == "nic" and e["timestamp"] / 1000.0 >= t_hang - 1)
+    if len(stamps) < 4:
+        fail("only %d nic samples in the 5 s while another collector's tool hung" % len(stamps))
+    gap = max(b - a_ for a_, b in zip(stamps, stamps[1:]))
+    if gap > 2.5:
+        fail("nic samples %.1f s apart while another collector's tool hung" % gap)
+    t0 = time.time()
+    eq(a.stop(), 0, "exit status")
+    if time.time() - t0 > 3:
+        fail("SIGTERM took %.1f s with a hung tool (it must not wait for the tool's timeout)"
+             % (time.time() - t0))
+
+
 def test_logging_file(d):
     h = make_host(d)
     out = os.path.join(d, "out.jsonl")
