@@ -878,6 +878,122 @@ regex_too_costly(const char *re)
 }
 
 /*
+ * glibc's regcomp also copies the operand of every "+" (and of a bound), so
+ * stacked or nested repetitions ("a?+++++", "((a+)+)+...") grow the
+ * compiled tree exponentially: a few dozen characters can take gigabytes.
+ * A repetition of a repetition is never needed: refuse it.  Estimate the
+ * size of the rest the way it expands and refuse what would be large.  The
+ * logwatch rules engine applies the same bounds when it compiles a rule.
+ * Returns the reason (NULL if fine) and in *at the offset it refers to.
+ */
+#define REGEX_COST_MAX	2000.0
+#define REGEX_MAX_NEST	63
+
+static size_t
+regex_bracket_end(const char *re, size_t i)
+{
+	size_t j = i + 1;
+
+	if (re[j] == '^')
+		j++;
+	if (re[j] == ']')
+		j++;
+	while (re[j] != '\0' && re[j] != ']') {
+		if (re[j] == '[' && (re[j + 1] == ':' || re[j + 1] == '.' ||
+		    re[j + 1] == '=')) {
+			char delim = re[j + 1];
+			size_t k = j + 2;
+
+			while (re[k] != '\0' && !(re[k] == delim && re[k + 1] == ']'))
+				k++;
+			if (re[k] == '\0')
+				return k;
+			j = k + 2;
+			continue;
+		}
+		j++;
+	}
+	return re[j] != '\0' ? j + 1 : j;
+}
+
+static const char *
+regex_too_large(const char *re, size_t *at)
+{
+	double seq[REGEX_MAX_NEST + 1], last[REGEX_MAX_NEST + 1];
+	int d = 0;
+	size_t i = 0;
+	bool quant = false;
+
+	seq[0] = last[0] = 0;
+	while (re[i] != '\0') {
+		char ch = re[i];
+		bool q = ch == '*' || ch == '+' || ch == '?' || ch == '{';
+
+		*at = i;
+		if (q && quant)
+			return "a repetition of a repetition (as in 'a+*' or "
+			    "'x?+') is refused: it makes the compiled regex "
+			    "explode; write it once";
+		quant = false;
+		if (ch == '\\' && re[i + 1] != '\0') {
+			last[d] = 1;
+			seq[d] += 1;
+			i += 2;
+			continue;
+		}
+		if (ch == '[') {
+			last[d] = 1;
+			seq[d] += 1;
+			i = regex_bracket_end(re, i);
+			continue;
+		}
+		if (ch == '(') {
+			if (d >= REGEX_MAX_NEST)
+				return "groups are nested more than 63 deep";
+			d++;
+			seq[d] = last[d] = 0;
+		} else if (ch == ')' && d > 0) {
+			double g = seq[d] + 1;
+
+			d--;
+			last[d] = g;
+			seq[d] += g;
+		} else if (ch == '+' || ch == '*' || ch == '?') {
+			if (ch == '+') {
+				seq[d] += last[d];
+				last[d] *= 2;
+			}
+			quant = true;
+		} else if (ch == '{' && isdigit((unsigned char)re[i + 1])) {
+			double k = 0, m = 0;
+
+			for (i++; isdigit((unsigned char)re[i]) && k < 1e6; i++)
+				k = k * 10 + (re[i] - '0');
+			if (re[i] == ',')
+				for (i++; isdigit((unsigned char)re[i]) && m < 1e6; i++)
+					m = m * 10 + (re[i] - '0');
+			if (m > k)
+				k = m;
+			if (k < 1)
+				k = 1;
+			seq[d] += last[d] * (k - 1);
+			last[d] *= k;
+			if (re[i] == '\0')
+				break;
+			quant = true;	/* re[i] is the closing brace */
+		} else if (ch != '|') {
+			last[d] = 1;
+			seq[d] += 1;
+		}
+		if (seq[d] > REGEX_COST_MAX || last[d] > REGEX_COST_MAX)
+			return "the regex expands to too large an automaton "
+			    "(nested or stacked repetitions); simplify it";
+		i++;
+	}
+	return NULL;
+}
+
+/*
  * Perl's \d and \D outside a bracket expression: glibc's regcomp takes
  * them for a plain 'd'/'D' without a word, so a rule would silently never
  * match.  (\s \S \w \W \b are glibc extensions that do work.)
@@ -935,6 +1051,7 @@ static int
 check_regex(struct lctx *c, const char *key, const char *v, int line, int col)
 {
 	const char *why;
+	size_t at;
 	regex_t re;
 	char err[256];
 	int rc;
@@ -949,6 +1066,14 @@ check_regex(struct lctx *c, const char *key, const char *v, int line, int col)
 	why = regex_too_costly(v);
 	if (why != NULL) {
 		rep(c, true, line, col, "'%s': %s", key, why);
+		return -1;
+	}
+	why = regex_too_large(v, &at);
+	if (why != NULL) {
+		size_t from = at > 8 ? at - 8 : 0;
+
+		rep(c, true, line, col, "'%s': near '%.*s': %s", key,
+		    (int)(at + 1 - from), v + from, why);
 		return -1;
 	}
 	rc = regcomp(&re, v, REG_EXTENDED);

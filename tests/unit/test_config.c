@@ -672,6 +672,31 @@ TEST(regex_errors)
 	    "3:12: 'regex': a group name (?<name>...) must match");
 }
 
+/* Stacked and nested repetitions make glibc's regcomp take gigabytes. */
+TEST(regex_explosive_repetitions)
+{
+	struct config *c;
+
+	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: 'a?+++++'\n",
+	    "3:12: 'regex': near 'a?+': a repetition of a repetition");
+	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: 'x{2}+'\n",
+	    "3:12: 'regex': near 'x{2}+': a repetition of a repetition");
+	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: '(?<d>a)?+'\n",
+	    "3:12: 'regex': near '(a)?+': a repetition of a repetition");
+	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: "
+	    "'((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)'\n",
+	    "3:12: 'regex': near ");
+	CHECK(strstr(M.text, "too large an automaton") != NULL);
+	CHECK_ONE_ERROR("filelog:\n  f:\n    event_marker: '^x**'\n",
+	    "3:19: 'event_marker': near '^x**': a repetition of a repetition");
+	/* ordinary repetitions, bounds and brackets stay fine */
+	c = load("rules:\n  - name: r\n    regex: '^[[:alpha:]+*]+ (a|b)?"
+	    "[0-9]{1,3}(\\.[0-9]{1,3}){3} x\\++ (?<dev>[^] ]+)*$'\n");
+	CHECK(c != NULL);
+	CHECK_INT(M.nerr, 0);
+	config_free(c);
+}
+
 TEST(named_groups_and_disabling_rules)
 {
 	struct config *c = load("rules:\n"
@@ -1331,6 +1356,7 @@ main(void)
 	RUN(unknown_keys_with_position);
 	RUN(wrong_node_types);
 	RUN(regex_errors);
+	RUN(regex_explosive_repetitions);
 	RUN(named_groups_and_disabling_rules);
 	RUN(duplicate_keys);
 	RUN(yaml_syntax_errors);
