@@ -451,6 +451,73 @@ TEST(catalogue)
 	rule_conf_free_array(v, n);
 }
 
+/*
+ * Lines of the forms ESXi documents but that no captured log holds: the
+ * KB texts of the events, the 8.0 header, hostd's event manager, and the
+ * variants of the heartbeat and NMP messages (with and without the source
+ * line number after the function name).
+ */
+static const struct {
+	const char *line, *filelog, *rule, *cap1, *val1;
+} quoted[] = {
+	{ "2025-12-11T16:42:01.171Z In(14) vobd[2097521]:  [netCorrelator] 1012726884193us: [esx.problem.net.vmnic.linkstate.flapping] Taking down physical NIC vmnic5 because the link is flapping.", "vobd", "nic_link_flapping", "nic", "vmnic5" },
+	{ "2025-12-11T16:42:01.171Z Wa(164) Hostd[169828]: [Originator@6876 sub=Vimsvc.ha-eventmgr] Event 132032 : Taking down physical NIC vmnic5 because the link is unstable.", "hostd", "nic_link_flapping", "nic", "vmnic5" },
+	{ "2020-04-30T07:25:58.464Z: [netCorrelator] 842494443us: [esx.problem.net.connectivity.lost] Lost network connectivity on virtual switch \"vSwitch0\". Physical NIC vmnic1 is down. Affected portgroups: \"VM Network\".", "vobd", "net_connectivity_lost", "nic", "vmnic1" },
+	{ "2020-04-30T07:25:58.464Z: [netCorrelator] 842494443us: [esx.problem.net.vmnic.linkstate.down] Physical NIC vmnic4 linkstate is down.", "vobd", "nic_link_down", "nic", "vmnic4" },
+	{ "2020-04-30T07:25:58.464Z: [netCorrelator] 842494443us: [vob.net.dvport.uplink.transition.down] Uplink: vmnic2 is down. Affected dvPort: 132/5d 0d ... 1 uplinks up. Failed criteria: 130.", "vobd", "uplink_down", "nic", "vmnic2" },
+	{ "2020-04-30T07:25:58.464Z: [netCorrelator] 849587112us: [vob.net.pg.uplink.transition.up] Uplink:vmnic6 is up. Affected portgroup: Management Network. 1 uplinks up", "vobd", NULL, NULL, NULL },
+	{ "2017-02-25T17:34:15.505Z cpu0:65560)NMP: nmp_ThrottleLogForDevice:3546: last error status from device t10.ATA_____Crucial_CT1050MX300SSD4_________________________163713E82C00 repeated 10 times", "vmkernel", "nmp_error_repeated", "repeat_count", "10" },
+	{ "2017-02-25T17:34:15.505Z cpu0:65560)ScsiDeviceIO: 2927: Cmd(0x439500a7f200) 0x2a, CmdSN 0xaa9 from world 65693 to dev \"t10.ATA_____Crucial_CT1050MX300SSD4_________________________163713E82C00\" failed H:0x2 D:0x0 P:0x0 Invalid sense data: 0x75 0x70 0x64.", "vmkernel", "scsi_cmd_failed", "scsi_sense", "0x75 0x70 0x64" },
+	{ "2017-02-25T17:34:15.505Z cpu0:65560)WARNING: NMP: nmp_DeviceRequestFastDeviceProbe:237: NMP device \"t10.ATA_____Crucial_CT1050MX300SSD4_________________________163713E82C00\" state in doubt; requested fast path state update...", "vmkernel", "device_state_in_doubt", "device", "t10.ATA_____Crucial_CT1050MX300SSD4_________________________163713E82C00" },
+	/* the 5.x syslog form prints NMP function names without the line number */
+	{ "Aug 15 06:07:13 vmkernel: 1:23:46:11.079 cpu23:4257)NMP: nmp_ThrottleLogForDevice: Cmd 0x28 (0x41244109c100, 12535) to dev \"naa.600\" on path \"vmhba2:C0:T0:L6\" Failed: H:0xb D:0x0 P:0x0 Possible sense data: 0x0 0x0 0x0. Act:NONE", "vmkernel", "nmp_cmd_failed", "path", "vmhba2:C0:T0:L6" },
+	{ "2012-11-01T04:12:01.299Z cpu2:12086)HBX: 2956: 'ssd': HB at offset 3735552 - Waiting for timed out HB:", "vmkernel", "vmfs_hb_offset_timed_out", "datastore", "ssd" },
+	{ "2012-11-01T04:12:01.299Z cpu2:12086)WARNING: FS3J: 3034: Aborting txn callerID: 0xc1d00006 to slot 211:  File system timeout (Ok to retry)", "vmkernel", "vmfs_journal_timeout", NULL, NULL },
+	{ "2020-04-30T07:25:58.464Z cpu3:2132)MCA: 207: CE Poll G0 Bd2 ChMsk ffff Memory Controller Read Error on Channel 1", "vmkernel", "mca_memory_error", "channel", "1" },
+	{ "2025-12-11T16:43:23.314Z In(14) vmsyslogd[2097100]: Dropping messages due to log stress (qsize = 25000)", "syslog", "syslog_dropping", NULL, NULL },
+	{ "2020-04-30T07:25:58.464Z info hostd[2099376] [Originator@6876 sub=Vimsvc.ha-eventmgr] eventTypeId = \"esx.audit.host.poweroff.reason.unavailable\"", "hostd", "host_poweroff_unexplained", NULL, NULL },
+	{ "2020-04-30T07:25:58.464Z info hostd[2099376] [Originator@6876 sub=Vimsvc.ha-eventmgr] Host had been powered off. The power off was not the result of a kernel error, deliberate reboot, or shut down.", "hostd", "host_poweroff_unexplained_text", NULL, NULL },
+	{ "2020-04-30T07:25:58.464Z: [vmfsCorrelator] 1us: [esx.problem.vmfs.heartbeat.timedout] Lost access to volume 58689a7f-1d2e3f40-abcd-0025b5000a1e (Datastore1) due to connectivity issues. Recovery attempt is in progress and outcome will be reported shortly.", "vobd", "vmfs_lost_access", "datastore", "Datastore1" },
+	{ "2020-04-30T07:25:58.464Z: [vmfsCorrelator] 1us: [esx.problem.vmfs.heartbeat.recovered] Successfully restored access to volume 58689a7f-1d2e3f40-abcd-0025b5000a1e (Datastore1) following connectivity issues.", "vobd", "vmfs_access_restored", "volume_uuid", "58689a7f-1d2e3f40-abcd-0025b5000a1e" },
+	{ "2020-04-30T07:25:58.464Z: [scsiCorrelator] 1us: [esx.problem.storage.redundancy.degraded] Path redundancy to storage device naa.6006 degraded. Path vmhba2:C0:T1:L0 is down.", "vobd", "storage_redundancy_degraded", "device", "naa.6006" },
+	{ "2020-04-30T07:25:58.464Z: [APDCorrelator] 1us: [esx.clear.storage.apd.exit] Device or filesystem with identifier [naa.6006] has exited the All Paths Down state.", "vobd", "apd_exit", "device", "naa.6006" },
+	{ "2011-08-09T10:43:26.857Z cpu2:853571)WARNING: ScsiDevice: 1223: Device :naa.60a98000572d54724a34642d71325763 has been removed or is permanently inaccessible.", "vmkernel", "pdl_device_lost", "device", "naa.60a98000572d54724a34642d71325763" },
+};
+
+TEST(catalogue_quoted_forms)
+{
+	struct rule_conf *v = NULL;
+	size_t n = 0, i;
+	struct rules *r;
+	struct rules_match m;
+
+	CHECK_INT(config_load_rules_file("collectors/rules/esxi.yaml", &v, &n, report, NULL), 0);
+	r = build(v, n);
+	for (i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++) {
+		const char *line = quoted[i].line, *want = quoted[i].rule;
+		int got = rules_match(r, quoted[i].filelog, line, strlen(line), &m);
+
+		if (want == NULL) {
+			if (got)
+				T_FAILF("quoted %zu: matched %s, want none", i, m.rule->name);
+			continue;
+		}
+		if (!got) {
+			T_FAILF("quoted %zu: no match, want %s", i, want);
+			continue;
+		}
+		if (strcmp(m.rule->name, want) != 0)
+			T_FAILF("quoted %zu: matched %s, want %s", i, m.rule->name, want);
+		if (quoted[i].cap1 && (cap(&m, quoted[i].cap1) == NULL ||
+		    strcmp(cap(&m, quoted[i].cap1), quoted[i].val1) != 0))
+			T_FAILF("quoted %zu: %s = %s, want %s", i, quoted[i].cap1,
+			    cap(&m, quoted[i].cap1) ? cap(&m, quoted[i].cap1) : "(none)",
+			    quoted[i].val1);
+	}
+	rules_free(r);
+	rule_conf_free_array(v, n);
+}
+
 TEST(catalogue_search_order)
 {
 	char p[4096];
@@ -477,6 +544,7 @@ main(void)
 	RUN(storm_suppression);
 	RUN(scsi_codes);
 	RUN(catalogue);
+	RUN(catalogue_quoted_forms);
 	RUN(catalogue_search_order);
 	return t_done();
 }
