@@ -1,5 +1,5 @@
 /*
- * scheduler: the collecting thread.  Runs each enabled collector at its
+ * scheduler: the collecting side.  Runs each enabled collector at its
  * interval, enriches what they emit and hands it to the queue.
  */
 #ifndef ESXWATCH_SCHEDULER_H

@@ -6,7 +6,9 @@
  * (collectors/registry.c); adding one is adding a file and a table row.
  *
  * The agent calls init() once (and again after a reload), collect() every
- * interval on the collecting thread, fini() on shutdown or reload.  The
+ * interval on the collector's own thread (calls to one collector never
+ * overlap; different collectors run concurrently, so a collector keeps no
+ * mutable state outside its ctx), fini() on shutdown or reload.  The
  * agent fills in hostname, appname (default "esxwatch"),
  * esxwatch_collector, esxwatch_version and the tags of every emitted event;
  * the collector sets esxwatch_kind and esxwatch_severity (ev_new() does).
