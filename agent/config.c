@@ -1244,6 +1244,9 @@ static const struct kspec storage_keys[] = {
 	{ "directory", KT_STR, C(storage_directory), 0, 0, NULL, NULL, NULL },
 	{ "max_disk_buffer", KT_LONG, C(max_disk_buffer), 1, 1048576, NULL,
 	    NULL, NULL },
+	{ "max_disk_buffer_kb", KT_LONG, C(max_disk_buffer_kb), 0, 1073741824,
+	    NULL, NULL, NULL },
+	{ "segment_kb", KT_LONG, C(segment_kb), 0, 65536, NULL, NULL, NULL },
 };
 static const struct kspec logging_keys[] = {
 	{ "debug_level", KT_INT, C(debug_level), 0, 2, NULL, NULL, NULL },
@@ -3273,7 +3276,9 @@ config_print(const struct config *cfg, FILE *f)
 	}
 	fputs("storage:\n  directory: ", f);
 	print_str(f, cfg->storage_directory);
-	fprintf(f, "\n  max_disk_buffer: %ld\n", cfg->max_disk_buffer);
+	fprintf(f, "\n  max_disk_buffer: %ld\n  max_disk_buffer_kb: %ld\n"
+	    "  segment_kb: %ld\n", cfg->max_disk_buffer,
+	    cfg->max_disk_buffer_kb, cfg->segment_kb);
 	fprintf(f, "logging:\n  debug_level: %d\n  file: ", cfg->debug_level);
 	print_str(f, cfg->log_file);
 	fprintf(f, "\nbatch:\n  max_events: %d\n  max_bytes: %ld\n"

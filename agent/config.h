@@ -105,6 +105,8 @@ struct config {
 
 	char			*storage_directory;	/* "" = platform default */
 	long			 max_disk_buffer;	/* MB */
+	long			 max_disk_buffer_kb;	/* KB; 0 = max_disk_buffer */
+	long			 segment_kb;		/* KB; 0 = automatic */
 
 	int			 debug_level;
 	char			*log_file;

@@ -891,18 +891,19 @@ spool_default_opts(const struct config *cfg, struct spool_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->budget = (uint64_t)mb * 1024 * 1024;
-	if ((e = getenv("ESXWATCH_SPOOL_BUDGET_KB")) != NULL && atol(e) > 0)
-		o->budget = (uint64_t)atol(e) * 1024;
+	if (cfg != NULL && cfg->max_disk_buffer_kb > 0)
+		o->budget = (uint64_t)cfg->max_disk_buffer_kb * 1024;
 	seg = o->budget / 8;
 	if (seg > 4 * 1024 * 1024)
 		seg = 4 * 1024 * 1024;
-	if ((e = getenv("ESXWATCH_SPOOL_SEGMENT_KB")) != NULL && atol(e) > 0)
-		seg = (uint64_t)atol(e) * 1024;
+	if (cfg != NULL && cfg->segment_kb > 0)
+		seg = (uint64_t)cfg->segment_kb * 1024;
 	o->segment_size = seg;
 	o->sync_bytes = 256 * 1024;
 	o->sync_ms = cfg != NULL && cfg->batch_flush_interval > 0 ?
 	    cfg->batch_flush_interval * 1000 : 1000;
 	o->retry_ms = 5000;
+	/* a test hook: how soon a refused disk is tried again */
 	if ((e = getenv("ESXWATCH_SPOOL_RETRY_MS")) != NULL && atoi(e) > 0)
 		o->retry_ms = atoi(e);
 }

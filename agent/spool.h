@@ -45,8 +45,8 @@ struct batch;
 #define SPOOL_REC_MAX		(8u * 1024 * 1024)	/* payload bound */
 #define SPOOL_NAME_MAX		128
 
-/* Knobs; spool_open() takes them from the configuration (and the
- * ESXWATCH_SPOOL_* environment overrides, docs/operations.md). */
+/* Knobs; spool_open() takes them from the configuration (storage.*) and
+ * the retry interval from ESXWATCH_SPOOL_RETRY_MS, a test hook. */
 struct spool_opts {
 	uint64_t	budget;		/* bytes on disk (and in memory) */
 	uint64_t	segment_size;	/* bytes; a segment is sealed past it */

@@ -29,7 +29,7 @@ LINE_RE = re.compile(r"^durability line (\d{6})")
 CONF = """\
 server: {hostname: 127.0.0.1, proto: cfapi, port: %(port)d, ssl: no}
 %(servers)s
-storage: {directory: "@STORAGE@"}
+storage: {directory: "@STORAGE@"%(storage)s}
 batch: {flush_interval: 1}
 collectors:
   nic: {enabled: no}
@@ -98,10 +98,10 @@ def free_port():
     return p
 
 
-def make_agent(d, port, agent_interval=3600, servers="", name="agent.yaml"):
+def make_agent(d, port, agent_interval=3600, servers="", name="agent.yaml", storage=""):
     os.makedirs(os.path.join(d, "logs"), exist_ok=True)
     open(os.path.join(d, "logs", "app.log"), "a").close()
-    return harness.Agent(d, CONF % {"port": port, "servers": servers,
+    return harness.Agent(d, CONF % {"port": port, "servers": servers, "storage": storage,
                                     "agent_interval": agent_interval}, name=name)
 
 
@@ -241,9 +241,8 @@ def crash_run(d, a, rx, rnd, seed):
 def test_budget_drops_oldest_counts_exactly_rest_in_order(d):
     rx = Rx()
     rx.down = True
-    a = make_agent(d, rx.port)
-    env = {"ESXWATCH_SPOOL_BUDGET_KB": "64", "ESXWATCH_SPOOL_SEGMENT_KB": "8"}
-    a.start(env=env)
+    a = make_agent(d, rx.port, storage=", max_disk_buffer_kb: 64, segment_kb: 8")
+    a.start()
     n = 2000
     append_lines(d, 0, n, pad=100)
     maxdisk = 0

@@ -181,6 +181,8 @@ check_defaults(const struct config *c)
 	CHECK_INT(c->nservers, 0);
 	CHECK_STR(c->storage_directory, "");
 	CHECK_INT(c->max_disk_buffer, 200);
+	CHECK_INT(c->max_disk_buffer_kb, 0);
+	CHECK_INT(c->segment_kb, 0);
 	CHECK_INT(c->debug_level, 0);
 	CHECK_STR(c->log_file, "");
 	CHECK_INT(c->batch_max_events, 500);
@@ -510,6 +512,10 @@ TEST(numbers_and_ranges)
 	    "2:16: 'debug_level': 3 is out of range 0..2");
 	CHECK_ONE_ERROR("storage:\n  max_disk_buffer: 0\n",
 	    "2:20: 'max_disk_buffer': 0 is out of range 1..");
+	CHECK_ONE_ERROR("storage:\n  segment_kb: 65537\n",
+	    "2:15: 'segment_kb': 65537 is out of range 0..65536");
+	CHECK_ONE_ERROR("storage:\n  max_disk_buffer_kb: -1\n",
+	    "2:23: 'max_disk_buffer_kb': -1 is out of range 0..");
 	CHECK_ONE_ERROR("collectors:\n  nic: { interval: 0 }\n",
 	    "2:20: 'interval': 0 is out of range 1..");
 	CHECK_ONE_ERROR("collectors:\n  smart: { timeout: 0 }\n",
@@ -1151,7 +1157,8 @@ TEST(print_roundtrip_defaults_and_awkward_strings)
 	char *p = print_to_string(c);
 
 	/* every default is written out */
-	CHECK(p != NULL && strstr(p, "  max_disk_buffer: 200\n") != NULL);
+	CHECK(p != NULL && strstr(p, "  max_disk_buffer: 200\n"
+	    "  max_disk_buffer_kb: 0\n  segment_kb: 0\n") != NULL);
 	CHECK(p != NULL && strstr(p, "  logwatch:\n    enabled: yes\n"
 	    "    interval: 1\n") != NULL);
 	CHECK(p != NULL && strstr(p, "  \"hostd\":\n    directory: "

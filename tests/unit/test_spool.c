@@ -821,6 +821,28 @@ count_cb(void *arg, uint64_t seq, const void *p, size_t len)
 	return 0;
 }
 
+/* storage.max_disk_buffer_kb and storage.segment_kb size the spool. */
+TEST(storage_keys_size_the_spool)
+{
+	struct config cfg;
+	struct spool_opts o;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.max_disk_buffer = 200;
+	cfg.batch_flush_interval = 1;
+	spool_default_opts(&cfg, &o);
+	CHECK(o.budget == 200ull * 1024 * 1024);
+	CHECK(o.segment_size == 4ull * 1024 * 1024);
+	cfg.max_disk_buffer_kb = 512;
+	spool_default_opts(&cfg, &o);
+	CHECK(o.budget == 512ull * 1024);
+	CHECK(o.segment_size == 64ull * 1024);
+	cfg.segment_kb = 16;
+	spool_default_opts(&cfg, &o);
+	CHECK(o.budget == 512ull * 1024);
+	CHECK(o.segment_size == 16ull * 1024);
+}
+
 TEST(scan_image_garbage)
 {
 	unsigned char junk[4096];
@@ -977,6 +999,7 @@ main(void)
 	RUN(memory_cap_drops_memory_not_disk);
 	RUN(threads_push_peek_ack);
 	RUN(peek_waits_and_wakes);
+	RUN(storage_keys_size_the_spool);
 	RUN(scan_image_garbage);
 	RUN(status_file_round_trip_and_print);
 	RUN(status_collect_from_the_spool);
