@@ -6,8 +6,8 @@
 writes build/esxwatch-<version>.vib and build/esxwatch-<version>-offline-bundle.zip.
 
 Every byte is written here, from the standard library only, so the output is
-the same on every machine (see shared/reference/vib-packaging.md for the facts
-behind each choice; the short version is in the comments below):
+the same on every machine (the reason for each choice is in the comments
+below):
 
   payload    GNU-format tar (what `tar czf` writes and what every working
              community VIB ships; ESXi turns it into a vmtar tardisk on
