@@ -70,7 +70,14 @@ smart_health_of(const char *text)
 		return SMART_FAILED;
 	if (strcasestr(t, "WARN") != NULL)
 		return SMART_WARNING;
-	return SMART_UNKNOWN;
+	/*
+	 * ESXi's spellings of a bad health are not all known: any other
+	 * word than OK / N/A / Unknown is taken as a warning, not ignored.
+	 */
+	if (strcasecmp(t, "N/A") == 0 || strcasecmp(t, "UNKNOWN") == 0 ||
+	    strcmp(t, "-") == 0)
+		return SMART_UNKNOWN;
+	return SMART_WARNING;
 }
 
 const char *

@@ -71,7 +71,8 @@ struct smart_info {
 
 void		 smart_info_init(struct smart_info *);
 /* "OK" -> ok, "WARNING" -> warning, "IMPENDING FAILURE" -> impending,
- * "FAILED"/"FAILURE"/"FAILING" -> failed, case-insensitive; else unknown. */
+ * "FAILED"/"FAILURE"/"FAILING" -> failed, case-insensitive; "", "N/A",
+ * "Unknown" -> unknown; any other text -> warning. */
 enum smart_health smart_health_of(const char *text);
 /* ok, warning, impending_failure, failed, unknown (esxwatch_health). */
 const char	*smart_health_name(enum smart_health);

@@ -447,13 +447,24 @@ def test_smart_impending_failure_and_growth(d):
     # Unchanged: no repeated alert.
     evs, _ = once(a)
     none_of(evs, "still failing", esxwatch_kind="alert")
-    # 4-column table with an unknown health text: kept, mapped to unknown.
+    # 4-column table with a health text of no known spelling: not ok,
+    # so a warning (kept as said), with its alert.
     h.set_both("storage core device smart get -d " + SATA_OLD,
                text=smart_table(SMART_4COL, health="Degraded"))
     evs, _ = once(a)
     ch = only(evs, esxwatch_kind="change", esxwatch_device=SATA_OLD)
-    eq(ch["esxwatch_health"], "unknown", "unknown health")
+    eq(ch["esxwatch_health"], "warning", "unrecognised health text")
     eq(ch["esxwatch_health_text"], "Degraded", "text kept")
+    al = only(evs, esxwatch_kind="alert", esxwatch_device=SATA_OLD)
+    eq(al["esxwatch_severity"], "warning", "alert severity")
+    # "Unknown" says nothing about the drive: unknown, no alert.
+    h.set_both("storage core device smart get -d " + SATA_OLD,
+               text=smart_table(SMART_4COL, health="Unknown"))
+    evs, _ = once(a)
+    ch = only(evs, esxwatch_kind="change", esxwatch_device=SATA_OLD)
+    eq(ch["esxwatch_health"], "unknown", "unknown health")
+    none_of(evs, "unknown is no alert", esxwatch_kind="alert",
+            esxwatch_device=SATA_OLD)
 
 
 def test_smart_esxi703_low_byte_raw(d):

@@ -124,7 +124,8 @@ TEST(table_health_values)
 		{ "FAILED           ", SMART_FAILED },
 		{ "OK               ", SMART_OK },
 		{ "N/A              ", SMART_UNKNOWN },
-		{ "Degraded-ish     ", SMART_UNKNOWN },
+		{ "Unknown          ", SMART_UNKNOWN },
+		{ "Degraded         ", SMART_WARNING },
 	};
 	char	 text[1024], err[200];
 	size_t	 i;
@@ -141,7 +142,11 @@ TEST(table_health_values)
 	}
 	CHECK_STR(smart_health_name(SMART_IMPENDING), "impending_failure");
 	CHECK_STR(smart_health_name(SMART_UNKNOWN), "unknown");
-	CHECK_INT(smart_health_of("Degraded-ish"), SMART_UNKNOWN);
+	/* a spelling not known is not ok: a warning, never ignored */
+	CHECK_INT(smart_health_of("Degraded-ish"), SMART_WARNING);
+	CHECK_INT(smart_health_of("BAD"), SMART_WARNING);
+	CHECK_INT(smart_health_of(" n/a "), SMART_UNKNOWN);
+	CHECK_INT(smart_health_of(""), SMART_UNKNOWN);
 }
 
 TEST(table_edge_cases)
