@@ -17,18 +17,31 @@ cpy(char *dst, size_t dstlen, const char *s)
 	snprintf(dst, dstlen, "%s", s ? s : "");
 }
 
+/* Is item one of the elements of a ", "-separated list (not a part of one)? */
+static bool
+in_list(const char *list, const char *item)
+{
+	size_t	 il = strlen(item);
+	const char *p;
+
+	if (il == 0)
+		return false;
+	for (p = strstr(list, item); p != NULL; p = strstr(p + 1, item))
+		if ((p == list || (p - list >= 2 && p[-1] == ' ' &&
+		    p[-2] == ',')) && (p[il] == '\0' || (p[il] == ',' &&
+		    p[il + 1] == ' ')))
+			return true;
+	return false;
+}
+
 /* Append item to a ", "-separated list, unless it is there already. */
 static void
 list_add(char *list, size_t listlen, const char *item)
 {
 	size_t	 il = strlen(item), ll = strlen(list);
-	const char *p = list;
 
-	if (il == 0)
+	if (il == 0 || in_list(list, item))
 		return;
-	for (p = strstr(p, item); p != NULL; p = strstr(p + il, item))
-		if ((p == list || p[-1] == ' ') && (p[il] == '\0' || p[il] == ','))
-			return;
 	if (ll + il + 3 > listlen)
 		return;			/* bounded: the rest is left out */
 	snprintf(list + ll, listlen - ll, "%s%s", ll ? ", " : "", item);
@@ -277,7 +290,7 @@ ds_snap_build(struct ds_snap *s, const struct esx_out *devs,
 			struct ds_dev *d = &s->devs[j];
 
 			if (d->fs_type[0] == '\0' && v->fs_type[0] != '\0' &&
-			    strstr(d->datastores, v->name) != NULL)
+			    in_list(d->datastores, v->name))
 				cpy(d->fs_type, sizeof(d->fs_type), v->fs_type);
 		}
 	}

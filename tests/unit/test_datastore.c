@@ -273,6 +273,41 @@ TEST(colon_header_path_list)
 	esx_out_free(&paths);
 }
 
+/* A datastore whose name is a prefix of another's ("DS1", "DS10") does not
+ * lend its filesystem type to the other's device. */
+TEST(datastore_names_are_whole_names)
+{
+	struct esx_out d, paths, ex, fsl;
+	struct ds_snap s;
+	char	 err[200];
+
+	parse_str("naa.1\n   Status: on\n\nnaa.10\n   Status: on\n", &d);
+	parse_str("p1\n   Device: naa.1\n   State: active\n\n"
+	    "p10\n   Device: naa.10\n   State: active\n", &paths);
+	parse_str("Volume Name  VMFS UUID  Extent Number  Device Name  Partition\n"
+	    "-----------  ---------  -------------  -----------  ---------\n"
+	    "DS1          u1                     0  naa.1                1\n"
+	    "DS10         u10                    0  naa.10               1\n", &ex);
+	parse_str("Mount Point        Volume Name  UUID  Mounted  Type    Size  Free\n"
+	    "-----------------  -----------  ----  -------  ------  ----  ----\n"
+	    "/vmfs/volumes/u1   DS1          u1       true  VMFS-5    10     5\n"
+	    "/vmfs/volumes/u10  DS10         u10      true  VMFS-6    10     5\n", &fsl);
+	CHECK_INT(ds_snap_build(&s, &d, &paths, &ex, &fsl, NULL, NULL, err,
+	    sizeof(err)), 0);
+	CHECK_INT(s.ndev, 2);
+	if (s.ndev == 2) {
+		CHECK_STR(s.devs[0].datastores, "DS1");
+		CHECK_STR(s.devs[0].fs_type, "VMFS-5");
+		CHECK_STR(s.devs[1].datastores, "DS10");
+		CHECK_STR(s.devs[1].fs_type, "VMFS-6");
+	}
+	ds_snap_free(&s);
+	esx_out_free(&d);
+	esx_out_free(&paths);
+	esx_out_free(&ex);
+	esx_out_free(&fsl);
+}
+
 TEST(bad_inputs)
 {
 	struct esx_out e, hdr, garbage;
@@ -309,6 +344,7 @@ main(void)
 	RUN(device_status_values);
 	RUN(real_path_list_counts);
 	RUN(colon_header_path_list);
+	RUN(datastore_names_are_whole_names);
 	RUN(bad_inputs);
 	esx_out_free(&devs);
 	esx_out_free(&exts);
