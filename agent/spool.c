@@ -115,6 +115,7 @@ static struct spool	*current;
 
 static void	*housekeeper(void *);
 static void	 release_segments(struct spool *);
+static void	 seg_sync_failed(struct spool *, size_t, int);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -447,8 +448,10 @@ seg_release(struct spool *sp, size_t i, bool unlink_file)
 		close(s->fd);
 	if (s->mem != NULL)
 		free(s->mem);
-	else if (unlink_file && unlink(seg_path(sp, s->id, path, sizeof(path))) < 0 &&
-	    errno != ENOENT)
+	/* a memory segment may have a file too (its fsync failed); without
+	 * a directory of our own, ids are not ours to unlink */
+	if (unlink_file && !sp->nodisk &&
+	    unlink(seg_path(sp, s->id, path, sizeof(path))) < 0 && errno != ENOENT)
 		log_warn("spool: cannot remove %s: %s", path, strerror(errno));
 	for (size_t k = 0; k < sp->ndests; k++)
 		if (sp->dests[k]->win_ok && sp->dests[k]->win_seg == s->id)
@@ -611,6 +614,13 @@ cursor_write(const struct spool *sp, const char *name, const struct pos *p)
 	}
 	if (close(fd) < 0 || rename(tmp, path) < 0)
 		goto err;
+	/*
+	 * The rename is durable only once the directory is: without this a
+	 * power cut can leave no cursor file at all next to synced segments,
+	 * and a destination without a cursor starts at the end -- every
+	 * queued event would be skipped.
+	 */
+	fsync_dir(sp->dir);
 	return 0;
 err:
 	log_limited(LOG_ERROR, "spool:cursor", 60, "spool: cannot save cursor %s: %s",
@@ -1366,12 +1376,17 @@ seal_active(struct spool *sp)
 		return;
 	s = &sp->segs[sp->nsegs - 1];
 	if (s->mem == NULL && s->fd >= 0) {
-		if (s->synced < s->size && fsync(s->fd) < 0)
+		if (s->synced < s->size && fsync(s->fd) < 0) {
+			int err = errno;
+
 			log_error("spool: fsync segment %016" PRIx64 ": %s", s->id,
-			    strerror(errno));
-		s->synced = s->size;
-		close(s->fd);
-		s->fd = -1;
+			    strerror(err));
+			seg_sync_failed(sp, sp->nsegs - 1, err);
+		} else {
+			s->synced = s->size;
+			close(s->fd);
+			s->fd = -1;
+		}
 	}
 	sp->active = false;
 }
@@ -1386,6 +1401,41 @@ enter_memonly(struct spool *sp, const char *what, int err)
 		    (unsigned long long)(sp->o.mem_max / (1024 * 1024)));
 	sp->memonly = true;
 	sp->last_retry_ms = mono_ms();
+	pthread_cond_signal(&sp->hkcv);
+}
+
+/*
+ * fsync failed on segment i: what the kernel still caches may never reach
+ * the disk, and a second fsync would report success (the error is reported
+ * once).  Keep the segment's bytes in memory, as if the disk had refused
+ * the write: spool_sync() fails until the housekeeper has rewritten and
+ * synced the file.  With mu held.
+ */
+static void
+seg_sync_failed(struct spool *sp, size_t i, int err)
+{
+	struct seg *s = &sp->segs[i];
+	unsigned char *copy;
+
+	enter_memonly(sp, "sync a segment", err);
+	if (s->mem != NULL)
+		return;
+	copy = malloc(s->size > 0 ? (size_t)s->size : 1);
+	if (copy == NULL || seg_open_fd(sp, s) < 0 ||
+	    read_all(s->fd, copy, (size_t)s->size, 0) < 0) {
+		log_error("spool: cannot read back segment %016" PRIx64 " after the "
+		    "failed sync; its events may be lost in a crash", s->id);
+		free(copy);
+		return;
+	}
+	close(s->fd);
+	s->fd = -1;
+	s->mem = copy;
+	s->memcap = s->size > 0 ? (size_t)s->size : 1;
+	s->synced = 0;
+	for (size_t k = 0; k < sp->ndests; k++)
+		if (sp->dests[k]->win_ok && sp->dests[k]->win_seg == s->id)
+			sp->dests[k]->win_ok = false;
 }
 
 /* Start a new segment for appending. */
@@ -1580,7 +1630,7 @@ sync_active_locked(struct spool *sp)
 {
 	struct seg *s;
 	uint64_t id, target;
-	int fd, rc = 0;
+	int fd, rc = 0, err = 0;
 
 	if (!sp->active || sp->segs[sp->nsegs - 1].mem != NULL)
 		return 0;
@@ -1593,18 +1643,23 @@ sync_active_locked(struct spool *sp)
 	target = s->size;
 	pthread_mutex_unlock(&sp->mu);
 	if (fsync(fd) < 0) {
+		err = errno;
 		log_limited(LOG_ERROR, "spool:fsync", 60, "spool: fsync: %s",
-		    strerror(errno));
+		    strerror(err));
 		rc = -1;
 	}
 	close(fd);
 	pthread_mutex_lock(&sp->mu);
 	sp->last_sync_ms = mono_ms();
-	if (rc == 0) {
+	{
 		size_t i = seg_find(sp, id);
 
-		if (i < sp->nsegs && sp->segs[i].id == id && sp->segs[i].synced < target)
-			sp->segs[i].synced = target;
+		if (i < sp->nsegs && sp->segs[i].id == id) {
+			if (rc < 0)
+				seg_sync_failed(sp, i, err);
+			else if (sp->segs[i].synced < target)
+				sp->segs[i].synced = target;
+		}
 	}
 	return rc;
 }

@@ -5,11 +5,14 @@
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -24,6 +27,35 @@
 
 static char	 root[256];
 static int	 ndir;
+
+/*
+ * fsync() as the spool sees it: this definition takes the place of the C
+ * library's for the code linked into this test, so a test can count
+ * directory syncs and make the sync of a segment file fail as a dying
+ * disk does (EIO once; the next fsync succeeds, the data may be gone).
+ */
+static int	 fsync_dirs;		/* directory fsyncs seen */
+static int	 fsync_seg_fail;	/* fail this many segment fsyncs */
+
+int
+fsync(int fd)
+{
+	struct stat st;
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		__atomic_add_fetch(&fsync_dirs, 1, __ATOMIC_SEQ_CST);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n > 4 && memcmp(path + n - 4, ".seg", 4) == 0 &&
+	    __atomic_load_n(&fsync_seg_fail, __ATOMIC_SEQ_CST) > 0) {
+		__atomic_sub_fetch(&fsync_seg_fail, 1, __ATOMIC_SEQ_CST);
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
 
 /* A fresh spool directory for one test. */
 static const char *
@@ -821,6 +853,123 @@ count_cb(void *arg, uint64_t seq, const void *p, size_t len)
 	return 0;
 }
 
+/* A cursor file is only durable once the directory holding it is synced. */
+TEST(cursor_rename_syncs_the_directory)
+{
+	char dir[300], cur[400];
+	struct spool_opts o;
+	struct spool *sp;
+	struct pos_text { char t[128]; } before, after;
+	int64_t end;
+	int fd;
+	ssize_t n;
+
+	opts(&o, 1 << 20, 16 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 5);
+	CHECK_INT(spool_sync(sp), 0);
+	snprintf(cur, sizeof(cur), "%s/cursor.server", dir);
+	/* the initial cursor file is written first */
+	end = now_mono() + 3000;
+	while (file_size(cur) <= 0 && now_mono() < end)
+		usleep(10000);
+	memset(&before, 0, sizeof(before));
+	if ((fd = open(cur, O_RDONLY)) >= 0) {
+		n = read(fd, before.t, sizeof(before.t) - 1);
+		(void)n;
+		close(fd);
+	}
+	usleep(100000);
+	__atomic_store_n(&fsync_dirs, 0, __ATOMIC_SEQ_CST);
+	CHECK_INT(read_ack(sp, 0, 0, 5), 5);
+	/* the housekeeper writes the cursor and syncs the directory */
+	end = now_mono() + 3000;
+	do {
+		usleep(10000);
+		memset(&after, 0, sizeof(after));
+		if ((fd = open(cur, O_RDONLY)) >= 0) {
+			n = read(fd, after.t, sizeof(after.t) - 1);
+			(void)n;
+			close(fd);
+		}
+	} while ((strcmp(before.t, after.t) == 0 ||
+	    __atomic_load_n(&fsync_dirs, __ATOMIC_SEQ_CST) == 0) && now_mono() < end);
+	CHECK(strcmp(before.t, after.t) != 0);
+	CHECK(__atomic_load_n(&fsync_dirs, __ATOMIC_SEQ_CST) > 0);
+	spool_close(sp);
+}
+
+/*
+ * A failed fsync of a segment: its events must not be reported durable by
+ * a later spool_sync() (a second fsync "succeeds" once the kernel has
+ * reported the error); they stay safe in memory until the segment is
+ * rewritten, and are all there after a restart.
+ */
+TEST(failed_fsync_is_not_durable)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	int first, last;
+	int64_t end;
+
+	opts(&o, 1 << 20, 16 * 1024);
+	o.sync_ms = 60000;	/* only explicit syncs */
+	o.sync_bytes = 1 << 20;
+	o.retry_ms = 200;
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 5);
+	__atomic_store_n(&fsync_seg_fail, 1, __ATOMIC_SEQ_CST);
+	CHECK_INT(spool_sync(sp), -1);
+	CHECK_INT(spool_sync(sp), -1);	/* still not durable */
+	spool_stats(sp, &st);
+	CHECK(st.memory_only);
+	push_n(sp, 5, 5);
+	CHECK_INT(spool_sync(sp), -1);
+	/* the housekeeper rewrites the segments and syncs them */
+	end = now_mono() + 5000;
+	do {
+		usleep(20000);
+		spool_stats(sp, &st);
+	} while (st.memory_only && now_mono() < end);
+	CHECK(!st.memory_only);
+	CHECK_INT(st.mem_bytes, 0);
+	CHECK_INT(spool_sync(sp), 0);
+	CHECK_INT(read_ack(sp, 0, 0, 3), 3);
+	spool_close(sp);
+	sp = spool_open_dir(dir, &o, one, 1);
+	CHECK_INT(drain(sp, 0, &first, &last), 7);
+	CHECK_INT(first, 3);
+	CHECK_INT(last, 9);
+	spool_close(sp);
+	/* a failed fsync when a full segment is sealed: same promise */
+	newdir(dir, sizeof(dir));
+	opts(&o, 1 << 20, 1024);
+	o.sync_ms = 60000;
+	o.sync_bytes = 1 << 20;
+	o.retry_ms = 200;
+	sp = spool_open_dir(dir, &o, one, 1);
+	__atomic_store_n(&fsync_seg_fail, 1, __ATOMIC_SEQ_CST);
+	push_n(sp, 0, 40);	/* several segments: sealing fsyncs */
+	CHECK_INT(spool_sync(sp), -1);
+	end = now_mono() + 5000;
+	do {
+		usleep(20000);
+		spool_stats(sp, &st);
+	} while (st.memory_only && now_mono() < end);
+	CHECK(!st.memory_only);
+	CHECK_INT(spool_sync(sp), 0);
+	spool_close(sp);
+	sp = spool_open_dir(dir, &o, one, 1);
+	CHECK_INT(drain(sp, 0, &first, &last), 40);
+	CHECK_INT(first, 0);
+	CHECK_INT(last, 39);
+	spool_close(sp);
+}
+
 /* storage.max_disk_buffer_kb and storage.segment_kb size the spool. */
 TEST(storage_keys_size_the_spool)
 {
@@ -999,6 +1148,8 @@ main(void)
 	RUN(memory_cap_drops_memory_not_disk);
 	RUN(threads_push_peek_ack);
 	RUN(peek_waits_and_wakes);
+	RUN(cursor_rename_syncs_the_directory);
+	RUN(failed_fsync_is_not_durable);
 	RUN(storage_keys_size_the_spool);
 	RUN(scan_image_garbage);
 	RUN(status_file_round_trip_and_print);
