@@ -304,7 +304,7 @@ vol_fields(struct event *ev, const struct ds_snap *s, const struct ds_vol *v,
 		return;
 	}
 	for (i = 0; i < s->ndev; i++)
-		if (strstr(v->devices, s->devs[i].id) != NULL) {
+		if (ds_in_list(v->devices, s->devs[i].id)) {
 			act += s->devs[i].active;
 			dead += s->devs[i].dead;
 		}

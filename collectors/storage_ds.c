@@ -17,9 +17,8 @@ cpy(char *dst, size_t dstlen, const char *s)
 	snprintf(dst, dstlen, "%s", s ? s : "");
 }
 
-/* Is item one of the elements of a ", "-separated list (not a part of one)? */
-static bool
-in_list(const char *list, const char *item)
+bool
+ds_in_list(const char *list, const char *item)
 {
 	size_t	 il = strlen(item);
 	const char *p;
@@ -40,7 +39,7 @@ list_add(char *list, size_t listlen, const char *item)
 {
 	size_t	 il = strlen(item), ll = strlen(list);
 
-	if (il == 0 || in_list(list, item))
+	if (il == 0 || ds_in_list(list, item))
 		return;
 	if (ll + il + 3 > listlen)
 		return;			/* bounded: the rest is left out */
@@ -290,7 +289,7 @@ ds_snap_build(struct ds_snap *s, const struct esx_out *devs,
 			struct ds_dev *d = &s->devs[j];
 
 			if (d->fs_type[0] == '\0' && v->fs_type[0] != '\0' &&
-			    in_list(d->datastores, v->name))
+			    ds_in_list(d->datastores, v->name))
 				cpy(d->fs_type, sizeof(d->fs_type), v->fs_type);
 		}
 	}
@@ -347,17 +346,9 @@ ds_vol_state(const struct ds_snap *s, const struct ds_vol *v,
 			return DS_UNMOUNTED;
 		return DS_OK;
 	}
-	for (i = 0; i < s->ndev; i++) {
-		const char *p = strstr(v->devices, s->devs[i].id);
-		size_t	 il = strlen(s->devs[i].id);
-
-		/* whole list items only */
-		while (p != NULL && !((p == v->devices || p[-1] == ' ') &&
-		    (p[il] == '\0' || p[il] == ',')))
-			p = strstr(p + 1, s->devs[i].id);
-		if (p != NULL && devstate[i] > st)
+	for (i = 0; i < s->ndev; i++)
+		if (ds_in_list(v->devices, s->devs[i].id) && devstate[i] > st)
 			st = devstate[i];
-	}
 	if (v->mounted == 0 && st < DS_UNMOUNTED)
 		st = DS_UNMOUNTED;
 	return st;

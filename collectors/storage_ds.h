@@ -78,6 +78,8 @@ int		 ds_snap_build(struct ds_snap *, const struct esx_out *devs,
 		    const struct esx_out *nfs41, char *err, size_t errlen);
 void		 ds_snap_free(struct ds_snap *);
 struct ds_dev	*ds_find_dev(struct ds_snap *, const char *id);
+/* Is item a whole element of a ", "-separated list (devices, datastores)? */
+bool		 ds_in_list(const char *list, const char *item);
 /* A device that looks unwell: worth asking vdq for PDL evidence. */
 bool		 ds_dev_suspect(const struct ds_dev *);
 

@@ -8,8 +8,9 @@ import time
 import harness
 from harness import Agent, FakeHost, eq, fail, select, wait_for
 from storage_host import (SAN_DEV, SAN_DS, SATA_HDD, SATA_OLD, SMART_4COL,
-                          SMART_5COL, StorageHost, fixture, keyed, retable,
-                          smart_device_list, smart_table)
+                          SMART_5COL, StorageHost, device_record, fixture,
+                          keyed, path_record, retable, smart_device_list,
+                          smart_table)
 
 
 def config(h, enable, extra="", platform="esxi", timeout=10):
@@ -77,6 +78,24 @@ def test_first_sight_is_samples_only(d):
     # Same again: still nothing but samples.
     evs, _ = once(a)
     none_of(evs, "second run", esxwatch_kind="change")
+
+
+def test_device_id_prefix_of_another(d):
+    # A device whose id is the start of the SAN LUN's id, with its paths
+    # dead: its paths are not the SAN datastore's.
+    h, a = ds_agent(d)
+    other = SAN_DEV[:-1]
+    h.set_both("storage core device list", text=keyed([
+        h.device_list(), device_record(other, local=False)]))
+    h.set_both("storage core path list", text=keyed([
+        h.path_list(), path_record(other, 5, "dead"),
+        path_record(other, 6, "dead")]))
+    evs, _ = once(a)
+    ds = only(evs, esxwatch_kind="sample", esxwatch_datastore=SAN_DS,
+              esxwatch_entity="datastore")
+    eq(ds["esxwatch_paths_active"], "2", "active paths of the datastore")
+    eq(ds["esxwatch_paths_dead"], "0", "dead paths of the datastore")
+    eq(ds["esxwatch_state"], "ok", "datastore state")
 
 
 def test_all_paths_dead_is_apd_then_recovers(d):

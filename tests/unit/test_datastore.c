@@ -292,6 +292,13 @@ TEST(datastore_names_are_whole_names)
 	    "-----------------  -----------  ----  -------  ------  ----  ----\n"
 	    "/vmfs/volumes/u1   DS1          u1       true  VMFS-5    10     5\n"
 	    "/vmfs/volumes/u10  DS10         u10      true  VMFS-6    10     5\n", &fsl);
+	CHECK(ds_in_list("DS1, DS10", "DS10"));
+	CHECK(ds_in_list("DS10, DS1", "DS1"));
+	CHECK(!ds_in_list("DS10", "DS1"));
+	CHECK(!ds_in_list("xDS1", "DS1"));
+	CHECK(!ds_in_list("mpx.vmhba0:C0:T0:L10", "mpx.vmhba0:C0:T0:L1"));
+	CHECK(!ds_in_list("", "DS1"));
+	CHECK(!ds_in_list("DS1", ""));
 	CHECK_INT(ds_snap_build(&s, &d, &paths, &ex, &fsl, NULL, NULL, err,
 	    sizeof(err)), 0);
 	CHECK_INT(s.ndev, 2);
