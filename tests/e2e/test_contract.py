@@ -1,4 +1,4 @@
-"""The user-facing contract, end to end through the real binary.
+"""What esxwatch promises its users, end to end through the real binary.
 
 What Log Insight dashboards, alert definitions and scripts rely on and no
 other test pins down as a whole:
