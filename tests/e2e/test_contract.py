@@ -14,6 +14,7 @@ other test pins down as a whole:
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -573,6 +574,27 @@ def test_v_overrides_debug_level(d):
     with open(log) as f:
         if ": debug: " not in f.read():
             fail("-v did not raise the level of logging.file")
+
+
+def test_sigint_like_sigterm_and_status_exit_3(d):
+    """SIGINT stops the daemon as SIGTERM does (exit 0, the queue
+    delivered); --status then says no agent runs (exit 3)."""
+    h, cfg = quiet_config(d, "server: {proto: file, path: %s/out.jsonl}\n"
+                             "collectors: {nic: {interval: 1}, datastore: {enabled: no}, "
+                             "vsan: {enabled: no}, smart: {enabled: no}, agent: {enabled: yes}}\n" % d)
+    cfg = cfg.replace("collectors:\n  datastore: {enabled: no}\n  vsan: {enabled: no}\n"
+                      "  smart: {enabled: no}\n  agent: {enabled: no}\n", "")
+    a = Agent(d, cfg)
+    a.start()
+    harness.wait_for(lambda: events_of(os.path.join(d, "out.jsonl")), what="events")
+    rc, out, err = a.run("--status")
+    eq(rc, 0, "--status while running (%r)" % (out + err))
+    a.signal(signal.SIGINT)
+    a.proc.wait(10)
+    eq(a.proc.returncode, 0, "exit status after SIGINT")
+    a.proc = None
+    rc, out, err = a.run("--status")
+    eq(rc, 3, "--status after the stop (%r)" % (out + err))
 
 
 def test_format_chosen_by_content(d):
