@@ -65,22 +65,30 @@ event_new(int64_t ts_ms, const char *text)
 }
 
 struct event *
-event_newf(int64_t ts_ms, const char *fmt, ...)
+event_vnewf(int64_t ts_ms, const char *fmt, va_list ap)
 {
 	struct buf b;
 	struct event *ev;
-	va_list ap;
 
 	buf_init(&b, 0);
-	va_start(ap, fmt);
 	if (buf_vprintf(&b, fmt, ap) == -1) {
-		va_end(ap);
 		buf_free(&b);
 		return NULL;
 	}
-	va_end(ap);
 	ev = event_new(ts_ms, b.data ? b.data : "");
 	buf_free(&b);
+	return ev;
+}
+
+struct event *
+event_newf(int64_t ts_ms, const char *fmt, ...)
+{
+	struct event *ev;
+	va_list ap;
+
+	va_start(ap, fmt);
+	ev = event_vnewf(ts_ms, fmt, ap);
+	va_end(ap);
 	return ev;
 }
 

@@ -9,6 +9,7 @@
 #ifndef ESXWATCH_EVENT_H
 #define ESXWATCH_EVENT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,7 @@ int64_t		 now_ms(void);
 struct event	*event_new(int64_t ts_ms, const char *text);
 struct event	*event_newf(int64_t ts_ms, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
+struct event	*event_vnewf(int64_t ts_ms, const char *fmt, va_list);
 void		 event_free(struct event *);
 struct event	*event_dup(const struct event *);
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "exec.h"
 
 #define EXEC_ERR_MAX	(64u * 1024)
@@ -40,15 +41,6 @@ static bool
 is_aborting(void)
 {
 	return __atomic_load_n(&aborting, __ATOMIC_SEQ_CST) != 0;
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "queue.h"
 
@@ -113,7 +114,7 @@ queue_open(const struct config *cfg, const char *const *dests, size_t ndests)
 	if (q == NULL)
 		return NULL;
 	pthread_mutex_init(&q->mtx, NULL);
-	pthread_cond_init(&q->cond, NULL);
+	cond_init_mono(&q->cond);
 	q->max_bytes = (uint64_t)(cfg->max_disk_buffer > 0 ? cfg->max_disk_buffer : 200) << 20;
 	if (set_dests(q, dests, ndests) == -1) {
 		queue_close(q);
@@ -232,13 +233,7 @@ queue_peek(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
 
 	out->events = NULL;
 	out->n = 0;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	abstime_in_ms(&until, wait_ms);
 	pthread_mutex_lock(&q->mtx);
 	wk = q->wakeups;
 	while (d < q->ndests && q->dests[d].cursor >= q->head_seq + q->count &&

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "../collectors/collector.h"
+#include "clock.h"
 #include "exec.h"
 #include "log.h"
 #include "scheduler.h"
@@ -57,32 +58,15 @@ struct scheduler {
 	bool			 stopping;	/* under mtx */
 };
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct event *
 ev_new(const char *kind, const char *severity, const char *fmt, ...)
 {
-	struct buf b;
 	struct event *ev;
 	va_list ap;
 
-	buf_init(&b, 0);
 	va_start(ap, fmt);
-	if (buf_vprintf(&b, fmt, ap) == -1) {
-		va_end(ap);
-		buf_free(&b);
-		return NULL;
-	}
+	ev = event_vnewf(0, fmt, ap);
 	va_end(ap);
-	ev = event_new(0, b.data ? b.data : "");
-	buf_free(&b);
 	if (ev == NULL)
 		return NULL;
 	if (event_set(ev, "esxwatch_kind", kind) == -1 ||
@@ -170,7 +154,7 @@ sched_start(const struct config *cfg, struct queue *q)
 	s->hostname = platform_hostname(cfg);
 	s->platform = platform_get(cfg);
 	pthread_mutex_init(&s->mtx, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	cond_init_mono(&s->cond);
 	s->entries = calloc(cfg->ncollectors ? cfg->ncollectors : 1, sizeof(*s->entries));
 	if (s->entries == NULL) {
 		pthread_mutex_destroy(&s->mtx);
@@ -259,13 +243,7 @@ wait_ms(struct scheduler *s, int64_t ms)
 {
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	abstime_in_ms(&until, ms);
 	pthread_mutex_lock(&s->mtx);
 	if (!s->stopping)
 		pthread_cond_timedwait(&s->cond, &s->mtx, &until);

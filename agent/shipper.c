@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../output/sink.h"
+#include "clock.h"
 #include "log.h"
 #include "shipper.h"
 
@@ -41,15 +42,6 @@ struct shipper {
 	struct dest		*dests;
 	size_t			 ndests;
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * The primary destination is the file sink (stdout) when no server is
@@ -95,13 +87,7 @@ nap(struct shipper *sh, int64_t ms, bool until_stop_only)
 		left = end - mono_ms();
 		if (sh->deadline_ms && sh->deadline_ms - mono_ms() < left)
 			left = sh->deadline_ms - mono_ms();
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += left / 1000;
-		until.tv_nsec += (long)(left % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		abstime_in_ms(&until, left);
 		pthread_cond_timedwait(&sh->cond, &sh->mtx, &until);
 	}
 	pthread_mutex_unlock(&sh->mtx);
@@ -309,7 +295,7 @@ shipper_start(const struct config *cfg, struct queue *q)
 	sh->cfg = cfg;
 	sh->q = q;
 	pthread_mutex_init(&sh->mtx, NULL);
-	pthread_cond_init(&sh->cond, NULL);
+	cond_init_mono(&sh->cond);
 	sh->ndests = 1 + cfg->nservers;
 	sh->dests = calloc(sh->ndests, sizeof(*sh->dests));
 	if (sh->dests == NULL) {
