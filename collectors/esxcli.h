@@ -1,7 +1,7 @@
 /*
  * esxcli: parse the default (human) output of esxcli/localcli, and run them.
  *
- * esxcli prints one of three shapes (shared reference esxi-outputs.md §0):
+ * esxcli prints one of three shapes:
  *
  *   table    header, a line of dashes, rows.  The runs of '-' give the
  *            column boundaries; keys are the trimmed header names, one

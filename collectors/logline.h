@@ -2,7 +2,7 @@
  * logline: the header of one ESXi log line (timestamp, program).
  *
  * ESXi writes several header styles, depending on the release and on the
- * log (shared/reference/esxi-outputs.md §6.2):
+ * log:
  *
  *   7.0 vmkernel  2023-05-08T07:45:35.567Z cpu12:2097682)WARNING: ...
  *   8.0 vmkernel  2023-05-08T07:45:35.567Z In(182) vmkernel: cpu0:170428)...

@@ -102,7 +102,7 @@ add_item(struct smart_priv *p, enum item_kind k, const char *dev, const char *ar
 	return it;
 }
 
-/* ESXi 7.0.x prints only the low byte of SMART raw values (reference §4.1).
+/* ESXi 7.0.x prints only the low byte of SMART raw values.
  * ESXWATCH_ESXI_RELEASE overrides uname's release (a test hook). */
 static bool
 raw_lowbyte(void)

@@ -1,6 +1,6 @@
 /*
  * smartparse: turn what ESXi and smartmontools say about a drive into one
- * plain struct smart_info (shared reference esxi-outputs.md §4).
+ * plain struct smart_info.
  *
  *   esxcli storage core device smart get -d DEV   a table of 4 columns
  *	(Parameter Value Threshold Worst, ESXi 5.x/6.x) or 5 (+ Raw, 7.0+);

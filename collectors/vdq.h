@@ -1,6 +1,6 @@
 /*
  * vdq: a tolerant parser for ESXi's `vdq -q` (and `vdq -qH`) output, the
- * vSAN disk-eligibility query (shared reference esxi-outputs.md §3.1-3.2).
+ * vSAN disk-eligibility query.
  *
  * `vdq -q` prints something that looks like JSON but is not: irregular
  * indentation, a trailing comma after the last field and after the last
