@@ -456,7 +456,7 @@ def test_unusable_storage_runs_in_memory(d):
     open(blocker, "w").close()
     os.makedirs(os.path.join(d, "logs"))
     append_lines(d, 0, 3)
-    a = harness.Agent(d, (CONF % {"port": 9, "servers": "", "agent_interval": 3600})
+    a = harness.Agent(d, (CONF % {"port": 9, "servers": "", "storage": "", "agent_interval": 3600})
                       .replace("server: {hostname: 127.0.0.1, proto: cfapi, port: 9, ssl: no}",
                                'server: {hostname: ""}')
                       .replace('"@STORAGE@"', '"@ROOT@/file/storage"'))
