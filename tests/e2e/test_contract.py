@@ -340,6 +340,47 @@ def test_hostname_is_the_hosts_name_without_override(d):
         eq(e.get("hostname"), socket.gethostname(), "hostname of %r" % e["text"][:80])
 
 
+def test_docs_name_every_field_and_key(d):
+    """docs/events.md names every field the collectors set, and
+    docs/configuration.md every key --print-config shows."""
+    with open(os.path.join(harness.TOP, "docs", "events.md")) as f:
+        events_md = f.read()
+    with open(os.path.join(harness.TOP, "docs", "configuration.md")) as f:
+        config_md = f.read()
+    h = full_host(d)
+    with open(os.path.join(h.log_dir, "vobd.log"), "w") as f:
+        f.write(APD_LINE + "\n")
+    out = os.path.join(d, "out.jsonl")
+    a = Agent(d, full_config(h, out))
+    evs, _, _ = run_once(a, out)
+    h.set_both("network nic stats get -n vmnic0", text=nic_stats(5))
+    h.san_paths = ["dead", "dead"]
+    h.apply()
+    h.set_both("storage core device list", text=device_list(h))
+    evs += run_once(a, out)[0]
+    names = set()
+    for e in evs:
+        names.update(k for k in e if k not in ("text", "timestamp") and k not in FILE_TAGS)
+    missing = sorted(n for n in names
+                     if "`%s`" % re.sub(r"_delta$", "", n) not in events_md)
+    if missing:
+        fail("docs/events.md does not name %s" % ", ".join(missing))
+
+    path = os.path.join(d, "empty.yaml")
+    open(path, "w").close()
+    rc, text, _ = run_bin(["--print-config", "-c", path])
+    eq(rc, 0, "--print-config")
+    keys = set()
+    for line in text.splitlines():
+        m = re.match(r"^ *([a-z_]+):", line)
+        if m:
+            keys.add(m.group(1))
+    missing = sorted(k for k in keys if "`%s`" % k not in config_md and
+                     not re.search(r"(?m)^## %s\b" % k, config_md))
+    if missing:
+        fail("docs/configuration.md does not name %s" % ", ".join(missing))
+
+
 # --- --print-config of an empty file: every default ----------------------------------
 
 def parse_printed(text):
