@@ -46,7 +46,27 @@ struct lw_file {
 	char		 saved[FOLLOW_POS_MAX];	/* last bookmark written */
 };
 
+/*
+ * vobd logs most conditions twice: a vob.* line and its esx.problem.* /
+ * esx.clear.* twin (same condition, same entity, seconds apart, in either
+ * order).  Where one rule matches both, the second is the same alert again:
+ * recent alerts are remembered here to recognise it.
+ */
+#define LW_TWINS	32
+#define LW_TWIN_MS	30000
+#define LW_TWIN_KEY	160
+
+struct lw_twin {
+	const struct rule *rule;
+	struct lw_file	*file;
+	bool		 vob;		/* from a vob.* line (else esx.*) */
+	int64_t		 ts;
+	char		 key[LW_TWIN_KEY];	/* id without its origin, \t entity */
+};
+
 struct lw {
+	struct lw_twin	 twins[LW_TWINS];
+	size_t		 ntwin;		/* next slot (ring) */
 	struct lw_log	*logs;
 	size_t		 nlogs;
 	struct lw_file	**files;
@@ -60,7 +80,7 @@ struct lw {
 	int64_t		 now;
 	int64_t		 saved_at;	/* last bookmark save (ms) */
 	struct buf	 text;
-	uint64_t	 lines, alerts, suppressed;
+	uint64_t	 lines, alerts, suppressed, twins_dropped;
 };
 
 /* ---- the catalogue ------------------------------------------------- */
@@ -308,6 +328,75 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 	return ev;
 }
 
+/*
+ * The condition a vob id names, without its origin: "vob.net.vmnic.
+ * linkstate.up" and "esx.clear.net.vmnic.linkstate.up" both give
+ * "net.vmnic.linkstate.up".  Returns false for a line without such an id.
+ */
+static bool
+twin_key(const char *text, size_t len, const char *entity, char *key,
+    size_t keylen, bool *vob)
+{
+	static const char *const esx[] = { "esx.problem.", "esx.clear.",
+	    "esx.audit.", NULL };
+	char id[128];
+	const char *rest = NULL;
+	size_t i;
+
+	if (logline_vob_id(text, len, id, sizeof(id)) == 0)
+		return false;
+	if (strncmp(id, "vob.", 4) == 0) {
+		*vob = true;
+		rest = id + 4;
+	} else
+		for (i = 0; esx[i] != NULL && rest == NULL; i++)
+			if (strncmp(id, esx[i], strlen(esx[i])) == 0) {
+				*vob = false;
+				rest = id + strlen(esx[i]);
+			}
+	if (rest == NULL || *rest == '\0')
+		return false;
+	return snprintf(key, keylen, "%s\t%s", rest, entity) < (int)keylen;
+}
+
+/*
+ * True when this alert is the twin of one emitted shortly before (same
+ * rule, file, condition and entity, the other origin); that one is then
+ * forgotten, so a third line is an alert again.  Else it is remembered.
+ */
+static bool
+twin_seen(struct lw *lw, struct lw_file *lf, const struct rule *ru,
+    const char *text, size_t len, const char *entity)
+{
+	char key[LW_TWIN_KEY];
+	struct logline ll;
+	struct lw_twin *t;
+	bool vob;
+	int64_t ts;
+	size_t i;
+
+	if (!twin_key(text, len, entity, key, sizeof(key), &vob))
+		return false;
+	logline_parse(text, len, lw->now, &ll);
+	ts = ll.ts_ms ? ll.ts_ms : lw->now;
+	for (i = 0; i < LW_TWINS; i++) {
+		t = &lw->twins[i];
+		if (t->rule == ru && t->file == lf && t->vob != vob &&
+		    llabs(t->ts - ts) <= LW_TWIN_MS && strcmp(t->key, key) == 0) {
+			t->rule = NULL;
+			return true;
+		}
+	}
+	t = &lw->twins[lw->ntwin];
+	lw->ntwin = (lw->ntwin + 1) % LW_TWINS;
+	t->rule = ru;
+	t->file = lf;
+	t->vob = vob;
+	t->ts = ts;
+	snprintf(t->key, sizeof(t->key), "%s", key);
+	return false;
+}
+
 /* One complete event text (a line, or lines joined by event_marker). */
 static void
 handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
@@ -321,10 +410,16 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 		return;
 	lw->lines++;
 	matched = rules_match(lw->rules, lf->log->conf->name, text, len, &m);
+	if (matched) {
+		entity_of(&m, entity, sizeof(entity));
+		if (twin_seen(lw, lf, m.rule, text, len, entity)) {
+			lw->twins_dropped++;
+			matched = 0;	/* forwarded as a plain line, if at all */
+		}
+	}
 	if (!matched && lf->log->conf->forward != FORWARD_ALL)
 		return;
 	if (matched) {
-		entity_of(&m, entity, sizeof(entity));
 		if (!storm_hit(lw->storm, m.rule->name, entity, lw->now, text,
 		    len, storm_summary, lw)) {
 			lw->suppressed++;
@@ -730,8 +825,9 @@ lw_fini(struct collector_ctx *ctx)
 		save_bookmarks(lw, lw->em);
 	}
 	log_debug("logwatch: %llu lines, %llu alerts, %llu suppressed by storm "
-	    "control", (unsigned long long)lw->lines,
-	    (unsigned long long)lw->alerts, (unsigned long long)lw->suppressed);
+	    "control, %llu vobd twins", (unsigned long long)lw->lines,
+	    (unsigned long long)lw->alerts, (unsigned long long)lw->suppressed,
+	    (unsigned long long)lw->twins_dropped);
 	lw_free(lw);
 	ctx->priv = NULL;
 }

@@ -158,6 +158,36 @@ def test_alerts_esxi7_and_esxi8_headers(tmpdir):
     harness.eq(len(evs), 10, "number of events")
 
 
+UP_VOB = fixture_line("vobd-log/esxi6-7-apd-sdcard-redacted.log", 5)
+UP_ESX = fixture_line("vobd-log/esxi6-7-apd-sdcard-redacted.log", 6)
+TS7_LATER = "2024-03-05T06:09:08.123Z"
+
+
+def test_vobd_twins_are_one_alert(tmpdir):
+    # vobd logs "[vob.net.vmnic.linkstate.up] vmnic vusb0 linkstate up" and
+    # its "[esx.clear.net.vmnic.linkstate.up]" twin: one condition, one
+    # alert; the same condition two minutes later is an alert again; the
+    # twin is still forwarded as a plain line under forward: all.
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    later = TS7_LATER + ": " + body_after(UP_VOB, "Z: ")
+    other = vobd7(UP_ESX).replace("vusb0", "vmnic1")
+    lines = [vobd7(UP_VOB), vobd7(UP_ESX), later, other]
+    write(os.path.join(log, "vobd.log"), lines, "w")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vobd: {directory: %s, include: vobd.log, read_from_head: yes, forward: all}\n" % log))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status (stderr: %s)" % err[-500:])
+    by_text = {e["text"]: e for e in logwatch_events(tmpdir)}
+    harness.eq(sorted(by_text), sorted(lines), "one event per line")
+    harness.eq(by_text[lines[0]].get("esxwatch_rule"), "nic_link_up", "first line")
+    harness.eq(by_text[lines[1]].get("esxwatch_kind"), "sample", "the twin is no alert")
+    harness.eq(by_text[lines[1]].get("esxwatch_rule"), None, "the twin has no rule")
+    harness.eq(by_text[lines[2]].get("esxwatch_rule"), "nic_link_up", "later: an alert again")
+    harness.eq(by_text[lines[3]].get("esxwatch_rule"), "nic_link_up", "another NIC")
+    harness.eq(by_text[lines[3]].get("esxwatch_nic"), "vmnic1", "its NIC")
+
+
 def test_forward_all(tmpdir):
     vobd_lines, vmk_lines, evs = _alerts_both_formats(tmpdir, "all")
     harness.eq(len(evs), len(vobd_lines) + len(vmk_lines), "one event per line")
