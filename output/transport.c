@@ -3,6 +3,8 @@
  * sinks, so that certificate handling is configured in one place and every
  * sink reports TLS problems in the same words.
  */
+#include <sys/socket.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -155,6 +157,19 @@ err:
 	return rc;
 }
 
+/*
+ * libcurl opens its sockets without close-on-exec, and the agent runs
+ * tools (fork + exec) from other threads while connections are open: open
+ * them with SOCK_CLOEXEC so no tool inherits a connection.
+ */
+static curl_socket_t
+open_socket_cloexec(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)arg;
+	(void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 int
 transport_setup(CURL *c, const struct dest_conf *d, const char *url,
     struct curl_slist **connect_to, char *errbuf, char *err, size_t errlen)
@@ -165,6 +180,8 @@ transport_setup(CURL *c, const struct dest_conf *d, const char *url,
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	errbuf[0] = '\0';
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket_cloexec);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, NULL);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, t < 10 ? t : 10L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, t);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);

@@ -3,6 +3,13 @@
  * configured headers on the wire but never in an error, the status policy,
  * and URL redaction.
  */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "t.h"
 #include "sinktest.h"
 
@@ -152,6 +159,42 @@ TEST(redacts_urls)
 	CHECK_STR(out, "h:1");
 }
 
+/* A tool run by the agent must not inherit a connection. */
+TEST(connections_are_close_on_exec)
+{
+	struct config *cfg = config_default();
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	struct curl_slist *ct = NULL;
+	char eb[CURL_ERROR_SIZE], err[256], url[64];
+	curl_socket_t sock = CURL_SOCKET_BAD;
+	int ls;
+	CURL *c;
+
+	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(ls >= 0 && bind(ls, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    listen(ls, 1) == 0 && getsockname(ls, (struct sockaddr *)&sin, &sl) == 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", ntohs(sin.sin_port));
+	cfg->server.ssl = false;
+	cfg->server.timeout = 5;
+	CHECK_INT(transport_global_init(), 0);
+	c = curl_easy_init();
+	CHECK_INT(transport_setup(c, &cfg->server, url, &ct, eb, err, sizeof(err)), 0);
+	curl_easy_setopt(c, CURLOPT_CONNECT_ONLY, 1L);
+	CHECK_INT(curl_easy_perform(c), CURLE_OK);
+	CHECK_INT(curl_easy_getinfo(c, CURLINFO_ACTIVESOCKET, &sock), CURLE_OK);
+	CHECK(sock != CURL_SOCKET_BAD);
+	if (sock != CURL_SOCKET_BAD)
+		CHECK(fcntl(sock, F_GETFD) & FD_CLOEXEC);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(ct);
+	close(ls);
+	config_free(cfg);
+}
+
 TEST(default_ca_bundle_probe)
 {
 	const char *ca = transport_default_ca();
@@ -175,6 +218,7 @@ main(void)
 	RUN(status_policy_and_no_secret_in_errors);
 	RUN(bad_header_refused_without_its_value);
 	RUN(redacts_urls);
+	RUN(connections_are_close_on_exec);
 	RUN(default_ca_bundle_probe);
 	curl_global_cleanup();
 	return t_done();
