@@ -8,6 +8,8 @@ if [ "$what" = test ]; then
 	pkgs="$pkgs python3 openssl rsyslog rsyslog-gnutls rsyslog-openssl strace file binutils"
 	# packaging tests: busybox (ESXi's sh), dpkg-shlibdeps, lintian
 	pkgs="$pkgs busybox dpkg-dev lintian"
+	# fuzz targets (libFuzzer with ASan/UBSan)
+	pkgs="$pkgs clang libclang-rt-14-dev"
 fi
 missing=""
 for p in $pkgs; do
