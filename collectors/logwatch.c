@@ -47,21 +47,23 @@ struct lw_file {
 };
 
 /*
- * vobd logs most conditions twice: a vob.* line and its esx.problem.* /
- * esx.clear.* twin (same condition, same entity, seconds apart, in either
- * order).  Where one rule matches both, the second is the same alert again:
- * recent alerts are remembered here to recognise it.
+ * One condition, several lines: vobd logs most conditions twice, a vob.*
+ * line and its esx.problem.* / esx.clear.* twin (seconds apart, in either
+ * order), and hostd's event manager logs the event's text once more
+ * ("sub=Vimsvc.ha-eventmgr] Event 132032 : ...").  Where one rule matches
+ * several of them for the same entity, only the first is an alert: recent
+ * alerts are remembered with the origins seen.
  */
 #define LW_TWINS	32
 #define LW_TWIN_MS	30000
-#define LW_TWIN_KEY	160
+
+enum { TW_VOB = 1, TW_ESX = 2, TW_HOSTD = 4 };
 
 struct lw_twin {
 	const struct rule *rule;
-	struct lw_file	*file;
-	bool		 vob;		/* from a vob.* line (else esx.*) */
+	int		 seen;		/* TW_* origins */
 	int64_t		 ts;
-	char		 key[LW_TWIN_KEY];	/* id without its origin, \t entity */
+	char		 entity[RULES_CAP_VALUE_MAX + 48];
 };
 
 struct lw {
@@ -328,72 +330,58 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 	return ev;
 }
 
-/*
- * The condition a vob id names, without its origin: "vob.net.vmnic.
- * linkstate.up" and "esx.clear.net.vmnic.linkstate.up" both give
- * "net.vmnic.linkstate.up".  Returns false for a line without such an id.
- */
-static bool
-twin_key(const char *text, size_t len, const char *entity, char *key,
-    size_t keylen, bool *vob)
+/* Where a line comes from, for recognising the same condition twice. */
+static int
+twin_origin(const char *text, size_t len)
 {
-	static const char *const esx[] = { "esx.problem.", "esx.clear.",
-	    "esx.audit.", NULL };
+	static const char ev[] = "sub=Vimsvc.ha-eventmgr] Event ";
 	char id[128];
-	const char *rest = NULL;
-	size_t i;
 
-	if (logline_vob_id(text, len, id, sizeof(id)) == 0)
-		return false;
-	if (strncmp(id, "vob.", 4) == 0) {
-		*vob = true;
-		rest = id + 4;
-	} else
-		for (i = 0; esx[i] != NULL && rest == NULL; i++)
-			if (strncmp(id, esx[i], strlen(esx[i])) == 0) {
-				*vob = false;
-				rest = id + strlen(esx[i]);
-			}
-	if (rest == NULL || *rest == '\0')
-		return false;
-	return snprintf(key, keylen, "%s\t%s", rest, entity) < (int)keylen;
+	if (logline_vob_id(text, len, id, sizeof(id)) > 0)
+		return strncmp(id, "vob.", 4) == 0 ? TW_VOB : TW_ESX;
+	if (memmem(text, len, ev, sizeof(ev) - 1) != NULL)
+		return TW_HOSTD;
+	return 0;
 }
 
 /*
- * True when this alert is the twin of one emitted shortly before (same
- * rule, file, condition and entity, the other origin); that one is then
- * forgotten, so a third line is an alert again.  Else it is remembered.
+ * True when this alert repeats one sent shortly before from another origin
+ * (same rule and entity, within LW_TWIN_MS by the lines' own time).  A
+ * line of an origin already seen is a new occurrence: an alert again.
  */
 static bool
-twin_seen(struct lw *lw, struct lw_file *lf, const struct rule *ru,
-    const char *text, size_t len, const char *entity)
+twin_seen(struct lw *lw, const struct rule *ru, const char *text, size_t len,
+    const char *entity)
 {
-	char key[LW_TWIN_KEY];
+	int origin = twin_origin(text, len);
 	struct logline ll;
 	struct lw_twin *t;
-	bool vob;
 	int64_t ts;
 	size_t i;
 
-	if (!twin_key(text, len, entity, key, sizeof(key), &vob))
+	if (origin == 0)
 		return false;
 	logline_parse(text, len, lw->now, &ll);
 	ts = ll.ts_ms ? ll.ts_ms : lw->now;
 	for (i = 0; i < LW_TWINS; i++) {
 		t = &lw->twins[i];
-		if (t->rule == ru && t->file == lf && t->vob != vob &&
-		    llabs(t->ts - ts) <= LW_TWIN_MS && strcmp(t->key, key) == 0) {
-			t->rule = NULL;
-			return true;
+		if (t->rule != ru || llabs(t->ts - ts) > LW_TWIN_MS ||
+		    strcmp(t->entity, entity) != 0)
+			continue;
+		if (t->seen & origin) {		/* a new occurrence */
+			t->seen = origin;
+			t->ts = ts;
+			return false;
 		}
+		t->seen |= origin;
+		return true;
 	}
 	t = &lw->twins[lw->ntwin];
 	lw->ntwin = (lw->ntwin + 1) % LW_TWINS;
 	t->rule = ru;
-	t->file = lf;
-	t->vob = vob;
+	t->seen = origin;
 	t->ts = ts;
-	snprintf(t->key, sizeof(t->key), "%s", key);
+	snprintf(t->entity, sizeof(t->entity), "%s", entity);
 	return false;
 }
 
@@ -412,7 +400,7 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 	matched = rules_match(lw->rules, lf->log->conf->name, text, len, &m);
 	if (matched) {
 		entity_of(&m, entity, sizeof(entity));
-		if (twin_seen(lw, lf, m.rule, text, len, entity)) {
+		if (twin_seen(lw, m.rule, text, len, entity)) {
 			lw->twins_dropped++;
 			matched = 0;	/* forwarded as a plain line, if at all */
 		}
@@ -825,7 +813,7 @@ lw_fini(struct collector_ctx *ctx)
 		save_bookmarks(lw, lw->em);
 	}
 	log_debug("logwatch: %llu lines, %llu alerts, %llu suppressed by storm "
-	    "control, %llu vobd twins", (unsigned long long)lw->lines,
+	    "control, %llu repeats of one condition", (unsigned long long)lw->lines,
 	    (unsigned long long)lw->alerts, (unsigned long long)lw->suppressed,
 	    (unsigned long long)lw->twins_dropped);
 	lw_free(lw);

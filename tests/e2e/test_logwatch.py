@@ -188,6 +188,30 @@ def test_vobd_twins_are_one_alert(tmpdir):
     harness.eq(by_text[lines[3]].get("esxwatch_nic"), "vmnic1", "its NIC")
 
 
+def test_hostd_event_repeating_vobd_is_one_alert(tmpdir):
+    # hostd's event manager logs the text of the event vobd reported: with
+    # both logs watched, one link-flapping condition is one alert.
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    vobd = (TS7 + " In(14) vobd[2097521]:  [netCorrelator] 1012726884193us: "
+            "[esx.problem.net.vmnic.linkstate.flapping] Taking down physical NIC "
+            "vmnic5 because the link is flapping.")
+    hostd = ("2024-03-05T06:07:09.001Z Wa(164) Hostd[169828]: [Originator@6876 "
+             "sub=Vimsvc.ha-eventmgr] Event 132032 : Taking down physical NIC "
+             "vmnic5 because the link is unstable.")
+    write(os.path.join(log, "vobd.log"), [vobd], "w")
+    write(os.path.join(log, "hostd.log"), [hostd], "w")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vobd: {directory: %s, include: vobd.log, read_from_head: yes}\n"
+        "  hostd: {directory: %s, include: hostd.log, read_from_head: yes}\n" % (log, log)))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status (stderr: %s)" % err[-500:])
+    alerts = [e for e in logwatch_events(tmpdir) if e.get("esxwatch_kind") == "alert"]
+    harness.eq(len(alerts), 1, "alerts for one flapping condition")
+    harness.eq(alerts[0].get("esxwatch_rule"), "nic_link_flapping", "rule")
+    harness.eq(alerts[0].get("esxwatch_nic"), "vmnic5", "nic")
+
+
 def test_forward_all(tmpdir):
     vobd_lines, vmk_lines, evs = _alerts_both_formats(tmpdir, "all")
     harness.eq(len(evs), len(vobd_lines) + len(vmk_lines), "one event per line")
