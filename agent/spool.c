@@ -116,6 +116,7 @@ static struct spool	*current;
 static void	*housekeeper(void *);
 static void	 release_segments(struct spool *);
 static void	 seg_sync_failed(struct spool *, size_t, int);
+static void	 save_cursors(struct spool *);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -1167,6 +1168,10 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 			goto err;
 	} else if (recover(sp, dests, ndests) < 0)
 		goto err;
+	else
+		/* before any event: a destination without a cursor file
+		 * would start at the end after a crash, skipping them */
+		save_cursors(sp);
 	sp->last_sync_ms = sp->last_retry_ms = mono_ms();
 	if (pthread_create(&sp->hk, NULL, housekeeper, sp) != 0) {
 		log_error("spool: cannot start the housekeeping thread");
@@ -1289,6 +1294,9 @@ spool_set_dests(struct spool *sp, const char *const *names, size_t n)
 	pthread_mutex_lock(&sp->mu);
 	rc = set_dests_locked(sp, names, n, false);
 	pthread_mutex_unlock(&sp->mu);
+	/* new destinations get their cursor file now, not a moment later */
+	if (rc == 0 && !sp->nodisk)
+		save_cursors(sp);
 	pthread_cond_signal(&sp->hkcv);
 	pthread_mutex_unlock(&sp->curmu);
 	return rc;

@@ -901,6 +901,30 @@ TEST(cursor_rename_syncs_the_directory)
 }
 
 /*
+ * Every destination has its cursor file before the first event can be
+ * pushed for it: after a crash, one without would start at the end and
+ * skip what was queued (and already counted durable by spool_sync).
+ */
+TEST(cursor_files_exist_before_any_event)
+{
+	static const char *const two[] = { "server", "second" };
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool *sp;
+
+	opts(&o, 1 << 20, 16 * 1024);
+	o.sync_ms = 60000;
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	snprintf(p, sizeof(p), "%s/cursor.server", dir);
+	CHECK(file_size(p) > 0);
+	CHECK_INT(spool_set_dests(sp, two, 2), 0);
+	snprintf(p, sizeof(p), "%s/cursor.second", dir);
+	CHECK(file_size(p) > 0);
+	spool_close(sp);
+}
+
+/*
  * A failed fsync of a segment: its events must not be reported durable by
  * a later spool_sync() (a second fsync "succeeds" once the kernel has
  * reported the error); they stay safe in memory until the segment is
@@ -1150,6 +1174,7 @@ main(void)
 	RUN(peek_waits_and_wakes);
 	RUN(cursor_rename_syncs_the_directory);
 	RUN(failed_fsync_is_not_durable);
+	RUN(cursor_files_exist_before_any_event);
 	RUN(storage_keys_size_the_spool);
 	RUN(scan_image_garbage);
 	RUN(status_file_round_trip_and_print);
