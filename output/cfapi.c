@@ -487,6 +487,10 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
 		if (hconn_post(&c->h, c->hdr_plain, c->body.data, c->body.len,
 		    ctx->error, sizeof(ctx->error)) == -1)
 			return SEND_RETRY;
+		/* refused plain too: the batch was the problem (a poison
+		 * event), not gzip; keep compressing */
+		if (c->h.status < 200 || c->h.status >= 300)
+			c->gzip_off = false;
 	}
 	r = transport_http_policy(c->h.status);
 	excerpt(&c->h.resp, ex, sizeof(ex));

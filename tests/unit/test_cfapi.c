@@ -314,6 +314,29 @@ TEST(gzip_refused_falls_back_to_plain)
 	fx_close(&fx);
 }
 
+/* A 400 that plain text gets too is about the batch, not gzip. */
+TEST(batch_refused_either_way_keeps_gzip)
+{
+	struct fixture fx;
+	char *log, *last;
+	int ra;
+
+	if (fx_open(&fx, "400,400,200", NULL) == -1)
+		return;
+	CHECK_INT(fx.sink->open(&fx.ctx), 0);
+	CHECK_INT(send_n(&fx, 2, 1, &ra), SEND_REJECT);
+	CHECK_INT(send_n(&fx, 2, 1, &ra), SEND_OK);
+	log = recv_log(&fx.r);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 2);
+	CHECK_INT(count_str(log, "\"encoding\": null"), 1);
+	last = log + strlen(log) - 1;
+	while (last > log && last[-1] != '\n')
+		last--;
+	CHECK(strstr(last, "\"encoding\": \"gzip\"") != NULL);
+	free(log);
+	fx_close(&fx);
+}
+
 TEST(counts_events_not_ingested)
 {
 	struct fixture fx;
@@ -432,6 +455,7 @@ main(void)
 	RUN(splits_oversized_batches);
 	RUN(status_policy_and_retry_after);
 	RUN(gzip_refused_falls_back_to_plain);
+	RUN(batch_refused_either_way_keeps_gzip);
 	RUN(counts_events_not_ingested);
 	RUN(connection_refused_is_retry);
 	RUN(keepalive_reconnect_policy);
