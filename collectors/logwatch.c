@@ -49,15 +49,16 @@ struct lw_file {
 /*
  * One condition, several lines: vobd logs most conditions twice, a vob.*
  * line and its esx.problem.* / esx.clear.* twin (seconds apart, in either
- * order), and hostd's event manager logs the event's text once more
- * ("sub=Vimsvc.ha-eventmgr] Event 132032 : ...").  Where one rule matches
+ * order), hostd's event manager logs the event's text once more
+ * ("sub=Vimsvc.ha-eventmgr] Event 132032 : ..."), and vmkernel often has
+ * its own line for it ("performance has deteriorated").  Where one rule matches
  * several of them for the same entity, only the first is an alert: recent
  * alerts are remembered with the origins seen.
  */
 #define LW_TWINS	32
 #define LW_TWIN_MS	30000
 
-enum { TW_VOB = 1, TW_ESX = 2, TW_HOSTD = 4 };
+enum { TW_VOB = 1, TW_ESX = 2, TW_HOSTD = 4, TW_LINE = 8 };
 
 struct lw_twin {
 	const struct rule *rule;
@@ -341,7 +342,7 @@ twin_origin(const char *text, size_t len)
 		return strncmp(id, "vob.", 4) == 0 ? TW_VOB : TW_ESX;
 	if (memmem(text, len, ev, sizeof(ev) - 1) != NULL)
 		return TW_HOSTD;
-	return 0;
+	return TW_LINE;		/* vmkernel's own message, and the rest */
 }
 
 /*
@@ -359,8 +360,6 @@ twin_seen(struct lw *lw, const struct rule *ru, const char *text, size_t len,
 	int64_t ts;
 	size_t i;
 
-	if (origin == 0)
-		return false;
 	logline_parse(text, len, lw->now, &ll);
 	ts = ll.ts_ms ? ll.ts_ms : lw->now;
 	for (i = 0; i < LW_TWINS; i++) {

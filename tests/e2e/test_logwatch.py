@@ -199,17 +199,32 @@ def test_hostd_event_repeating_vobd_is_one_alert(tmpdir):
     hostd = ("2024-03-05T06:07:09.001Z Wa(164) Hostd[169828]: [Originator@6876 "
              "sub=Vimsvc.ha-eventmgr] Event 132032 : Taking down physical NIC "
              "vmnic5 because the link is unstable.")
-    write(os.path.join(log, "vobd.log"), [vobd], "w")
+    # vmkernel's latency warning and vobd's event of it: one alert too; a
+    # second vmkernel warning is a new occurrence.
+    slow = ("Device naa.600508b1001c4d4e9f2e0b8d5e2a1f01 performance has deteriorated. "
+            "I/O latency increased from average value of 1234 microseconds to "
+            "123456 microseconds.")
+    vmk = TS7 + " cpu3:2132)WARNING: ScsiDeviceIO: 1513: " + slow
+    vobd_slow = (TS7 + ": [scsiCorrelator] 1012726884200us: "
+                 "[esx.problem.scsi.device.io.latency.high] " + slow)
+    vmk_again = "2024-03-05T06:07:20.000Z cpu3:2132)WARNING: ScsiDeviceIO: 1513: " + slow
+    write(os.path.join(log, "vobd.log"), [vobd, vobd_slow], "w")
     write(os.path.join(log, "hostd.log"), [hostd], "w")
+    write(os.path.join(log, "vmkernel.log"), [vmk, vmk_again], "w")
     a = harness.Agent(tmpdir, config(tmpdir,
         "  vobd: {directory: %s, include: vobd.log, read_from_head: yes}\n"
-        "  hostd: {directory: %s, include: hostd.log, read_from_head: yes}\n" % (log, log)))
+        "  hostd: {directory: %s, include: hostd.log, read_from_head: yes}\n"
+        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes}\n"
+        % (log, log, log)))
     rc, out, err = a.run("--once")
     harness.eq(rc, 0, "exit status (stderr: %s)" % err[-500:])
     alerts = [e for e in logwatch_events(tmpdir) if e.get("esxwatch_kind") == "alert"]
-    harness.eq(len(alerts), 1, "alerts for one flapping condition")
-    harness.eq(alerts[0].get("esxwatch_rule"), "nic_link_flapping", "rule")
-    harness.eq(alerts[0].get("esxwatch_nic"), "vmnic5", "nic")
+    flap = [e for e in alerts if e.get("esxwatch_rule") == "nic_link_flapping"]
+    harness.eq(len(flap), 1, "alerts for one flapping condition")
+    harness.eq(flap[0].get("esxwatch_nic"), "vmnic5", "nic")
+    lat = [e for e in alerts if e.get("esxwatch_rule") == "io_latency_deteriorated"]
+    harness.eq(len(lat), 2, "latency alerts (vmkernel + vobd once, then vmkernel again)")
+    harness.eq(len(alerts), 3, "alerts in all")
 
 
 def test_forward_all(tmpdir):
