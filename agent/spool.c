@@ -73,6 +73,9 @@ struct dest {
 	size_t		 win_cap, win_len;
 	uint64_t	 win_seg, win_off;
 	bool		 win_ok;
+	/* consecutive read errors at one position (a bad sector) */
+	struct pos	 rderr_at;
+	int		 rderr_n;
 };
 
 struct spool {
@@ -1733,6 +1736,47 @@ has_data(const struct spool *sp, const struct dest *d)
 	return false;
 }
 
+/*
+ * Reading segment i failed at *p.  Once or twice it may pass (the log says
+ * so); the third time in a row at the same place, the rest of the segment
+ * is unreadable: skip it and count its events lost, rather than stop this
+ * destination for good.  Returns true when *p moved.
+ */
+#define READ_ERR_SKIP	3
+
+static bool
+read_error_skip(struct spool *sp, struct dest *d, size_t i, struct pos *p)
+{
+	struct seg *s = &sp->segs[i];
+	uint64_t lost;
+
+	if (d->rderr_n > 0 && pos_cmp(&d->rderr_at, p->seg, p->off) == 0)
+		d->rderr_n++;
+	else {
+		d->rderr_at = *p;
+		d->rderr_n = 1;
+	}
+	if (d->rderr_n < READ_ERR_SKIP)
+		return false;
+	lost = s->end_seq > p->seq ? s->end_seq - p->seq : 0;
+	log_error("spool: destination '%s': segment %016" PRIx64 " cannot be "
+	    "read at offset %" PRIu64 "; skipping the rest of it (%" PRIu64
+	    " events lost)", d->name, s->id, p->off, lost);
+	sp->corrupt += lost;
+	d->rderr_n = 0;
+	if (i + 1 < sp->nsegs) {
+		p->seg = sp->segs[i + 1].id;
+		p->off = 0;
+		p->seq = sp->segs[i + 1].first_seq;
+	} else {
+		p->off = s->size;
+		p->seq = s->end_seq;
+	}
+	d->cur = *p;
+	d->dirty = true;
+	return true;
+}
+
 static void
 read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes,
     struct batch *out)
@@ -1768,8 +1812,11 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			continue;
 		}
 		r = rec_at(sp, d, s, p.off, &seq, &payload, &plen);
-		if (r < 0)
-			break;
+		if (r < 0) {
+			if (out->n > 0 || !read_error_skip(sp, d, i, &p))
+				break;
+			continue;
+		}
 		if (r == 0) {
 			uint64_t next = resync(sp, d, s, p.off + 1);
 

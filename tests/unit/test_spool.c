@@ -57,6 +57,31 @@ fsync(int fd)
 	return (int)syscall(SYS_fsync, fd);
 }
 
+/* pread() likewise: make reading a segment fail (a bad sector). */
+static int	 pread_seg_fail;	/* fail this many segment reads */
+
+static bool
+is_seg_fd(int fd)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	return n > 4 && memcmp(path + n - 4, ".seg", 4) == 0;
+}
+
+ssize_t
+pread(int fd, void *p, size_t len, off_t off)
+{
+	if (__atomic_load_n(&pread_seg_fail, __ATOMIC_SEQ_CST) > 0 && is_seg_fd(fd)) {
+		__atomic_sub_fetch(&pread_seg_fail, 1, __ATOMIC_SEQ_CST);
+		errno = EIO;
+		return -1;
+	}
+	return (ssize_t)syscall(SYS_pread64, fd, p, len, off);
+}
+
 /* A fresh spool directory for one test. */
 static const char *
 newdir(char *out, size_t len)
@@ -994,6 +1019,54 @@ TEST(failed_fsync_is_not_durable)
 	spool_close(sp);
 }
 
+/*
+ * A segment that cannot be read (EIO): a passing error is retried, one
+ * that persists skips the rest of that segment (counted) instead of
+ * stopping the destination for good.
+ */
+TEST(unreadable_segment_skipped_not_stuck)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	struct batch b;
+	int first, last, total = 0;
+
+	opts(&o, 1 << 20, 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 40);	/* several sealed segments */
+	CHECK_INT(spool_sync(sp), 0);
+	spool_close(sp);
+	sp = spool_open_dir(dir, &o, one, 1);
+	/* once: nothing this time, all of it the next */
+	__atomic_store_n(&pread_seg_fail, 1, __ATOMIC_SEQ_CST);
+	CHECK_INT(spool_peek(sp, 0, 100, 1 << 30, 0, &b), 0);
+	spool_batch_free(&b);
+	CHECK_INT(read_ack(sp, 0, 0, 3), 3);
+	/* for good: each unreadable segment is skipped after a few tries */
+	__atomic_store_n(&pread_seg_fail, 1000000, __ATOMIC_SEQ_CST);
+	for (int k = 0; k < 300; k++) {
+		int n = spool_peek(sp, 0, 100, 1 << 30, 0, &b);
+
+		spool_batch_free(&b);
+		if (n > 0) {
+			spool_ack(sp, 0, (size_t)n);
+			total += n;
+		}
+	}
+	__atomic_store_n(&pread_seg_fail, 0, __ATOMIC_SEQ_CST);
+	/* the destination is not stuck: new events flow */
+	push_n(sp, 40, 10);
+	CHECK_INT(drain(sp, 0, &first, &last), 10);
+	CHECK_INT(first, 40);
+	CHECK_INT(last, 49);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_corrupt + (uint64_t)total, 37);
+	spool_close(sp);
+}
+
 /* storage.max_disk_buffer_kb and storage.segment_kb size the spool. */
 TEST(storage_keys_size_the_spool)
 {
@@ -1175,6 +1248,7 @@ main(void)
 	RUN(cursor_rename_syncs_the_directory);
 	RUN(failed_fsync_is_not_durable);
 	RUN(cursor_files_exist_before_any_event);
+	RUN(unreadable_segment_skipped_not_stuck);
 	RUN(storage_keys_size_the_spool);
 	RUN(scan_image_garbage);
 	RUN(status_file_round_trip_and_print);
