@@ -213,6 +213,12 @@ agentid_stored(const char *dir, char *out, size_t outlen)
 	fd = -1;
 	if (rename(tmp, path) == -1)
 		goto err;
+	/* the new name is durable once the directory is: a power cut must
+	 * not give the host a second identity */
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		(void)fsync(fd);
+		close(fd);
+	}
 	snprintf(out, outlen, "%s", id);
 	return 0;
 err:

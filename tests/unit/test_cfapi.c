@@ -5,6 +5,9 @@
  * fall-back, keep-alive, and the TLS failure messages.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <unistd.h>
 
 #include "t.h"
 #include "sinktest.h"
@@ -113,6 +116,19 @@ TEST(agent_id_from_esxcli)
 	free(txt);
 }
 
+/* fsync() as agentid sees it: directory syncs are counted. */
+static int	 fsync_dirs;
+
+int
+fsync(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		__atomic_add_fetch(&fsync_dirs, 1, __ATOMIC_SEQ_CST);
+	return (int)syscall(SYS_fsync, fd);
+}
+
 TEST(agent_id_stored_once_0600)
 {
 	char dir[] = "/tmp/esxwatch-aid-XXXXXX", sub[128], path[160];
@@ -123,7 +139,9 @@ TEST(agent_id_stored_once_0600)
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(sub, sizeof(sub), "%s/storage", dir);
 	snprintf(path, sizeof(path), "%s/agent-id", sub);
+	fsync_dirs = 0;
 	CHECK_INT(agentid_stored(sub, a, sizeof(a)), 0);
+	CHECK(fsync_dirs > 0);	/* the rename is made durable */
 	CHECK(agentid_valid(a));
 	CHECK(a[14] == '4');	/* UUID version 4 */
 	CHECK(strchr("89ab", a[19]) != NULL);
