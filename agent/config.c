@@ -685,14 +685,25 @@ check_hostname(struct lctx *c, const char *key, const char *v, int line,
 static int
 check_url(struct lctx *c, const char *key, const char *v, int line, int col)
 {
-	char b[96];
+	char b[96], r[96];
+	const char *host, *at, *slash;
 
 	if (*v == '\0')
 		return 0;
 	if ((strncasecmp(v, "http://", 7) != 0 &&
 	    strncasecmp(v, "https://", 8) != 0) || has_ctl_or_space(v)) {
+		/* echo it without a user:password@ part */
+		show(v, b, sizeof(b));
+		host = strstr(b, "://");
+		host = host != NULL ? host + 3 : b;
+		at = strchr(host, '@');
+		slash = strchr(host, '/');
+		if (at != NULL && (slash == NULL || at < slash)) {
+			snprintf(r, sizeof(r), "%.*s***%s", (int)(host - b), b, at);
+			memcpy(b, r, sizeof(b));
+		}
 		rep(c, true, line, col, "'%s': '%s' is not an http:// or "
-		    "https:// URL", key, show(v, b, sizeof(b)));
+		    "https:// URL", key, b);
 		return -1;
 	}
 	return 0;

@@ -678,6 +678,16 @@ TEST(regex_errors)
 	    "3:12: 'regex': a group name (?<name>...) must match");
 }
 
+/* A refused URL is echoed without its password. */
+TEST(bad_url_error_hides_credentials)
+{
+	CHECK_ONE_ERROR("server:\n  url: 'ftp://u:s3cret@h/x'\n",
+	    "2:8: 'url': 'ftp://***@h/x' is not an http:// or https:// URL");
+	CHECK(strstr(M.text, "s3cret") == NULL);
+	CHECK_ONE_ERROR("server:\n  url: 'https://h/a b'\n",
+	    "2:8: 'url': 'https://h/a b' is not an http:// or https:// URL");
+}
+
 /* Stacked and nested repetitions make glibc's regcomp take gigabytes. */
 TEST(regex_explosive_repetitions)
 {
@@ -1364,6 +1374,7 @@ main(void)
 	RUN(wrong_node_types);
 	RUN(regex_errors);
 	RUN(regex_explosive_repetitions);
+	RUN(bad_url_error_hides_credentials);
 	RUN(named_groups_and_disabling_rules);
 	RUN(duplicate_keys);
 	RUN(yaml_syntax_errors);
