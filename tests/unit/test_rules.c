@@ -471,6 +471,7 @@ static const struct {
 	{ "2017-02-25T17:34:15.505Z cpu0:65560)WARNING: NMP: nmp_DeviceRequestFastDeviceProbe:237: NMP device \"t10.ATA_____Crucial_CT1050MX300SSD4_________________________163713E82C00\" state in doubt; requested fast path state update...", "vmkernel", "device_state_in_doubt", "device", "t10.ATA_____Crucial_CT1050MX300SSD4_________________________163713E82C00" },
 	/* the 5.x syslog form prints NMP function names without the line number */
 	{ "Aug 15 06:07:13 vmkernel: 1:23:46:11.079 cpu23:4257)NMP: nmp_ThrottleLogForDevice: Cmd 0x28 (0x41244109c100, 12535) to dev \"naa.600\" on path \"vmhba2:C0:T0:L6\" Failed: H:0xb D:0x0 P:0x0 Possible sense data: 0x0 0x0 0x0. Act:NONE", "vmkernel", "nmp_cmd_failed", "path", "vmhba2:C0:T0:L6" },
+	{ "2017-10-06T01:35:46.892Z cpu1:65954)ntg3:vmnic3:Ntg3PhyStateGet:426:link state changed (auxSTS: 0x871f)", "vmkernel", "nic_driver_link_state_changed", "nic", "vmnic3" },
 	{ "2012-11-01T04:12:01.299Z cpu2:12086)HBX: 2956: 'ssd': HB at offset 3735552 - Waiting for timed out HB:", "vmkernel", "vmfs_hb_offset_timed_out", "datastore", "ssd" },
 	{ "2012-11-01T04:12:01.299Z cpu2:12086)WARNING: FS3J: 3034: Aborting txn callerID: 0xc1d00006 to slot 211:  File system timeout (Ok to retry)", "vmkernel", "vmfs_journal_timeout", NULL, NULL },
 	{ "2020-04-30T07:25:58.464Z cpu3:2132)MCA: 207: CE Poll G0 Bd2 ChMsk ffff Memory Controller Read Error on Channel 1", "vmkernel", "mca_memory_error", "channel", "1" },
