@@ -336,6 +336,7 @@ static const struct want wants[] = {
 	{ "vobd-log/esxi6-link-down-up.log", 6, "vobd", "net_connectivity_restored", "nic", "vmnic6", "vswitch", "vSwitch0" },
 	{ "vobd-log/esxi6-link-down-up.log", 9, "vobd", NULL, NULL, NULL, NULL, NULL },
 	{ "vobd-log/esxi50-syslog-lost-connectivity.log", 1, "vobd", "storage_connectivity_lost", "device", "naa.60060xxx", "datastore", "VMFS_Volume01" },
+	{ "vobd-log/esxi50-syslog-lost-connectivity.log", 3, "vmkernel", "path_failover", "path", "vmhba39:C0:T0:L1", "new_path", "vmhba39:C0:T4:L1" },
 	{ "vobd-log/esxi50-syslog-lost-connectivity.log", 5, "vobd", "storage_redundancy_lost", "device", "naa.6006xxx", "path", "vmhba39:C0:T0:L1" },
 	{ "vobd-log/esxi50-syslog-lost-connectivity.log", 8, "vmkernel", "device_blocked", "device", "naa.6006016xxxx", NULL, NULL },
 	{ "vmkernel-log/esxi50-pdl.log", 1, "vmkernel", "pdl_sense", "path", "vmhba3:C0:T0:L0", "scsi_sense", "0x5 0x25 0x0" },
