@@ -169,6 +169,40 @@ TEST(vmksummary)
 	CHECK_STR(L.appname, "");
 }
 
+/* More header forms: 6.x hostd with a hex thread id, a stamp without
+ * fraction or zone, the other 8.0 severities, a one-digit syslog day, and
+ * a vmksummary bootstop line with a real date. */
+TEST(header_variants)
+{
+	parse("2017-01-02T03:04:05.123Z info hostd[76C40B70] [Originator@6876 sub=Default] y");
+	CHECK_STR(L.appname, "hostd");
+	CHECK_STR(L.severity, "in");
+	CHECK_INT(L.ts_ms, 1483326245123LL);
+	CHECK_STR(msg(), "[Originator@6876 sub=Default] y");
+
+	parse("2020-01-02T03:04:05 warning hostd[2099376] [Originator@6876 sub=IoTracker] x");
+	CHECK_INT(L.ts_ms, 1577934245000LL);
+	CHECK_STR(L.appname, "hostd");
+
+	parse("2025-12-11T16:43:23.314Z Db(167) Hostd[169797]: z");
+	CHECK_STR(L.severity, "Db");
+	CHECK_STR(msg(), "z");
+	parse("2025-12-11T16:43:23.314Z Em(8) vmkernel: cpu0:1)x");
+	CHECK_STR(L.severity, "Em");
+	CHECK_STR(msg(), "cpu0:1)x");
+
+	parse("Aug  5 06:07:13 vobd: Aug  5 06:07:13.285: 1us: t");
+	CHECK_STR(L.appname, "vobd");
+	CHECK_INT(L.ts_ms, 1785910033000LL);	/* 2026-08-05T06:07:13Z */
+
+	parse("2024-03-01T10:00:00.123Z bootstop[2104778]: Host has booted");
+	CHECK_STR(L.appname, "bootstop");
+	CHECK_STR(msg(), "Host has booted");
+	parse("2024-03-01T10:00:00.123Z In(14) bootstop[2104778]: Host is rebooting");
+	CHECK_STR(L.appname, "bootstop");
+	CHECK_STR(msg(), "Host is rebooting");
+}
+
 TEST(vob_ids)
 {
 	char id[128];
@@ -215,6 +249,7 @@ main(void)
 	RUN(hostd_forms);
 	RUN(syslog_5x);
 	RUN(vmksummary);
+	RUN(header_variants);
 	RUN(vob_ids);
 	RUN(garbage_is_harmless);
 	return t_done();
