@@ -1,5 +1,5 @@
 /*
- * esxwatch: command line, signals and wiring (CONTRACT §1).
+ * esxwatch: command line, signals and wiring (docs/operations.md).
  *
  *   collectors --emit--> queue --> shipper threads --> sinks
  *
@@ -282,10 +282,20 @@ main(int argc, char **argv)
 	    platform_hostname(r.cfg), platform_name(platform_get(r.cfg)));
 
 	if (once) {
+		struct queue_stats before, after;
+
+		/* Exit 0 only if every event was delivered: none left queued,
+		 * none rejected, none dropped over the disk budget. */
+		queue_stats(r.q, &before);
 		sched_run_once(r.sched);
 		sched_stop(r.sched);
 		queue_sync(r.q);
 		delivered = shipper_stop(r.sh, ONCE_DRAIN_MS);
+		queue_stats(r.q, &after);
+		if (after.dropped_events > before.dropped_events)
+			delivered = false;
+		if (!delivered)
+			log_error("--once: not every event was delivered");
 	} else {
 		for (;;) {
 			sched_loop(r.sched, &got_stop, &got_reload);

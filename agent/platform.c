@@ -24,22 +24,25 @@ exists(const char *path)
 enum platform
 platform_get(const struct config *cfg)
 {
-	static int detected = -1;
+	static int detected = -1;	/* __atomic: read by every thread */
 	struct utsname u;
+	int d;
 
 	if (cfg && cfg->platform && strcmp(cfg->platform, "esxi") == 0)
 		return PLATFORM_ESXI;
 	if (cfg && cfg->platform && strcmp(cfg->platform, "linux") == 0)
 		return PLATFORM_LINUX;
-	if (detected == -1) {
+	d = __atomic_load_n(&detected, __ATOMIC_ACQUIRE);
+	if (d == -1) {
 		/* uname -s says "VMkernel" on every ESXi release. */
 		if ((uname(&u) == 0 && strcmp(u.sysname, "VMkernel") == 0) ||
 		    exists("/etc/vmware/esx.conf") || exists("/bin/vmkload_mod"))
-			detected = PLATFORM_ESXI;
+			d = PLATFORM_ESXI;
 		else
-			detected = PLATFORM_LINUX;
+			d = PLATFORM_LINUX;
+		__atomic_store_n(&detected, d, __ATOMIC_RELEASE);
 	}
-	return (enum platform)detected;
+	return (enum platform)d;
 }
 
 const char *

@@ -78,8 +78,10 @@ ev_new(const char *kind, const char *severity, const char *fmt, ...)
 }
 
 /*
- * Every event gets the fields CONTRACT §3 puts on all events; what the
- * collector set itself (appname of a forwarded log line) wins.
+ * Every event gets the fields docs/events.md puts on all events.  hostname,
+ * esxwatch_collector and esxwatch_version are the agent's to say (a tag or
+ * a rule capture cannot change them); appname, kind and severity are the
+ * collector's when it set them (a forwarded log line's program).
  */
 int
 emit(struct emitter *em, struct event *ev)
@@ -91,9 +93,9 @@ emit(struct emitter *em, struct event *ev)
 
 	if (ev == NULL)
 		return -1;
-	if (event_set_default(ev, "hostname", s->hostname) == -1 ||
+	if (event_set(ev, "hostname", s->hostname) == -1 ||
 	    event_set_default(ev, "appname", "esxwatch") == -1 ||
-	    event_set_default(ev, "esxwatch_collector", em->collector) == -1 ||
+	    event_set(ev, "esxwatch_collector", em->collector) == -1 ||
 	    event_set_default(ev, "esxwatch_kind", "sample") == -1 ||
 	    event_set_default(ev, "esxwatch_severity", "info") == -1 ||
 	    event_set(ev, "esxwatch_version", ESXWATCH_VERSION) == -1)

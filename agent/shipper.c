@@ -356,7 +356,7 @@ shipper_stop(struct shipper *sh, int drain_ms)
 			pthread_join(d->thread, NULL);
 		if (d->opened && d->sink->close)
 			d->sink->close(&d->ctx);
-		if (queue_backlog(sh->q, i) > 0)
+		if (queue_backlog(sh->q, i) > 0 || d->st.dropped_poison > 0)
 			all = false;
 	}
 	pthread_mutex_destroy(&sh->mtx);
@@ -379,6 +379,8 @@ shipper_stats(struct shipper *sh, size_t i, struct shipper_dest_stats *st)
 		return -1;
 	pthread_mutex_lock(&sh->mtx);
 	*st = sh->dests[i].st;
+	st->not_ingested = __atomic_load_n(&sh->dests[i].ctx.not_ingested,
+	    __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&sh->mtx);
 	st->backlog = queue_backlog(sh->q, i);
 	return 0;

@@ -26,6 +26,7 @@ struct shipper_dest_stats {
 	uint64_t	sent_events;
 	uint64_t	failed_sends;	/* send attempts that did not deliver */
 	uint64_t	dropped_poison;	/* events the destination rejected alone */
+	uint64_t	not_ingested;	/* accepted by the server but not ingested */
 	uint64_t	backlog;	/* events queued for it */
 	int64_t		last_success_ms;	/* 0 = never */
 	int64_t		last_error_ms;
@@ -41,7 +42,8 @@ struct shipper	*shipper_start(const struct config *, struct queue *);
 /*
  * Stop: with drain_ms > 0, keep delivering until every destination's
  * backlog is empty or drain_ms passed.  Joins the threads, closes sinks.
- * Returns true if every destination's backlog was empty at the end.
+ * Returns true if every event was delivered: every destination's backlog
+ * is empty and none rejected an event while this shipper ran.
  */
 bool		 shipper_stop(struct shipper *, int drain_ms);
 size_t		 shipper_ndests(const struct shipper *);

@@ -23,6 +23,10 @@ struct sink_ctx {
 	const struct config	*cfg;
 	void			*priv;		/* the sink's own */
 	char			 error[512];	/* last error, human-readable */
+	/* Events the server accepted but said it did not ingest (cfapi's
+	 * "ingested" below the count sent).  Add with __atomic_add_fetch:
+	 * the status writer reads it from another thread. */
+	uint64_t		 not_ingested;
 };
 
 struct sink {

@@ -160,4 +160,64 @@ def test_once_exit_status_and_stdout_default(d):
         fail("no vmnic0 sample on stdout: %r" % evs[:2])
 
 
+def test_once_exit_1_when_the_destination_rejects(d):
+    """CONTRACT: --once exits 0 only if every event was delivered; events a
+    server rejects (HTTP 400) and that are dropped as poison are not."""
+    import http.server
+    import threading
+
+    class Reject(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(400)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), Reject)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        h = make_host(d)
+        cfg = config(h, "x").replace(
+            "server: {proto: file, path: x}\n",
+            "server: {hostname: 127.0.0.1, proto: http, port: %d, ssl: no}\n" % srv.server_port)
+        a = Agent(d, cfg)
+        rc, _, err = a.run("--once")
+        eq(rc, 1, "--once status when every event was rejected")
+        if "rejected" not in err:
+            fail("no log line says events were rejected: %r" % err[-400:])
+    finally:
+        srv.shutdown()
+
+
+def test_tags_cannot_replace_the_agents_fields(d):
+    """hostname and esxwatch_collector are the agent's: a filelog tag of
+    that name does not replace them."""
+    logs = os.path.join(d, "logs")
+    os.makedirs(logs)
+    with open(os.path.join(logs, "vobd.log"), "w") as f:
+        f.write("2023-05-08T07:45:35.567Z: [vmfsCorrelator] 1234us: [esx.problem.storage.apd.start] "
+                "Device or filesystem with identifier [naa.600508b1001c3a9b] has entered the "
+                "All Paths Down state.\n")
+    out = os.path.join(d, "out.jsonl")
+    a = Agent(d, "host: {hostname: esx01}\n"
+                 "storage: {directory: @STORAGE@}\n"
+                 "server: {proto: file, path: %s}\n"
+                 "collectors: {nic: {enabled: no}, datastore: {enabled: no}, vsan: {enabled: no},\n"
+                 "  smart: {enabled: no}, agent: {enabled: no}}\n"
+                 "filelog:\n  vobd: {directory: %s, include: vobd.log, read_from_head: yes,\n"
+                 "    tags: {hostname: fake, esxwatch_collector: mine, site: lab}}\n" % (out, logs))
+    rc, _, err = a.run("--once")
+    eq(rc, 0, "--once status (%s)" % err[-300:])
+    evs = read_events(out)
+    if not evs:
+        fail("no event from the vobd line")
+    for e in evs:
+        eq(e.get("hostname"), "esx01", "hostname")
+        eq(e.get("esxwatch_collector"), "logwatch", "esxwatch_collector")
+        eq(e.get("site"), "lab", "an ordinary filelog tag")
+
+
 harness.main(globals())
