@@ -1,5 +1,5 @@
 /*
- * event: what collectors produce and sinks ship (CONTRACT §3).
+ * event: what collectors produce and sinks ship (docs/events.md).
  *
  * An event is a text line, a timestamp (ms since the epoch, UTC) and an
  * ordered list of string fields with unique names matching
@@ -61,7 +61,7 @@ int		 event_set_text(struct event *, const char *text);
 
 bool		 field_name_valid(const char *name);
 
-/* The flat JSON object of CONTRACT §3: {"timestamp":N,"text":"..",f:".."}.
+/* The flat JSON object of docs/events.md: {"timestamp":N,"text":"..",f:".."}.
  * Appends to out, no trailing newline. */
 int		 event_to_json(const struct event *, struct buf *out);
 

@@ -45,7 +45,7 @@ struct shipper {
 
 /*
  * The primary destination is the file sink (stdout) when no server is
- * configured: CONTRACT §2 "Empty: events go to stdout as JSON lines".
+ * configured: server.hostname "Empty: events go to stdout as JSON lines".
  */
 static bool
 primary_is_stdout(const struct dest_conf *d)

@@ -1,5 +1,5 @@
 /*
- * file sink: events as JSON lines (CONTRACT §3) appended to a file, or to
+ * file sink: events as JSON lines (docs/events.md) appended to a file, or to
  * stdout when the path is empty or "-".  The embedded default when no
  * server is configured.
  */
