@@ -508,6 +508,8 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
 			c->not_ingested += count - (size_t)ingested;
 			atomic_fetch_add(&total_not_ingested,
 			    count - (uint64_t)ingested);
+			__atomic_add_fetch(&ctx->not_ingested,
+			    count - (uint64_t)ingested, __ATOMIC_RELAXED);
 			log_limited(LOG_WARN, "cfapi:not-ingested", 60,
 			    "%s: Log Insight ingested %lld of %zu events",
 			    ctx->name, ingested, count);
