@@ -76,6 +76,7 @@ struct dest {
 	/* consecutive read errors at one position (a bad sector) */
 	struct pos	 rderr_at;
 	int		 rderr_n;
+	int		 rderr_errno;	/* of the last failed read */
 };
 
 struct spool {
@@ -474,9 +475,13 @@ seg_open_fd(struct spool *sp, struct seg *s)
 	if (s->fd >= 0)
 		return s->fd;
 	s->fd = open(seg_path(sp, s->id, path, sizeof(path)), O_RDONLY | O_CLOEXEC);
-	if (s->fd < 0)
+	if (s->fd < 0) {
+		int err = errno;
+
 		log_limited(LOG_ERROR, "spool:open", 60, "spool: cannot open %s: %s",
-		    path, strerror(errno));
+		    path, strerror(err));
+		errno = err;
+	}
 	return s->fd;
 }
 
@@ -490,9 +495,12 @@ seg_bytes(struct spool *sp, struct dest *d, struct seg *s, uint64_t off,
     size_t len, const unsigned char **out)
 {
 	size_t want;
+	int rc, err;
 
-	if (off > s->size || len > s->size - off)
+	if (off > s->size || len > s->size - off) {
+		d->rderr_errno = EINVAL;
 		return -1;
+	}
 	if (s->mem != NULL) {
 		*out = s->mem + off;
 		return 0;
@@ -508,17 +516,30 @@ seg_bytes(struct spool *sp, struct dest *d, struct seg *s, uint64_t off,
 	if (want > d->win_cap) {
 		unsigned char *n = realloc(d->win, want);
 
-		if (n == NULL)
+		if (n == NULL) {
+			d->rderr_errno = ENOMEM;
 			return -1;
+		}
 		d->win = n;
 		d->win_cap = want;
 	}
 	d->win_ok = false;
-	if (seg_open_fd(sp, s) < 0)
+	if (seg_open_fd(sp, s) < 0) {
+		d->rderr_errno = errno;
 		return -1;
-	if (read_all(s->fd, d->win, want, (off_t)off) < 0) {
+	}
+	rc = read_all(s->fd, d->win, want, (off_t)off);
+	err = errno;
+	/* a sealed segment's descriptor is not kept: a long backlog of
+	 * segments must not hold as many descriptors */
+	if (!(sp->active && s == &sp->segs[sp->nsegs - 1])) {
+		close(s->fd);
+		s->fd = -1;
+	}
+	if (rc < 0) {
+		d->rderr_errno = err;
 		log_limited(LOG_ERROR, "spool:read", 60, "spool: cannot read segment %016"
-		    PRIx64 ": %s", s->id, strerror(errno));
+		    PRIx64 ": %s", s->id, strerror(err));
 		return -1;
 	}
 	d->win_ok = true;
@@ -1750,6 +1771,10 @@ read_error_skip(struct spool *sp, struct dest *d, size_t i, struct pos *p)
 	struct seg *s = &sp->segs[i];
 	uint64_t lost;
 
+	/* short of memory or descriptors: the data is fine, wait */
+	if (d->rderr_errno == ENOMEM || d->rderr_errno == EMFILE ||
+	    d->rderr_errno == ENFILE)
+		return false;
 	if (d->rderr_n > 0 && pos_cmp(&d->rderr_at, p->seg, p->off) == 0)
 		d->rderr_n++;
 	else {

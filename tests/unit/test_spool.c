@@ -1067,6 +1067,55 @@ TEST(unreadable_segment_skipped_not_stuck)
 	spool_close(sp);
 }
 
+static int
+count_fds(void)
+{
+	return count_files("/proc/self/fd", "");
+}
+
+/* A destination reading a long backlog does not hold a descriptor per
+ * segment (another destination that lags keeps them all alive). */
+TEST(reading_a_backlog_holds_few_descriptors)
+{
+	static const char *const two[] = { "a", "b" };
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	int first, last, n0;
+
+	opts(&o, 4 << 20, 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, two, 2);
+	push_n(sp, 0, 400);
+	CHECK_INT(spool_sync(sp), 0);
+	spool_close(sp);
+	sp = spool_open_dir(dir, &o, two, 2);
+	CHECK(count_files(dir, ".seg") > 20);
+	n0 = count_fds();
+	CHECK_INT(drain(sp, 0, &first, &last), 400);
+	CHECK(count_fds() - n0 <= 2);
+	/* out of descriptors is no reason to skip anything: wait */
+	{
+		struct rlimit old, small;
+		struct batch b;
+		int lowest = dup(0);
+
+		close(lowest);
+		getrlimit(RLIMIT_NOFILE, &old);
+		small = old;
+		small.rlim_cur = (rlim_t)lowest;
+		setrlimit(RLIMIT_NOFILE, &small);
+		for (int k = 0; k < 5; k++) {
+			CHECK_INT(spool_peek(sp, 1, 100, 1 << 30, 0, &b), 0);
+			spool_batch_free(&b);
+		}
+		setrlimit(RLIMIT_NOFILE, &old);
+	}
+	CHECK_INT(drain(sp, 1, &first, &last), 400);
+	CHECK_INT(first, 0);
+	spool_close(sp);
+}
+
 /* storage.max_disk_buffer_kb and storage.segment_kb size the spool. */
 TEST(storage_keys_size_the_spool)
 {
@@ -1249,6 +1298,7 @@ main(void)
 	RUN(failed_fsync_is_not_durable);
 	RUN(cursor_files_exist_before_any_event);
 	RUN(unreadable_segment_skipped_not_stuck);
+	RUN(reading_a_backlog_holds_few_descriptors);
 	RUN(storage_keys_size_the_spool);
 	RUN(scan_image_garbage);
 	RUN(status_file_round_trip_and_print);
