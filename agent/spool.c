@@ -39,6 +39,7 @@
 #define MEM_MAX		(32ull * 1024 * 1024)	/* memory-only bound */
 #define SEG_MAX		(64ull * 1024 * 1024)
 #define SEG_MIN		1024ull
+#define SEGS_MAX	4096ull			/* segments in a full spool */
 
 struct seg {
 	uint64_t	 id;
@@ -950,6 +951,9 @@ opts_fix(struct spool_opts *o)
 		o->budget = 4 * SEG_MIN;
 	if (o->segment_size == 0 || o->segment_size > o->budget / 2)
 		o->segment_size = o->budget / 2;
+	/* a directory of a million tiny files helps nobody */
+	if (o->segment_size < o->budget / SEGS_MAX)
+		o->segment_size = o->budget / SEGS_MAX;
 	if (o->segment_size < SEG_MIN)
 		o->segment_size = SEG_MIN;
 	if (o->segment_size > SEG_MAX)

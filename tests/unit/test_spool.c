@@ -1138,6 +1138,24 @@ TEST(storage_keys_size_the_spool)
 	CHECK(o.segment_size == 16ull * 1024);
 }
 
+/* Tiny segments in a big budget are raised: at most 4096 segments. */
+TEST(segment_count_is_bounded)
+{
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool *sp;
+
+	opts(&o, 8 << 20, 1024);	/* 8 MB in 1 KB segments: 8192 */
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 100);
+	CHECK_INT(spool_sync(sp), 0);
+	CHECK_INT(seg_file(dir, 0, p, sizeof(p)), 0);
+	CHECK(file_size(p) > 1024);	/* 2 KB segments */
+	CHECK(file_size(p) <= 2048);
+	spool_close(sp);
+}
+
 TEST(scan_image_garbage)
 {
 	unsigned char junk[4096];
@@ -1300,6 +1318,7 @@ main(void)
 	RUN(unreadable_segment_skipped_not_stuck);
 	RUN(reading_a_backlog_holds_few_descriptors);
 	RUN(storage_keys_size_the_spool);
+	RUN(segment_count_is_bounded);
 	RUN(scan_image_garbage);
 	RUN(status_file_round_trip_and_print);
 	RUN(status_collect_from_the_spool);
