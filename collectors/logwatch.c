@@ -221,6 +221,11 @@ entity_of(const struct rules_match *m, char *out, size_t outlen)
 		snprintf(out, outlen, "%s\t%s", m->caps[0].name, m->caps[0].value);
 }
 
+/*
+ * A capture named NAME becomes esxwatch_NAME, unless the event already has
+ * that field: a rule's capture never replaces what the agent itself says
+ * (esxwatch_kind, esxwatch_severity, esxwatch_file, esxwatch_rule ...).
+ */
 static void
 set_capture(struct event *ev, const char *name, const char *value)
 {
@@ -229,7 +234,7 @@ set_capture(struct event *ev, const char *name, const char *value)
 	if (snprintf(fname, sizeof(fname), "esxwatch_%s", name) >= (int)sizeof(fname) ||
 	    !field_name_valid(fname))
 		return;
-	event_set(ev, fname, value);
+	event_set_default(ev, fname, value);
 }
 
 static void

@@ -220,4 +220,37 @@ def test_tags_cannot_replace_the_agents_fields(d):
         eq(e.get("site"), "lab", "an ordinary filelog tag")
 
 
+def test_rule_captures_never_replace_the_agents_fields(d):
+    """A capture named like one of the agent's own fields (kind, severity,
+    file, rule) does not replace it; other captures become fields."""
+    logs = os.path.join(d, "logs")
+    os.makedirs(logs)
+    log = os.path.join(logs, "hostd.log")
+    with open(log, "w") as f:
+        f.write("2023-05-08T07:45:35.567Z In(166) Hostd[2099421]: [Originator@6876 sub=IoTracker] "
+                "In thread 2099500, fopen(\"/vmfs/volumes/ds1/vm1/vm1.vmx\") took over 1236 sec.\n")
+        f.write("2023-05-08T07:45:36.000Z In(166) Hostd[2099421]: custom banana whatever x.log\n")
+    out = os.path.join(d, "out.jsonl")
+    a = Agent(d, "storage: {directory: @STORAGE@}\n"
+                 "server: {proto: file, path: %s}\n"
+                 "collectors: {nic: {enabled: no}, datastore: {enabled: no}, vsan: {enabled: no},\n"
+                 "  smart: {enabled: no}, agent: {enabled: no}}\n"
+                 "filelog:\n  hostd: {directory: %s, include: hostd.log, read_from_head: yes}\n"
+                 "rules:\n  - name: clash\n"
+                 "    regex: 'custom (?<kind>[a-z]+) (?<severity>[a-z]+) (?<file>[a-z.]+)'\n"
+                 "    severity: error\n" % (out, logs))
+    rc, _, err = a.run("--once")
+    eq(rc, 0, "--once status (%s)" % err[-300:])
+    evs = read_events(out)
+    stall = harness.select(evs, esxwatch_rule="io_tracker_stall")
+    eq(len(stall), 1, "io_tracker_stall alerts")
+    eq(stall[0].get("esxwatch_file"), log, "esxwatch_file is the log's path")
+    eq(stall[0].get("esxwatch_datastore_file"), "/vmfs/volumes/ds1/vm1/vm1.vmx", "captured file")
+    clash = harness.select(evs, esxwatch_rule="clash")
+    eq(len(clash), 1, "alerts of the clashing rule")
+    eq(clash[0].get("esxwatch_kind"), "alert", "esxwatch_kind")
+    eq(clash[0].get("esxwatch_severity"), "error", "esxwatch_severity")
+    eq(clash[0].get("esxwatch_file"), log, "esxwatch_file")
+
+
 harness.main(globals())
