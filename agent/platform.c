@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,19 +52,25 @@ platform_name(enum platform p)
 	return p == PLATFORM_ESXI ? "esxi" : "linux";
 }
 
+static char		host_name[256];
+static pthread_once_t	host_name_once = PTHREAD_ONCE_INIT;
+
+static void
+read_host_name(void)
+{
+	if (gethostname(host_name, sizeof(host_name) - 1) == -1 || host_name[0] == '\0')
+		snprintf(host_name, sizeof(host_name), "localhost");
+	host_name[sizeof(host_name) - 1] = '\0';
+}
+
 const char *
 platform_hostname(const struct config *cfg)
 {
-	static char name[256];
-
 	if (cfg && cfg->hostname && *cfg->hostname)
 		return cfg->hostname;
-	if (name[0] == '\0') {
-		if (gethostname(name, sizeof(name) - 1) == -1 || name[0] == '\0')
-			snprintf(name, sizeof(name), "localhost");
-		name[sizeof(name) - 1] = '\0';
-	}
-	return name;
+	/* Once, whichever thread asks first: the others never see it half written. */
+	pthread_once(&host_name_once, read_host_name);
+	return host_name;
 }
 
 const char *
