@@ -579,7 +579,11 @@ rec_at(struct spool *sp, struct dest *d, struct seg *s, uint64_t off,
 	return 1;
 }
 
-/* Offset of the next valid record at or after off (s->size if none). */
+/*
+ * Offset of the next valid record at or after off (s->size if none).  A
+ * read error stops the search where it happened: the caller reads there
+ * again and decides (a passing error must not skip the rest unseen).
+ */
 static uint64_t
 resync(struct spool *sp, struct dest *d, struct seg *s, uint64_t off)
 {
@@ -590,12 +594,12 @@ resync(struct spool *sp, struct dest *d, struct seg *s, uint64_t off)
 		int r;
 
 		if (seg_bytes(sp, d, s, off, 4, &p) < 0)
-			return s->size;
+			return off;
 		if (get32(p) != SPOOL_REC_MAGIC)
 			continue;
 		r = rec_at(sp, d, s, off, &seq, &p, &plen);
 		if (r < 0)
-			return s->size;
+			return off;
 		if (r == 1)
 			return off;
 	}

@@ -59,6 +59,7 @@ fsync(int fd)
 
 /* pread() likewise: make reading a segment fail (a bad sector). */
 static int	 pread_seg_fail;	/* fail this many segment reads */
+static int	 pread_seg_skip;	/* ... after letting this many pass */
 
 static bool
 is_seg_fd(int fd)
@@ -75,6 +76,10 @@ ssize_t
 pread(int fd, void *p, size_t len, off_t off)
 {
 	if (__atomic_load_n(&pread_seg_fail, __ATOMIC_SEQ_CST) > 0 && is_seg_fd(fd)) {
+		if (__atomic_load_n(&pread_seg_skip, __ATOMIC_SEQ_CST) > 0) {
+			__atomic_sub_fetch(&pread_seg_skip, 1, __ATOMIC_SEQ_CST);
+			return (ssize_t)syscall(SYS_pread64, fd, p, len, off);
+		}
 		__atomic_sub_fetch(&pread_seg_fail, 1, __ATOMIC_SEQ_CST);
 		errno = EIO;
 		return -1;
@@ -1067,6 +1072,41 @@ TEST(unreadable_segment_skipped_not_stuck)
 	spool_close(sp);
 }
 
+/* A read error while skipping a damaged region is not the region's end. */
+TEST(read_error_in_damaged_region_not_a_skip)
+{
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool *sp;
+	unsigned char zero[4096];
+	int fd, first, last;
+
+	opts(&o, 8 << 20, 1 << 20);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 5000);	/* one segment of about 400 KB */
+	CHECK_INT(spool_sync(sp), 0);
+	spool_close(sp);
+	CHECK_INT(seg_file(dir, 0, p, sizeof(p)), 0);
+	CHECK(file_size(p) > 290 * 1024);
+	/* the first 280 KB destroyed: the search crosses a read window */
+	memset(zero, 0, sizeof(zero));
+	fd = open(p, O_WRONLY);
+	for (off_t off = 0; off < 280 * 1024; off += sizeof(zero))
+		CHECK(pwrite(fd, zero, sizeof(zero), off) == (ssize_t)sizeof(zero));
+	close(fd);
+	sp = spool_open_dir(dir, &o, one, 1);
+	/* the first window loads, the next read (during the search) fails */
+	__atomic_store_n(&pread_seg_skip, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&pread_seg_fail, 1, __ATOMIC_SEQ_CST);
+	CHECK(drain(sp, 0, &first, &last) > 0);
+	__atomic_store_n(&pread_seg_fail, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&pread_seg_skip, 0, __ATOMIC_SEQ_CST);
+	CHECK(first > 0);
+	CHECK_INT(last, 4999);	/* what follows the damage is delivered */
+	spool_close(sp);
+}
+
 static int
 count_fds(void)
 {
@@ -1316,6 +1356,7 @@ main(void)
 	RUN(failed_fsync_is_not_durable);
 	RUN(cursor_files_exist_before_any_event);
 	RUN(unreadable_segment_skipped_not_stuck);
+	RUN(read_error_in_damaged_region_not_a_skip);
 	RUN(reading_a_backlog_holds_few_descriptors);
 	RUN(storage_keys_size_the_spool);
 	RUN(segment_count_is_bounded);
