@@ -188,6 +188,7 @@ status_collect(struct status_snap *s)
 		d->sent_events = ss.sent_events;
 		d->failed_sends = ss.failed_sends;
 		d->dropped_poison += ss.dropped_poison;
+		d->not_ingested = ss.not_ingested;
 		d->last_success_ms = ss.last_success_ms;
 		if (ss.failing || d->state != DEST_FAILING) {
 			/* the shipper's word, unless only the spool sees the
@@ -202,6 +203,7 @@ status_collect(struct status_snap *s)
 		s->sent_events += s->dests[k].sent_events;
 		s->failed_sends += s->dests[k].failed_sends;
 		s->dropped_poison += s->dests[k].dropped_poison;
+		s->not_ingested += s->dests[k].not_ingested;
 	}
 }
 
@@ -225,11 +227,12 @@ status_write(const struct status_snap *s, const char *path)
 	    "\nqueued_bytes: %" PRIu64 "\npushed_events: %" PRIu64 "\nsent_events: %" PRIu64 "\nfailed_sends: %"
 	    PRIu64 "\ndropped_budget: %" PRIu64 "\ndropped_poison: %" PRIu64
 	    "\ndropped_corrupt: %" PRIu64 "\ntorn_tails: %" PRIu64 "\nrss_kb: %"
-	    PRIu64 "\ncpu_ms: %" PRIu64 "\n", ESXWATCH_VERSION, s->pid, s->updated_ms,
+	    PRIu64 "\ncpu_ms: %" PRIu64 "\nnot_ingested: %" PRIu64 "\n", ESXWATCH_VERSION,
+	    s->pid, s->updated_ms,
 	    s->started_ms, !s->have_spool ? "none" : s->memory_only ? "memory" : "disk",
 	    s->queued_events, s->queued_bytes, s->pushed_events, s->sent_events,
 	    s->failed_sends, s->dropped_budget, s->dropped_poison, s->dropped_corrupt, s->torn_tails,
-	    s->rss_kb, s->cpu_ms);
+	    s->rss_kb, s->cpu_ms, s->not_ingested);
 	for (size_t i = 0; i < s->ndests; i++) {
 		const struct status_dest *d = &s->dests[i];
 		char name[sizeof(d->name)], proto[sizeof(d->proto)], err[sizeof(d->last_error)];
@@ -242,10 +245,11 @@ status_write(const struct status_snap *s, const char *path)
 		    PRIu64 "\n backlog_bytes: %" PRIu64 "\n sent_events: %" PRIu64
 		    "\n failed_sends: %" PRIu64 "\n dropped_budget: %" PRIu64
 		    "\n dropped_poison: %" PRIu64 "\n last_success_ms: %" PRId64
-		    "\n last_error_ms: %" PRId64 "\n last_error: %s\n", name, proto,
+		    "\n last_error_ms: %" PRId64 "\n not_ingested: %" PRIu64
+		    "\n last_error: %s\n", name, proto,
 		    state_name(d->state), d->backlog_events, d->backlog_bytes,
 		    d->sent_events, d->failed_sends, d->dropped_budget, d->dropped_poison,
-		    d->last_success_ms, d->last_error_ms, err);
+		    d->last_success_ms, d->last_error_ms, d->not_ingested, err);
 	}
 	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		goto out;
@@ -336,6 +340,8 @@ parse_dest_key(struct status_dest *d, const char *k, const char *v)
 		u = &d->dropped_budget;
 	else if (strcmp(k, "dropped_poison") == 0)
 		u = &d->dropped_poison;
+	else if (strcmp(k, "not_ingested") == 0)
+		u = &d->not_ingested;
 	else if (strcmp(k, "last_success_ms") == 0)
 		i = &d->last_success_ms;
 	else if (strcmp(k, "last_error_ms") == 0)
@@ -360,6 +366,7 @@ parse_top_key(struct status_snap *s, const char *k, const char *v)
 		{ "torn_tails", offsetof(struct status_snap, torn_tails) },
 		{ "rss_kb", offsetof(struct status_snap, rss_kb) },
 		{ "cpu_ms", offsetof(struct status_snap, cpu_ms) },
+		{ "not_ingested", offsetof(struct status_snap, not_ingested) },
 	};
 	int64_t x;
 
@@ -644,6 +651,9 @@ status_print(const struct config *cfg, FILE *out)
 		fprintf(out, "  sent:         %" PRIu64 " events; %" PRIu64
 		    " failed sends; %" PRIu64 " dropped\n", d->sent_events, d->failed_sends,
 		    d->dropped_budget + d->dropped_poison);
+		if (d->not_ingested > 0)
+			fprintf(out, "  not ingested: %" PRIu64 " events the server accepted "
+			    "but did not ingest\n", d->not_ingested);
 		fmt_time(d->last_success_ms, when, sizeof(when));
 		fmt_ago(d->last_success_ms, now, ago, sizeof(ago));
 		if (d->last_success_ms > 0)

@@ -30,6 +30,7 @@ struct status_dest {
 	uint64_t	 backlog_events, backlog_bytes;
 	uint64_t	 sent_events, failed_sends;
 	uint64_t	 dropped_budget, dropped_poison;
+	uint64_t	 not_ingested;	/* accepted by the server, not ingested */
 	int64_t		 last_success_ms, last_error_ms;	/* 0 = never */
 	char		 last_error[512];
 };
@@ -42,6 +43,7 @@ struct status_snap {
 	uint64_t	 queued_events, queued_bytes, pushed_events;
 	uint64_t	 sent_events, failed_sends;
 	uint64_t	 dropped_budget, dropped_poison, dropped_corrupt, torn_tails;
+	uint64_t	 not_ingested;
 	uint64_t	 rss_kb, cpu_ms;
 	size_t		 ndests;
 	struct status_dest dests[STATUS_MAX_DESTS];

@@ -63,6 +63,7 @@ status_event(const struct status_snap *s)
 	    set_u64(ev, "esxwatch_dropped_poison", s->dropped_poison) < 0 ||
 	    set_u64(ev, "esxwatch_dropped_corrupt", s->dropped_corrupt) < 0 ||
 	    set_u64(ev, "esxwatch_failed_sends", s->failed_sends) < 0 ||
+	    set_u64(ev, "esxwatch_not_ingested", s->not_ingested) < 0 ||
 	    set_u64(ev, "esxwatch_rss_kb", s->rss_kb) < 0 ||
 	    set_u64(ev, "esxwatch_cpu_ms", s->cpu_ms) < 0 ||
 	    event_set(ev, "esxwatch_spool", !s->have_spool ? "none" :

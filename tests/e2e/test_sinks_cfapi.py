@@ -137,6 +137,40 @@ def test_two_cfapi_destinations_independent(d):
             fail("the healthy destination waited %.1fs for the refusing one" % (first_ok - t0))
 
 
+def test_not_ingested_is_counted_and_reported(d):
+    """A 200 whose "ingested" is below the count sent is delivered (not
+    resent) but counted: in the status file, --status and the agent's own
+    status event."""
+    h = sinkutil.make_host(d, ndisks=20)
+    with receivers.CfapiReceiver(script=["200:ingested=5"]) as r:
+        cfg = sinkutil.config(h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}" % r.port)
+        cfg = cfg.replace("  agent: {enabled: no}\n", "  agent: {enabled: yes, interval: 1}\n")
+        cfg = cfg.replace("  vsan: {enabled: yes, interval: 1}\n", "  vsan: {enabled: yes, interval: 3600}\n")
+        a = Agent(d, cfg)
+        a.start()
+        status = os.path.join(a.storage, "status")
+
+        def counted():
+            if not os.path.exists(status):
+                return None
+            with open(status) as f:
+                for line in f:
+                    if line.startswith("not_ingested: ") and line.strip() != "not_ingested: 0":
+                        return int(line.split()[1])
+            return None
+        n = wait_for(counted, timeout=20, what="a not_ingested count in the status file")
+        # The first request held every event queued then; 5 were ingested.
+        eq(n, r.requests[0]["n"] - 5, "not_ingested")
+        rc, out, _ = a.run("--status")
+        eq(rc, 0, "--status exit status")
+        if "not ingested: %d" % n not in out:
+            fail("--status does not show the not-ingested count: %r" % out[-500:])
+        wait_for(lambda: [e for e in r.events if e.get("esxwatch_kind") == "status"
+                          and e.get("esxwatch_not_ingested") == str(n)],
+                 timeout=20, what="a status event with esxwatch_not_ingested %d" % n)
+        a.stop()
+
+
 def test_long_text_cut_to_16k(d):
     """A 40 KB log line arrives cut to Log Insight's 16 KB text limit,
     with the marker, on a character boundary; no violation."""
