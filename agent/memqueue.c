@@ -115,7 +115,9 @@ queue_open(const struct config *cfg, const char *const *dests, size_t ndests)
 		return NULL;
 	pthread_mutex_init(&q->mtx, NULL);
 	cond_init_mono(&q->cond);
-	q->max_bytes = (uint64_t)(cfg->max_disk_buffer > 0 ? cfg->max_disk_buffer : 200) << 20;
+	q->max_bytes = cfg->max_disk_buffer_kb > 0 ?
+	    (uint64_t)cfg->max_disk_buffer_kb << 10 :
+	    (uint64_t)(cfg->max_disk_buffer > 0 ? cfg->max_disk_buffer : 200) << 20;
 	if (set_dests(q, dests, ndests) == -1) {
 		queue_close(q);
 		return NULL;
