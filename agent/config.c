@@ -1,6 +1,6 @@
 /*
  * config: agent.yaml (libyaml) or liagent.ini into a struct config
- * (CONTRACT §2, docs/configuration.md).
+ * (docs/configuration.md).
  *
  * The YAML side runs libyaml's event parser and builds a small tree of its
  * own, so every node keeps the line and column it came from: errors name
@@ -771,7 +771,7 @@ check_name(struct lctx *c, const char *key, const char *v, int line, int col)
 	return 0;
 }
 
-/* Tags become event fields (CONTRACT §3): same rules as field names. */
+/* Tags become event fields (docs/events.md): same rules as field names. */
 static int
 check_tag_name(struct lctx *c, const char *key, const char *v, int line,
     int col)

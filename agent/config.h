@@ -1,5 +1,5 @@
 /*
- * config: agent.yaml (libyaml) or liagent.ini, CONTRACT §2.
+ * config: agent.yaml (libyaml) or liagent.ini, docs/configuration.md.
  *
  * config_load() fills a struct config with every default, then applies the
  * file.  Errors are reported as FILE:LINE:COL: message (one line each, all of

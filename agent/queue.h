@@ -1,6 +1,6 @@
 /*
  * queue: the single hand-off between the collecting side and the shipping
- * side (DESIGN "The house").  Every destination reads the same stream of
+ * side (docs/architecture.md).  Every destination reads the same stream of
  * events from its own cursor and acknowledges what it delivered.
  *
  * This header is the seam the durable spool implements; the collecting

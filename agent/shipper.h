@@ -1,7 +1,7 @@
 /*
  * shipper: the shipping side.  One thread per destination reads batches
  * from its cursor in the queue, sends them through the destination's sink
- * and acknowledges what was delivered (DESIGN "Delivery policy"):
+ * and acknowledges what was delivered (docs/architecture.md):
  *  - SEND_OK: ack, next batch;
  *  - SEND_RETRY: full-jitter exponential backoff (base 1 s, cap 5 min) or
  *    the server's Retry-After, then the same batch again;

@@ -1,5 +1,5 @@
 /*
- * spool: the durable implementation of agent/queue.h (DESIGN "Durability").
+ * spool: the durable implementation of agent/queue.h (docs/operations.md).
  *
  * Events are appended to segment files under storage.directory/spool/
  * (NNNNNNNNNNNNNNNN.seg, 0600, in a 0700 directory).  Every record is

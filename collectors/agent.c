@@ -1,5 +1,5 @@
 /*
- * The agent collector: esxwatch about itself (CONTRACT §3, collector
+ * The agent collector: esxwatch about itself (docs/events.md, collector
  * "agent").  Every interval one `status` event with the queue, delivery
  * and process figures; a `change` event when a destination goes from
  * delivering to failing (with the error) and when it delivers again.

@@ -1,5 +1,5 @@
 /*
- * The collector interface (DESIGN "The two interfaces").
+ * The collector interface (docs/architecture.md).
  *
  * A collector observes one part of the host and emits events; it never
  * knows where they go.  Built-in collectors are listed in one static table

@@ -1,6 +1,6 @@
 /*
  * nic: link state and error counters of the host's network interfaces
- * (CONTRACT §3, collector "nic").
+ * (docs/events.md, collector "nic").
  *
  * Two readers fill the same plain struct: ESXi (`esxcli network nic list`
  * and `network nic stats get -n NIC`, through localcli when present) and

@@ -1,6 +1,6 @@
 /*
  * http: POST events to any HTTP endpoint as the flat JSON objects of
- * CONTRACT §3 (event_to_json), one per line (json_lines, the default) or
+ * docs/events.md (event_to_json), one per line (json_lines, the default) or
  * as one JSON array (json_array); gzip when compress: gzip; extra headers
  * such as Authorization, whose values never appear in a log line or an
  * error.  Any 2xx is delivered; the rest follows transport_http_policy().

@@ -1,5 +1,5 @@
 /*
- * The sink interface (DESIGN "The two interfaces").
+ * The sink interface (docs/architecture.md).
  *
  * A sink sends one batch to one destination and says how it went; it never
  * knows where events came from and never retries by itself — the shipper

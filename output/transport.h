@@ -86,7 +86,7 @@ void	 hconn_close(struct hconn *);
 bool	 hconn_will_reconnect(struct hconn *);
 
 /*
- * The status policy shared by cfapi and http (DESIGN "Delivery policy"):
+ * The status policy shared by cfapi and http (docs/outputs.md):
  * 2xx OK; 400, 413 and 422 REJECT (this batch is refused); 408, 429, 5xx
  * RETRY; other 4xx (401, 403, 404...) RETRY as well: they describe the
  * destination or its configuration, not the events, and rejecting would

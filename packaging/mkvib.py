@@ -172,7 +172,8 @@ def release_date(epoch):
 
 
 def payload_checksums(gz, tar):
-	"""The three checksums in the order the reference recommends."""
+	"""The three checksums in the recommended order: sha-256 of the gunzipped
+	payload, sha-256, sha-1 of the gunzipped payload."""
 	return [("sha-256", "gunzip", hashlib.sha256(tar).hexdigest()),
 		("sha-256", None, hashlib.sha256(gz).hexdigest()),
 		("sha-1", "gunzip", hashlib.sha1(tar).hexdigest())]
@@ -225,7 +226,7 @@ def payload_files(bin_path, rules_path):
 	"""{path in the payload: (mode, bytes)}.  Only community-allowed places:
 	opt/esxwatch/..., etc/vmware/firewall, etc/vmware/service, and the init
 	script in etc/init.d (partner-only in the 2012 schema, accepted on
-	community VIBs in practice: see the reference, section 1.6)."""
+	community VIBs in practice)."""
 	esxi = os.path.join(HERE, "esxi")
 	return {
 		"opt/esxwatch/bin/esxwatch": (0o755, read(bin_path)),

@@ -161,7 +161,7 @@ def test_once_exit_status_and_stdout_default(d):
 
 
 def test_once_exit_1_when_the_destination_rejects(d):
-    """CONTRACT: --once exits 0 only if every event was delivered; events a
+    """--once exits 0 only if every event was delivered; events a
     server rejects (HTTP 400) and that are dropped as poison are not."""
     import http.server
     import threading

@@ -110,7 +110,7 @@ def sd_escape(v, keep_nl):
 
 
 def expected(e, keep_nl):
-    """What rsyslog should report for event e (CONTRACT §3 flat form)."""
+    """What rsyslog should report for event e (the flat form of docs/events.md)."""
     fields = [(k, v) for k, v in e.items() if k not in ("text", "timestamp")]
     sd = "[esxwatch@32473 " + " ".join('%s="%s"' % (k, sd_escape(v, keep_nl))
                                         for k, v in fields) + "]"

@@ -1,7 +1,7 @@
 """Strict receivers for the sink tests (Python standard library only).
 
-CfapiReceiver enforces every rule of /work/shared/reference/loginsight-api.md
-§1 for POST /api/v1/events/ingest/{agentId} and records each violation;
+CfapiReceiver enforces every rule of Log Insight's ingestion API (cfapi)
+for POST /api/v1/events/ingest/{agentId} and records each violation;
 HttpReceiver records what the http sink posts.  Both run in a thread of the
 test process, over plain HTTP or TLS (certs.py), and can be scripted to
 answer the n-th request with a given status (503 + Retry-After, 415 to gzip,
@@ -92,7 +92,7 @@ def check_cfapi_body(obj, now_ms):
 
 
 def to_flat(e):
-    """cfapi event -> flat dict like CONTRACT §3 (for comparisons)."""
+    """cfapi event -> the flat dict of docs/events.md (for comparisons)."""
     d = {"text": e.get("text"), "timestamp": e.get("timestamp")}
     for f in e.get("fields", []):
         d[f["name"]] = f["content"]
@@ -322,7 +322,7 @@ class HttpReceiver(_Base):
         for e in evs:
             if not isinstance(e, dict) or not isinstance(e.get("text"), str) or \
                     not isinstance(e.get("timestamp"), int):
-                v.append("not a CONTRACT §3 event: %r" % (e,))
+                v.append("not an esxwatch event (docs/events.md): %r" % (e,))
                 continue
             for k, val in e.items():
                 if k not in ("text", "timestamp") and (not NAME_RE.match(k) or not isinstance(val, str)):

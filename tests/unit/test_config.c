@@ -263,7 +263,7 @@ TEST(defaults_from_empty_and_comment_only_files)
 	config_free(c);
 }
 
-/* The repository's agent.yaml is CONTRACT §2: every value the default. */
+/* The repository's agent.yaml writes out the defaults, every value as documented. */
 TEST(repo_agent_yaml_is_the_defaults)
 {
 	struct config *c;

@@ -1,5 +1,5 @@
 /*
- * http sink: json_lines and json_array bodies as CONTRACT §3 objects, gzip,
+ * http sink: json_lines and json_array bodies as the flat objects of docs/events.md, gzip,
  * configured headers on the wire but never in an error, the status policy,
  * and URL redaction.
  */
