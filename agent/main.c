@@ -133,12 +133,36 @@ open_queue(struct running *r)
 	return r->q ? 0 : -1;
 }
 
+/*
+ * A configuration a shipping thread left behind in a hung send still
+ * reads: kept until the process ends (reachable from here).
+ */
+static struct config	**kept_cfgs;
+static size_t		  nkept_cfgs;
+
+static void
+retire_config(struct config *cfg, unsigned abandoned_before)
+{
+	struct config **n;
+
+	if (shipper_abandoned() == abandoned_before) {
+		config_free(cfg);
+		return;
+	}
+	n = realloc(kept_cfgs, (nkept_cfgs + 1) * sizeof(*n));
+	if (n == NULL)
+		return;		/* leaked: still never freed under the thread */
+	kept_cfgs = n;
+	kept_cfgs[nkept_cfgs++] = cfg;
+}
+
 /* SIGHUP: a bad new configuration is rejected and the old one stays. */
 static void
 reload(struct running *r, const char *path, int verbose)
 {
 	const char *names[MAX_DESTS];
 	struct config *ncfg;
+	unsigned abandoned;
 	size_t n;
 
 	log_info("reloading configuration from %s", path);
@@ -148,8 +172,9 @@ reload(struct running *r, const char *path, int verbose)
 		return;
 	}
 	sched_stop(r->sched);
+	abandoned = shipper_abandoned();
 	shipper_stop(r->sh, 0);
-	config_free(r->cfg);
+	retire_config(r->cfg, abandoned);
 	r->cfg = ncfg;
 	setup_logging(r->cfg, verbose);
 	n = shipper_dest_names(r->cfg, names, MAX_DESTS);
@@ -314,7 +339,7 @@ main(int argc, char **argv)
 		delivered = true;	/* a daemon stop is a success */
 	}
 	queue_close(r.q);
-	config_free(r.cfg);
+	retire_config(r.cfg, 0);
 	log_close();
 	return delivered ? 0 : 1;
 }

@@ -17,6 +17,13 @@
 
 #define BACKOFF_BASE_MS		1000
 #define BACKOFF_CAP_MS		(5 * 60 * 1000)
+/*
+ * A send still in flight this long after the stop's deadline (a server
+ * that accepted the connection and never answers: the sink's own timeout
+ * is 30 s) is abandoned: its thread is detached and never touches the
+ * queue again, so neither SIGTERM nor a reload waits for it.
+ */
+#define ABANDON_GRACE_MS	500
 
 struct dest {
 	struct shipper		*sh;
@@ -27,6 +34,9 @@ struct dest {
 	bool			 opened;
 	pthread_t		 thread;
 	bool			 started;
+	bool			 exited;	/* under sh->mtx */
+	bool			 in_send;	/* under sh->mtx: in open() or send() */
+	bool			 abandoned;	/* under sh->mtx: left behind by the stop */
 	unsigned		 attempt;	/* consecutive failures */
 	unsigned int		 seed;
 	struct shipper_dest_stats st;		/* under sh->mtx */
@@ -41,7 +51,14 @@ struct shipper {
 	int64_t			 deadline_ms;	/* give up at this time (0 = never) */
 	struct dest		*dests;
 	size_t			 ndests;
+	struct shipper		*next_abandoned;
 };
+
+/* Shippers with a thread left behind in a hung send: kept (never freed)
+ * because that thread still uses them when its send returns. */
+static pthread_mutex_t	 abandoned_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct shipper	*abandoned_list;
+static unsigned		 abandoned_threads;	/* __atomic */
 
 /*
  * The primary destination is the file sink (stdout) when no server is
@@ -115,6 +132,39 @@ is_stopping(struct shipper *sh)
 	return r;
 }
 
+/*
+ * Enter a call into the sink (open or send): refused once the stop's
+ * deadline passed, so that a thread the stop does not abandon never
+ * starts a send that could hang it.
+ */
+static bool
+enter_sink(struct dest *d)
+{
+	struct shipper *sh = d->sh;
+	bool ok;
+
+	pthread_mutex_lock(&sh->mtx);
+	ok = !(sh->deadline_ms && mono_ms() >= sh->deadline_ms);
+	d->in_send = ok;
+	pthread_mutex_unlock(&sh->mtx);
+	return ok;
+}
+
+/* Leave the sink; false if the stop abandoned this thread meanwhile: it
+ * must then touch neither the queue nor the sink again. */
+static bool
+leave_sink(struct dest *d)
+{
+	struct shipper *sh = d->sh;
+	bool ok;
+
+	pthread_mutex_lock(&sh->mtx);
+	d->in_send = false;
+	ok = !d->abandoned;
+	pthread_mutex_unlock(&sh->mtx);
+	return ok;
+}
+
 static void
 note_failure(struct dest *d, const char *why)
 {
@@ -178,11 +228,17 @@ deliver(struct dest *d, struct event **events, size_t n, size_t *done,
 		*done = 1;
 		return SEND_OK;
 	}
+	if (giving_up(d->sh))
+		return SEND_RETRY;
 	h = n / 2;
 	r = deliver(d, events, h, &d1, retry_after);
 	if (r != SEND_OK) {
 		*done = d1;
 		return r;
+	}
+	if (giving_up(d->sh)) {
+		*done = h;
+		return SEND_RETRY;
 	}
 	r = deliver(d, events + h, n - h, &d2, retry_after);
 	*done = h + d2;
@@ -243,8 +299,18 @@ dest_thread(void *arg)
 			if (b.n == 0)
 				continue;
 		}
+		if (!enter_sink(d)) {
+			batch_free_events(&b);
+			break;
+		}
 		if (!d->opened) {
-			if (d->sink->open(&d->ctx) == 0)
+			int o = d->sink->open(&d->ctx);
+
+			if (!leave_sink(d)) {
+				batch_free_events(&b);
+				return NULL;
+			}
+			if (o == 0)
 				d->opened = true;
 			else {
 				note_failure(d, d->ctx.error[0] ? d->ctx.error : "cannot open");
@@ -253,8 +319,16 @@ dest_thread(void *arg)
 				nap(sh, backoff_ms(d, 0), true);
 				continue;
 			}
+			if (!enter_sink(d)) {
+				batch_free_events(&b);
+				break;
+			}
 		}
 		r = deliver(d, b.events, b.n, &done, &retry_after);
+		if (!leave_sink(d)) {
+			batch_free_events(&b);
+			return NULL;
+		}
 		if (done > 0) {
 			queue_ack(sh->q, d->index, done);
 			note_success(d, done);
@@ -273,6 +347,10 @@ dest_thread(void *arg)
 			nap(sh, ms, true);
 		}
 	}
+	pthread_mutex_lock(&sh->mtx);
+	d->exited = true;
+	pthread_cond_broadcast(&sh->cond);
+	pthread_mutex_unlock(&sh->mtx);
 	return NULL;
 }
 
@@ -336,7 +414,9 @@ shipper_start(const struct config *cfg, struct queue *q)
 bool
 shipper_stop(struct shipper *sh, int drain_ms)
 {
-	bool all = true;
+	struct timespec until;
+	int64_t abandon_at;
+	bool all = true, left_behind = false;
 	size_t i;
 
 	if (sh == NULL)
@@ -346,12 +426,54 @@ shipper_stop(struct shipper *sh, int drain_ms)
 	pthread_mutex_lock(&sh->mtx);
 	sh->stopping = true;
 	sh->deadline_ms = mono_ms() + (drain_ms > 0 ? drain_ms : 0) + 1;
+	abandon_at = sh->deadline_ms + ABANDON_GRACE_MS;
 	pthread_cond_broadcast(&sh->cond);
 	pthread_mutex_unlock(&sh->mtx);
 	queue_wakeup(sh->q);
+
+	/*
+	 * Wait for the threads until the deadline and a grace; one still in
+	 * a send then is left behind.  One that is not in a send finishes
+	 * promptly (it starts no send past the deadline) and is joined.
+	 */
+	pthread_mutex_lock(&sh->mtx);
+	for (;;) {
+		bool waiting = false;
+
+		for (i = 0; i < sh->ndests; i++)
+			if (sh->dests[i].started && !sh->dests[i].exited)
+				waiting = true;
+		if (!waiting || mono_ms() >= abandon_at)
+			break;
+		abstime_in_ms(&until, abandon_at - mono_ms());
+		pthread_cond_timedwait(&sh->cond, &sh->mtx, &until);
+		/* A thread not in a send may be waiting in the queue. */
+		pthread_mutex_unlock(&sh->mtx);
+		queue_wakeup(sh->q);
+		pthread_mutex_lock(&sh->mtx);
+	}
 	for (i = 0; i < sh->ndests; i++) {
 		struct dest *d = &sh->dests[i];
 
+		if (d->started && !d->exited && d->in_send) {
+			d->abandoned = true;
+			left_behind = true;
+		}
+	}
+	pthread_mutex_unlock(&sh->mtx);
+
+	for (i = 0; i < sh->ndests; i++) {
+		struct dest *d = &sh->dests[i];
+
+		if (d->abandoned) {
+			log_warn("destination %s: a send is still in flight after the "
+			    "stop's deadline; left behind (its events stay queued)",
+			    d->st.name);
+			pthread_detach(d->thread);
+			__atomic_add_fetch(&abandoned_threads, 1, __ATOMIC_SEQ_CST);
+			all = false;
+			continue;
+		}
 		if (d->started)
 			pthread_join(d->thread, NULL);
 		if (d->opened && d->sink->close)
@@ -359,11 +481,24 @@ shipper_stop(struct shipper *sh, int drain_ms)
 		if (queue_backlog(sh->q, i) > 0 || d->st.dropped_poison > 0)
 			all = false;
 	}
+	if (left_behind) {
+		pthread_mutex_lock(&abandoned_mtx);
+		sh->next_abandoned = abandoned_list;
+		abandoned_list = sh;
+		pthread_mutex_unlock(&abandoned_mtx);
+		return false;
+	}
 	pthread_mutex_destroy(&sh->mtx);
 	pthread_cond_destroy(&sh->cond);
 	free(sh->dests);
 	free(sh);
 	return all;
+}
+
+unsigned
+shipper_abandoned(void)
+{
+	return __atomic_load_n(&abandoned_threads, __ATOMIC_SEQ_CST);
 }
 
 size_t

@@ -41,11 +41,19 @@ size_t		 shipper_dest_names(const struct config *, const char **names, size_t ma
 struct shipper	*shipper_start(const struct config *, struct queue *);
 /*
  * Stop: with drain_ms > 0, keep delivering until every destination's
- * backlog is empty or drain_ms passed.  Joins the threads, closes sinks.
+ * backlog is empty or drain_ms passed.  Joins the threads, closes sinks;
+ * never waits more than drain_ms and half a second, whatever a sink does.
  * Returns true if every event was delivered: every destination's backlog
  * is empty and none rejected an event while this shipper ran.
  */
 bool		 shipper_stop(struct shipper *, int drain_ms);
+/*
+ * Threads shipper_stop() left behind in a send that outlived the drain
+ * deadline (by half a second), since start.  Such a thread still reads
+ * the configuration the shipper was started with when its send returns:
+ * that configuration must be kept, never freed.
+ */
+unsigned	 shipper_abandoned(void);
 size_t		 shipper_ndests(const struct shipper *);
 /* The running shipper (NULL between a stop and the next start): for the
  * status writer and the agent collector. */

@@ -253,4 +253,54 @@ def test_rule_captures_never_replace_the_agents_fields(d):
     eq(clash[0].get("esxwatch_file"), log, "esxwatch_file")
 
 
+def test_hung_server_holds_up_neither_reload_nor_sigterm(d):
+    """A destination that accepted the connection and never answers (its
+    send hangs for the sink's whole 30 s timeout) delays neither a SIGHUP
+    reload nor SIGTERM (flush bounded by 5 s); the other destination keeps
+    getting events."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    conns = []
+
+    def accept():
+        while True:
+            try:
+                conns.append(srv.accept()[0])
+            except OSError:
+                return
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        h = make_host(d)
+        out = os.path.join(d, "out.jsonl")
+        cfg = config(h, out, "servers:\n  hung: {hostname: 127.0.0.1, proto: http, port: %d, "
+                     "ssl: no}\n" % srv.getsockname()[1])
+        a = Agent(d, cfg)
+        a.start()
+        wait_for(lambda: conns, what="the agent to connect to the hung server")
+        time.sleep(1.5)     # its first request is in flight now
+        t0 = time.time()
+        a.signal(signal.SIGHUP)
+        wait_for(lambda: "configuration reloaded" in a.stderr_text(), timeout=30,
+                 what="the reload to finish")
+        if time.time() - t0 > 3:
+            fail("SIGHUP took %.1f s with a hung server" % (time.time() - t0))
+        n = len(read_events(out))
+        wait_for(lambda: len(read_events(out)) > n, timeout=5,
+                 what="events to the file destination after the reload")
+        time.sleep(1.5)
+        t0 = time.time()
+        eq(a.stop(timeout=60), 0, "exit status")
+        if time.time() - t0 > 7:
+            fail("SIGTERM took %.1f s with a hung server (flush is bounded by 5 s)"
+                 % (time.time() - t0))
+    finally:
+        srv.close()
+        for c in conns:
+            c.close()
+
+
 harness.main(globals())
