@@ -250,16 +250,50 @@ kv_close(struct kvstore *kv)
 	free(kv);
 }
 
-/* Write data to path atomically: temp file, fsync, rename. */
+/* Make a rename in path's directory durable (best effort: some file
+ * systems cannot fsync a directory). */
+static void
+sync_parent_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+	int fd;
+
+	if (slash == NULL) {
+		dir[0] = '.';
+		n = 1;
+	} else {
+		n = slash == path ? 1 : (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return;
+		memcpy(dir, path, n);
+	}
+	dir[n] = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1)
+		return;
+	(void)fsync(fd);
+	close(fd);
+}
+
+/*
+ * Write data to path atomically: temp file, fsync, rename, fsync of the
+ * directory (else a power loss can undo the rename).  The temp name is
+ * unique per call, so two threads saving the same path never write into
+ * one temp file.
+ */
 int
 write_file_atomic(const char *path, const void *data, size_t len)
 {
+	static unsigned long seq;	/* __atomic */
 	struct buf tmp;
 	const char *p = data;
 	int fd = -1, e;
 
 	buf_init(&tmp, 0);
-	if (buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid()) == -1)
+	if (buf_printf(&tmp, "%s.tmp.%ld.%lu", path, (long)getpid(),
+	    __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED)) == -1)
 		goto err;
 	fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd == -1)
@@ -282,6 +316,7 @@ write_file_atomic(const char *path, const void *data, size_t len)
 	fd = -1;
 	if (rename(tmp.data, path) == -1)
 		goto err;
+	sync_parent_dir(path);
 	buf_free(&tmp);
 	return 0;
 err:

@@ -4,7 +4,9 @@
  * command execution, the state store.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -273,6 +275,54 @@ TEST(kvstore_persists_atomically)
 	kv_close(kv);
 }
 
+struct writer_arg {
+	const char	*path;
+	char		 fill;
+	int		 failures;
+};
+
+static void *
+writer(void *arg)
+{
+	struct writer_arg *w = arg;
+	char data[4096];
+
+	memset(data, w->fill, sizeof(data));
+	for (int i = 0; i < 300; i++)
+		if (write_file_atomic(w->path, data, sizeof(data)) != 0)
+			w->failures++;
+	return NULL;
+}
+
+/* Two threads saving the same file: every save succeeds and the file is
+ * always one whole version, never a mix. */
+TEST(write_file_atomic_concurrent_writers)
+{
+	char path[256], got[8192];
+	struct writer_arg a = { path, 'a', 0 }, b = { path, 'b', 0 };
+	pthread_t ta, tb;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/same.kv", tmpdir);
+	CHECK_INT(pthread_create(&ta, NULL, writer, &a), 0);
+	CHECK_INT(pthread_create(&tb, NULL, writer, &b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	CHECK_INT(a.failures, 0);
+	CHECK_INT(b.failures, 0);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	n = read(fd, got, sizeof(got));
+	close(fd);
+	CHECK_INT(n, 4096);
+	for (ssize_t i = 1; i < n; i++)
+		if (got[i] != got[0]) {
+			CHECK(!"a mixed file");
+			break;
+		}
+}
+
 int
 main(void)
 {
@@ -294,6 +344,7 @@ main(void)
 	RUN(exec_output_capped);
 	RUN(exec_missing_program);
 	RUN(kvstore_persists_atomically);
+	RUN(write_file_atomic_concurrent_writers);
 	{
 		const char *argv[] = { "/bin/rm", "-rf", tmpdir, NULL };
 		struct exec_result res;
