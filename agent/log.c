@@ -14,7 +14,7 @@
 #include "log.h"
 
 static int		 log_fd = 2;
-static int		 log_level = LOG_INFO;
+static int		 log_level = LOG_INFO;	/* __atomic: read by every thread */
 static pthread_mutex_t	 log_mtx = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = {
@@ -26,7 +26,8 @@ log_init(int debug_level, const char *path)
 {
 	int fd;
 
-	log_level = LOG_INFO + (debug_level < 0 ? 0 : debug_level);
+	__atomic_store_n(&log_level, LOG_INFO + (debug_level < 0 ? 0 : debug_level),
+	    __ATOMIC_RELAXED);
 	if (path == NULL || *path == '\0') {
 		log_close();
 		return 0;
@@ -63,7 +64,7 @@ log_vmsg(enum log_level lvl, const char *fmt, va_list ap)
 	size_t n;
 	int r;
 
-	if ((int)lvl > log_level)
+	if ((int)lvl > __atomic_load_n(&log_level, __ATOMIC_RELAXED))
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
@@ -122,9 +123,15 @@ log_limited(enum log_level lvl, const char *key, int period_s,
 	struct limit_slot *s = NULL, *oldest = &limit_slots[0];
 	unsigned long suppressed;
 	char msg[3072];
-	time_t now = time(NULL);
+	struct timespec ts;
+	time_t now;
 	va_list ap;
 	int i;
+
+	/* Monotonic: a wall clock set back must not silence a key for as
+	 * long as it went back.  +1: 0 means "never printed". */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec + 1;
 
 	pthread_mutex_lock(&log_mtx);
 	for (i = 0; i < LIMIT_SLOTS; i++) {
