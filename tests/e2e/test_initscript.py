@@ -145,6 +145,28 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 echo "logger $*" >> "$root/logger.log"
 """
 
+ESXCLI_STUB = r"""#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+echo "esxcli $*" >> "$root/calls.log"
+"""
+
+# ESXi's busybox has usleep (its /sbin/watchdog.sh polls with it).
+USLEEP_STUB = r"""#!/bin/sh
+exec sleep "$(awk -v u="$1" 'BEGIN { printf "%.6f", u / 1000000 }')"
+"""
+
+HOSTD_STUB = r"""#!/bin/sh
+root=$(cd "$(dirname "$0")/../.." && pwd)
+[ "$1" = status ] && [ -f "$root/state/hostd-running" ]
+"""
+
+# Not every ESXi busybox has cmp: the script must not need it.
+CMP_STUB = r"""#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+echo "cmp $*" >> "$root/calls.log"
+exit 2
+"""
+
 
 def parse_ar(data):
 	off, out = 8, {}
@@ -169,11 +191,15 @@ class Host:
 		for sub in ("bin", "sbin", "var/log", "scratch"):
 			os.makedirs(os.path.join(self.root, sub), exist_ok=True)
 		for rel, text in (("sbin/watchdog.sh", WATCHDOG_STUB), ("bin/localcli", LOCALCLI_STUB),
-				  ("bin/esxcfg-advcfg", ADVCFG_STUB), ("bin/logger", LOGGER_STUB)):
+				  ("bin/esxcfg-advcfg", ADVCFG_STUB), ("bin/logger", LOGGER_STUB),
+				  ("bin/esxcli", ESXCLI_STUB), ("bin/usleep", USLEEP_STUB),
+				  ("bin/cmp", CMP_STUB), ("etc/init.d/hostd", HOSTD_STUB)):
 			p = os.path.join(self.root, rel)
 			with open(p, "w") as f:
 				f.write(text)
 			os.chmod(p, 0o755)
+		os.makedirs(os.path.join(self.root, "state"), exist_ok=True)
+		open(os.path.join(self.root, "state/hostd-running"), "w").close()
 		self.bin = os.path.join(self.root, "opt/esxwatch/bin/esxwatch")
 		self.conf = os.path.join(self.root, "scratch/esxwatch/agent.yaml")
 
@@ -333,6 +359,15 @@ def test_install_start_status_stop_remove(h):
 	adds = h.calls("esxcfg-advcfg -A ")
 	if not any("-T int" in c and "EsxwatchServerPort" in c and "-N 0 -M 65535" in c for c in adds):
 		harness.fail("EsxwatchServerPort not created as an int 0..65535: %s" % adds)
+	# hostd is told about each new setting (else the Host Client lists it
+	# only after a hostd restart): a reset to its default, right after -A.
+	calls = h.calls()
+	for v in ("EsxwatchServerHostname", "EsxwatchServerProto", "EsxwatchServerPort", "EsxwatchServerSsl"):
+		add = [i for i, c in enumerate(calls) if c.startswith("esxcfg-advcfg -A %s " % v)]
+		ref = [i for i, c in enumerate(calls)
+		       if c == "esxcli system settings advanced set -o /UserVars/%s -d" % v]
+		if not (add and ref and add[0] < ref[0]):
+			harness.fail("/UserVars/%s: want esxcfg-advcfg -A, then esxcli ... set -d: %s" % (v, calls))
 	# Memory-capped scheduler group, created before the agent starts.
 	calls = h.calls()
 	grp = [i for i, c in enumerate(calls) if "sched group add --group-name=esxwatch --parent-path=host/vim/vimuser" in c]
@@ -362,9 +397,11 @@ def test_install_start_status_stop_remove(h):
 	if not any("-t esxwatch" in l and "started" in l for l in h.lines("logger.log")):
 		harness.fail("start not logged via logger: %s" % h.lines("logger.log"))
 	# A second start is a no-op that still succeeds.
+	h.clear_calls()
 	rc, _ = h.init("start")
 	harness.eq(rc, 0, "start while running")
 	harness.eq(h.agent_pids(), pids, "agent pids after a second start")
+	harness.eq(h.calls("esxcfg-advcfg -A") + h.calls("esxcli"), [], "settings created or reset again")
 
 	h.clear_calls()
 	rc, out = h.init("stop", "remove")
@@ -406,6 +443,17 @@ def test_uservars_mapped_into_config(h):
 	eff = effective(h)
 	harness.eq((eff["hostname"], eff["proto"], eff["port"], eff["ssl"]),
 		   ("127.0.0.1", "syslog", str(port), "no"), "server keys from /UserVars")
+	if not any("updated server settings" in l for l in h.lines("logger.log")):
+		harness.fail("changed settings not logged: %s" % h.lines("logger.log"))
+	# Unchanged settings: the file is left alone (and no cmp is needed).
+	h.clear_calls()
+	before = os.stat(h.conf)
+	rc, out = h.init("restart")
+	harness.eq(rc, 0, "restart exit status (output %s)" % out.strip())
+	if any("updated server settings" in l for l in h.lines("logger.log")):
+		harness.fail("unchanged settings rewrote the config: %s" % h.lines("logger.log"))
+	harness.eq(os.stat(h.conf).st_ino, before.st_ino, "config file replaced")
+	harness.eq(h.calls("cmp"), [], "cmp calls")
 	# Other keys are untouched.
 	if "storage:\n  directory: %s/scratch/esxwatch" % h.root not in read(h.conf):
 		harness.fail("storage block changed:\n" + read(h.conf))
@@ -464,8 +512,12 @@ def test_start_fails_unless_agent_runs(h):
 	with open(h.bin, "w") as f:
 		f.write("#!/bin/sh\nfor a; do [ \"$a\" = --check-config ] && exit 0; done\nexit 1\n")
 	os.chmod(h.bin, 0o755)
+	t0 = time.monotonic()
 	rc, out = h.init("start")
 	harness.eq(rc, 1, "start with an agent that exits at once (output %s)" % out.strip())
+	# Noticed when its pid shows up dead, not after the full 10 s wait.
+	if time.monotonic() - t0 > 6:
+		harness.fail("failing start took %.1f s" % (time.monotonic() - t0))
 	if not h.calls("watchdog.sh -k esxwatch"):
 		harness.fail("watchdog not stopped after a failed start")
 	# Missing binary.
@@ -523,6 +575,14 @@ def test_single_word_forms(h):
 	harness.eq(rc, 0, "remove")
 	harness.wait_for(lambda: not h.agent_pids(), 5, what="agent to exit")
 	harness.eq(h.uservar("EsxwatchServerHostname"), None, "settings after remove")
+	# Settings created while hostd is down (early boot): esxcli, which
+	# needs hostd, is not called.
+	os.unlink(os.path.join(h.root, "state/hostd-running"))
+	h.clear_calls()
+	rc, _ = h.init("start", "install")
+	harness.eq(rc, 0, "start install with hostd down")
+	harness.eq(h.uservar("EsxwatchServerProto"), "cfapi", "settings created with hostd down")
+	harness.eq(h.calls("esxcli"), [], "esxcli calls with hostd down")
 
 
 @with_host
@@ -545,6 +605,36 @@ def test_no_scratch_falls_back_to_default(h):
 	harness.eq(h.cmdline(pids[0])[1:], [b"-c", default.encode()], "agent arguments")
 	if not any("cannot write" in l for l in h.lines("logger.log")):
 		harness.fail("fallback not logged")
+
+
+@with_host
+def test_scratch_on_ramdisk_warns(h):
+	# No persistent scratch location: ESXi points /scratch at /tmp/scratch
+	# on the ramdisk.  The agent runs, and the log says the data is lost at
+	# reboot.
+	os.rmdir(os.path.join(h.root, "scratch"))
+	os.makedirs(os.path.join(h.root, "tmp/scratch"))
+	os.symlink("tmp/scratch", os.path.join(h.root, "scratch"))
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start on a ramdisk scratch (output %s)" % out.strip())
+	harness.eq(len(h.agent_pids()), 1, "agents")
+	if not any("ramdisk" in l and "warning" in l for l in h.lines("logger.log")):
+		harness.fail("ramdisk scratch not logged: %s" % h.lines("logger.log"))
+
+
+@with_host
+def test_without_usleep(h):
+	# A busybox without usleep: the waits fall back to whole seconds and
+	# start/stop still work.
+	os.unlink(os.path.join(h.root, "bin/usleep"))
+	rc, out = h.init("start")
+	harness.eq(rc, 0, "start without usleep (output %s)" % out.strip())
+	harness.eq(len(h.agent_pids()), 1, "agents")
+	rc, out = h.init("stop")
+	harness.eq(rc, 0, "stop without usleep")
+	harness.wait_for(lambda: not h.agent_pids(), 5, what="agent to exit")
+	if "usleep" in out:
+		harness.fail("usleep errors: %s" % out)
 
 
 harness.main(globals())
