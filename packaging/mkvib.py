@@ -271,6 +271,14 @@ def vendor_index_xml(metadata_name):
 	return (x + "</metaList>\n").encode()
 
 
+def platforms(tag):
+	"""One <tag locale="" version="N.*" productLineID="embeddedEsx"/> per
+	supported major: the bulletin's <platforms> and, as VIB Author writes
+	it, the vib's <systemReqs> in vmware.xml."""
+	return "".join('<%s locale="" version="%s.*" productLineID="embeddedEsx"/>' % (tag, m)
+		       for m in ESXI_MAJORS)
+
+
 def bulletin_id(version):
 	return "%s_%s" % (NAME, version)
 
@@ -285,24 +293,22 @@ def bulletin_head(version, epoch):
 		"<releaseDate>%s</releaseDate><platforms>%s</platforms>" % (
 			bulletin_id(version), VENDOR, escape(SUMMARY), escape(DESCRIPTION),
 			quoteattr(NAME), quoteattr(NAME), quoteattr(version), quoteattr(version),
-			release_date(epoch),
-			"".join('<softwarePlatform locale="" version="%s.*" productLineID="embeddedEsx"/>' % m
-				for m in ESXI_MAJORS)))
+			release_date(epoch), platforms("softwarePlatform")))
 
 
 def vmware_xml(version, epoch, rel_path, vib_size, vib_sha256):
 	ts = time.strftime("%Y-%m-%dT%H:%M:%S.000000", time.gmtime(epoch))
 	vib = ("<vib><vibVersion>1.4.5</vibVersion><vibID>%s</vibID><name>%s</name>"
 	       "<version>%s</version><vendor>%s</vendor><vibType>bootbank</vibType>"
-	       "<summary>%s</summary><systemReqs><maintenanceMode>false</maintenanceMode>"
+	       "<summary>%s</summary><systemReqs><maintenanceMode>false</maintenanceMode>%s"
 	       "</systemReqs><relationships><depends/><conflicts/><replaces/><provides/>"
 	       "<compatibleWith/></relationships><postInstall><rebootRequired>false"
 	       "</rebootRequired><hostdRestart>false</hostdRestart></postInstall>"
 	       "<vibFile><sourceUrl></sourceUrl><relativePath>%s</relativePath>"
 	       "<packedSize>%d</packedSize><checksum><checksumType>sha-256</checksumType>"
 	       "<checksum>%s</checksum></checksum></vibFile></vib>" % (
-		       vib_id(version), NAME, version, VENDOR, escape(SUMMARY), rel_path,
-		       vib_size, vib_sha256))
+		       vib_id(version), NAME, version, VENDOR, escape(SUMMARY),
+		       platforms("swPlatform"), rel_path, vib_size, vib_sha256))
 	return ("<metadataResponse><version>3.0</version><timestamp>%s</timestamp>"
 		"<bulletin>%s<vibList>%s</vibList></bulletin></metadataResponse>" % (
 			ts, bulletin_head(version, epoch), vib)).encode()

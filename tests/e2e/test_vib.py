@@ -120,6 +120,12 @@ def test_vib_layout(tmpdir):
 	harness.eq(members[1][2], b"", "sig.pkcs7")
 	desc = ET.fromstring(members[0][2])
 	harness.eq(desc.get("version"), "5.0", "vib version")
+	# The element order VIB Author writes.
+	harness.eq([c.tag for c in desc],
+		   ["type", "name", "version", "vendor", "summary", "description", "release-date", "urls",
+		    "relationships", "software-tags", "system-requires", "file-list", "acceptance-level",
+		    "live-install-allowed", "live-remove-allowed", "cimom-restart", "stateless-ready",
+		    "overlay", "payloads"], "descriptor element order")
 	for tag, want in (("type", "bootbank"), ("name", "esxwatch"), ("vendor", "esxwatch"),
 			  ("version", "0.1.0-1"), ("acceptance-level", "community"),
 			  ("live-install-allowed", "true"), ("live-remove-allowed", "true"),
@@ -202,6 +208,10 @@ def test_bundle_layout(tmpdir):
 	meta = zipfile.ZipFile(io.BytesIO(z.read("metadata.zip")))
 	vm = ET.fromstring(meta.read("vmware.xml"))
 	b = vm.find("bulletin")
+	plat = [(p.get("productLineID"), p.get("version")) for p in b.findall("platforms/softwarePlatform")]
+	harness.eq(plat, [("embeddedEsx", m) for m in ("6.*", "7.*", "8.*", "9.*")], "bulletin platforms")
+	harness.eq([(p.get("productLineID"), p.get("version")) for p in b.findall("vibList/vib/systemReqs/swPlatform")],
+		   plat, "vib systemReqs swPlatform")
 	harness.eq((b.find("componentNameSpec").get("name"), b.find("componentVersionSpec").get("version")),
 		   ("esxwatch", "0.1.0-1"), "component specs")
 	v = b.find("vibList/vib")
@@ -259,6 +269,15 @@ def test_broken_vibs_fail_naming_the_rule(tmpdir):
 		b"<acceptance-level>community<", b"<acceptance-level>partner<")), ["descriptor-acceptance-level"])
 	expect_only(tmpdir, "version.vib", assemble(desc_edit=lambda d: d.replace(
 		b"<version>0.1.0-1</version>", b"<version>0.1.0</version>")), ["descriptor-version"])
+	# The descriptor's elements out of VIB Author's order.
+	expect_only(tmpdir, "elemorder.vib", assemble(desc_edit=lambda d: d.replace(
+		b"<acceptance-level>community</acceptance-level>", b"").replace(
+		b"<type>bootbank</type>", b"<type>bootbank</type><acceptance-level>community</acceptance-level>")),
+		["descriptor-element-order"])
+	expect_only(tmpdir, "date.vib", assemble(desc_edit=lambda d: re.sub(
+		rb"<release-date>[^<]*<", b"<release-date>2025-01-01 00:00:00<", d)), ["descriptor-release-date"])
+	expect_only(tmpdir, "cimom.vib", assemble(desc_edit=lambda d: d.replace(
+		b"<cimom-restart>false<", b"<cimom-restart>true<")), ["descriptor-cimom-restart"])
 	# GNU ar's own headers ("name/", mode 644) are not what VIB Author writes.
 	gnu = bytearray(assemble())
 	gnu[8:8 + 16] = b"descriptor.xml/ "
@@ -304,6 +323,13 @@ def test_broken_bundles_fail_naming_the_rule(tmpdir):
 		lambda n, b: re.sub(rb'(</packed-size><checksum checksum-type="sha-256">)[0-9a-f]{64}<',
 				    rb"\1" + b"f" * 64 + b"<", b)
 		if n.startswith("vibs/") else b)), ["bundle-vib-checksum"])
+	# vmware.xml's vib without the platforms VIB Author lists in systemReqs.
+	expect_only(tmpdir, "swplatform.zip", rezip(bundle, meta_edit(
+		lambda n, b: re.sub(rb"<swPlatform [^>]*/>", b"", b) if n == "vmware.xml" else b)),
+		["bundle-platforms"])
+	expect_only(tmpdir, "platform9.zip", rezip(bundle, meta_edit(
+		lambda n, b: b.replace(b'<softwarePlatform locale="" version="9.*" productLineID="embeddedEsx"/>', b"")
+		if n.startswith("bulletins/") else b)), ["bundle-platforms"])
 	expect_only(tmpdir, "component.zip", rezip(bundle, meta_edit(
 		lambda n, b: re.sub(rb"<componentNameSpec[^>]*/>", b"", b) if n == "vmware.xml" else b)),
 		["bundle-component-spec"])
