@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
+#include "exec.h"
 #include "log.h"
 #include "platform.h"
 #include "queue.h"
@@ -34,8 +37,12 @@ on_signal(int sig)
 {
 	if (sig == SIGHUP)
 		got_reload = 1;
-	else
+	else {
 		got_stop = 1;
+		/* A lock-free atomic store: a tool --once (or a collector)
+		 * waits on is cancelled at once. */
+		exec_abort_all();
+	}
 }
 
 static void
@@ -188,6 +195,32 @@ reload(struct running *r, const char *path, int verbose)
 	log_info("configuration reloaded");
 }
 
+/*
+ * --once: wait until every destination's backlog is delivered, ms passed
+ * or a SIGTERM/SIGINT came; then stop the shipper (5 s more at most after
+ * a signal).  True if everything was delivered.
+ */
+static bool
+once_drain(struct running *r, int ms)
+{
+	int64_t end = mono_ms() + ms;
+
+	shipper_drain(r->sh, ms);
+	while (!got_stop && mono_ms() < end) {
+		uint64_t left = 0;
+
+		for (size_t i = 0; i < shipper_ndests(r->sh); i++)
+			left += queue_backlog(r->q, i);
+		if (left == 0)
+			break;
+		poll(NULL, 0, 50);
+	}
+	ms = (int)(end - mono_ms());
+	if (got_stop && ms > SHUTDOWN_DRAIN_MS)
+		ms = SHUTDOWN_DRAIN_MS;
+	return shipper_stop(r->sh, ms > 0 ? ms : 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -312,10 +345,12 @@ main(int argc, char **argv)
 		/* Exit 0 only if every event was delivered: none left queued,
 		 * none rejected, none dropped over the disk budget. */
 		queue_stats(r.q, &before);
-		sched_run_once(r.sched);
+		sched_run_once(r.sched, &got_stop);
 		sched_stop(r.sched);
 		queue_sync(r.q);
-		delivered = shipper_stop(r.sh, ONCE_DRAIN_MS);
+		delivered = once_drain(&r, ONCE_DRAIN_MS);
+		if (got_stop)
+			delivered = false;	/* stopped before finishing */
 		queue_stats(r.q, &after);
 		if (after.dropped_events > before.dropped_events)
 			delivered = false;

@@ -222,16 +222,16 @@ run_entry(struct scheduler *s, struct entry *e)
 }
 
 void
-sched_run_once(struct scheduler *s)
+sched_run_once(struct scheduler *s, volatile sig_atomic_t *stop)
 {
 	size_t i;
 	int guard;
 
-	for (i = 0; i < s->n; i++) {
+	for (i = 0; i < s->n && !*stop; i++) {
 		struct entry *e = &s->entries[i];
 
 		/* Bounded: a collector that always says "again" cannot hang --once. */
-		for (guard = 0; guard < 100000; guard++) {
+		for (guard = 0; guard < 100000 && !*stop; guard++) {
 			run_entry(s, e);
 			if (!e->again)
 				break;

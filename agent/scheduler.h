@@ -13,8 +13,9 @@
 struct scheduler;
 
 struct scheduler *sched_start(const struct config *, struct queue *);
-/* Run every collector once, to completion (--once). */
-void	sched_run_once(struct scheduler *);
+/* Run every collector once, to completion (--once); stops early once
+ * *stop becomes non-zero. */
+void	sched_run_once(struct scheduler *, volatile sig_atomic_t *stop);
 /* Start a thread per collector and run until *stop or *reload becomes
  * non-zero; then stop and join them (collectors stay initialised). */
 void	sched_loop(struct scheduler *, volatile sig_atomic_t *stop,

@@ -411,6 +411,22 @@ shipper_start(const struct config *cfg, struct queue *q)
 	return sh;
 }
 
+void
+shipper_drain(struct shipper *sh, int drain_ms)
+{
+	int64_t deadline = mono_ms() + (drain_ms > 0 ? drain_ms : 0) + 1;
+
+	if (sh == NULL)
+		return;
+	pthread_mutex_lock(&sh->mtx);
+	sh->stopping = true;
+	if (sh->deadline_ms == 0 || deadline < sh->deadline_ms)
+		sh->deadline_ms = deadline;
+	pthread_cond_broadcast(&sh->cond);
+	pthread_mutex_unlock(&sh->mtx);
+	queue_wakeup(sh->q);
+}
+
 bool
 shipper_stop(struct shipper *sh, int drain_ms)
 {
@@ -423,13 +439,10 @@ shipper_stop(struct shipper *sh, int drain_ms)
 		return true;
 	if (current == sh)
 		current = NULL;
+	shipper_drain(sh, drain_ms);
 	pthread_mutex_lock(&sh->mtx);
-	sh->stopping = true;
-	sh->deadline_ms = mono_ms() + (drain_ms > 0 ? drain_ms : 0) + 1;
 	abandon_at = sh->deadline_ms + ABANDON_GRACE_MS;
-	pthread_cond_broadcast(&sh->cond);
 	pthread_mutex_unlock(&sh->mtx);
-	queue_wakeup(sh->q);
 
 	/*
 	 * Wait for the threads until the deadline and a grace; one still in

@@ -47,6 +47,11 @@ struct shipper	*shipper_start(const struct config *, struct queue *);
  * is empty and none rejected an event while this shipper ran.
  */
 bool		 shipper_stop(struct shipper *, int drain_ms);
+/* Start the stop without waiting: deliver what is queued without waiting
+ * for batches to fill, giving up drain_ms from now (or earlier, if an
+ * earlier drain said so).  The destinations' threads end once their
+ * backlog is empty; shipper_stop() then joins them. */
+void		 shipper_drain(struct shipper *, int drain_ms);
 /*
  * Threads shipper_stop() left behind in a send that outlived the drain
  * deadline (by half a second), since start.  Such a thread still reads

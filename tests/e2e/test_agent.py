@@ -303,4 +303,38 @@ def test_hung_server_holds_up_neither_reload_nor_sigterm(d):
             c.close()
 
 
+def test_sigterm_stops_once_with_a_hung_tool(d):
+    """SIGTERM during --once cancels the tool it waits on and exits at
+    once (1: not everything was collected), not after the tool's 30 s
+    timeout; what was collected before is delivered."""
+    import subprocess
+
+    h = make_host(d)
+    h.set_both("storage core device list", text="", sleep=1000)
+    out = os.path.join(d, "out.jsonl")
+    cfg = config(h, out).replace("  datastore: {enabled: no}\n",
+                                 "  datastore: {enabled: yes, interval: 1, timeout: 30}\n")
+    a = Agent(d, cfg)
+    p = subprocess.Popen([harness.BIN, "-c", a.config, "--once"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: any("storage core device list" in c for c in h.calls()),
+                 what="--once to call the hanging tool")
+        t0 = time.time()
+        p.send_signal(signal.SIGTERM)
+        try:
+            rc = p.wait(20)
+        except subprocess.TimeoutExpired:
+            fail("--once still running 20 s after SIGTERM")
+        if time.time() - t0 > 7:
+            fail("--once took %.1f s to stop after SIGTERM" % (time.time() - t0))
+        eq(rc, 1, "--once status when stopped early")
+        if not harness.select(read_events(out), esxwatch_collector="nic"):
+            fail("the nic events collected before SIGTERM were not delivered")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 harness.main(globals())
