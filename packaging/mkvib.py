@@ -52,6 +52,8 @@ DESCRIPTION = ("esxwatch watches NIC error counters, datastore paths (APD/PDL), 
 	       "or HTTP.")
 ESXI_MAJORS = ("6", "7", "8", "9")	# vendor-index / platforms: ESXi 6.7 - 9.x
 
+OPTION_VMSG = "usr/lib/vmware/hostd/extensions/esxwatch/locale/en/option.vmsg"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 
@@ -224,9 +226,11 @@ def read(path):
 
 def payload_files(bin_path, rules_path):
 	"""{path in the payload: (mode, bytes)}.  Only community-allowed places:
-	opt/esxwatch/..., etc/vmware/firewall, etc/vmware/service, and the init
-	script in etc/init.d (partner-only in the 2012 schema, accepted on
-	community VIBs in practice)."""
+	opt/esxwatch/..., etc/vmware/firewall, etc/vmware/service, usr/lib/vmware
+	(the Host Client's labels for the /UserVars/Esxwatch* settings: ESXi 8
+	shows none without them), and the init script in etc/init.d
+	(partner-only in the 2012 schema, accepted on community VIBs in
+	practice)."""
 	esxi = os.path.join(HERE, "esxi")
 	return {
 		"opt/esxwatch/bin/esxwatch": (0o755, read(bin_path)),
@@ -235,6 +239,7 @@ def payload_files(bin_path, rules_path):
 		"etc/init.d/esxwatch": (0o755, read(os.path.join(esxi, "esxwatch.init"))),
 		"etc/vmware/firewall/esxwatch.xml": (0o644, read(os.path.join(esxi, "firewall.xml"))),
 		"etc/vmware/service/esxwatch.xml": (0o644, read(os.path.join(esxi, "service.xml"))),
+		OPTION_VMSG: (0o644, read(os.path.join(esxi, "option.vmsg"))),
 	}
 
 

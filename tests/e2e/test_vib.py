@@ -149,7 +149,8 @@ def test_vib_layout(tmpdir):
 	harness.eq([f.text for f in desc.findall("file-list/file")],
 		   ["etc/init.d/esxwatch", "etc/vmware/firewall/esxwatch.xml", "etc/vmware/service/esxwatch.xml",
 		    "opt/esxwatch/bin/esxwatch", "opt/esxwatch/etc/agent.yaml",
-		    "opt/esxwatch/share/rules/esxi.yaml"], "file-list")
+		    "opt/esxwatch/share/rules/esxi.yaml",
+		    "usr/lib/vmware/hostd/extensions/esxwatch/locale/en/option.vmsg"], "file-list")
 	# The payload carries the real binary and rules, unchanged.
 	import tarfile
 	with tarfile.open(fileobj=io.BytesIO(tar)) as t:
@@ -169,7 +170,7 @@ def test_vib_layout(tmpdir):
 		os.makedirs(stage)
 		subprocess.run(["tar", "-C", stage, "-xf", "-"], input=tar, check=True)
 		p = subprocess.run(["tar", "-C", stage, "--format=gnu", "--sort=name", "--mtime=@%d" % EPOCH,
-				    "--owner=root:0", "--group=root:0", "-cf", "-", "etc", "opt"],
+				    "--owner=root:0", "--group=root:0", "-cf", "-", "etc", "opt", "usr"],
 				   capture_output=True, check=True)
 		if p.stdout != tar:
 			harness.fail("payload differs from GNU tar's archive of the same tree")
@@ -256,6 +257,11 @@ def test_broken_vibs_fail_naming_the_rule(tmpdir):
 	files = mkvib.payload_files(harness.BIN, RULES)
 	files["usr/bin/esxwatch"] = (0o755, b"#!/bin/sh\n")
 	expect_only(tmpdir, "path.vib", assemble(files=files), ["community-paths"])
+	# A /UserVars setting without its Host Client label.
+	files = mkvib.payload_files(harness.BIN, RULES)
+	mode, data = files[mkvib.OPTION_VMSG]
+	files[mkvib.OPTION_VMSG] = (mode, re.sub(rb"(?m)^.*EsxwatchServerPort\.label.*\n", b"", data))
+	expect_only(tmpdir, "vmsg.vib", assemble(files=files), ["option-vmsg"])
 
 	def bad_sum(desc):
 		m = re.search(rb'<checksum checksum-type="sha-256">([0-9a-f]{64})</checksum>', desc)
