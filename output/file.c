@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../agent/log.h"
@@ -17,6 +18,17 @@ struct file_priv {
 	int	fd;
 	bool	is_stdout;
 };
+
+static int
+open_path(struct sink_ctx *ctx, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd == -1)
+		snprintf(ctx->error, sizeof(ctx->error), "cannot open %s: %s",
+		    path, strerror(errno));
+	return fd;
+}
 
 static int
 file_open(struct sink_ctx *ctx)
@@ -29,16 +41,33 @@ file_open(struct sink_ctx *ctx)
 	if (path == NULL || *path == '\0' || strcmp(path, "-") == 0) {
 		p->fd = 1;
 		p->is_stdout = true;
-	} else {
-		p->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-		if (p->fd == -1) {
-			snprintf(ctx->error, sizeof(ctx->error), "cannot open %s: %s",
-			    path, strerror(errno));
-			free(p);
-			return -1;
-		}
+	} else if ((p->fd = open_path(ctx, path)) == -1) {
+		free(p);
+		return -1;
 	}
 	ctx->priv = p;
+	return 0;
+}
+
+/*
+ * The file was removed or renamed away (rotated by hand or by logrotate):
+ * write to a new one at the configured path, not into a file nobody sees.
+ */
+static int
+reopen_if_moved(struct sink_ctx *ctx, struct file_priv *p)
+{
+	struct stat a, b;
+	int fd;
+
+	if (p->is_stdout)
+		return 0;
+	if (fstat(p->fd, &a) == 0 && stat(ctx->conf->path, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return 0;
+	if ((fd = open_path(ctx, ctx->conf->path)) == -1)
+		return -1;
+	close(p->fd);
+	p->fd = fd;
 	return 0;
 }
 
@@ -74,12 +103,30 @@ file_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after_s)
 			snprintf(ctx->error, sizeof(ctx->error), "event too large to encode");
 			return SEND_REJECT;
 		}
-	/* One write per batch: the lines of a batch arrive whole. */
-	if (write_all(p->fd, out.data, out.len) == -1) {
-		snprintf(ctx->error, sizeof(ctx->error), "write to %s failed: %s",
-		    p->is_stdout ? "stdout" : ctx->conf->path, strerror(errno));
+	if (reopen_if_moved(ctx, p) == -1) {
 		buf_free(&out);
 		return SEND_RETRY;
+	}
+	/* One write per batch: the lines of a batch arrive whole. */
+	{
+		struct stat st;
+		bool regular = !p->is_stdout && fstat(p->fd, &st) == 0 &&
+		    S_ISREG(st.st_mode);
+
+		if (write_all(p->fd, out.data, out.len) == -1) {
+			int e = errno;
+
+			/* The batch is sent again: take a partly written one
+			 * back (a disk that filled up) rather than leave a torn
+			 * line and duplicates. */
+			if (regular && ftruncate(p->fd, st.st_size) == -1) {
+				/* nothing more to do: the retry appends */
+			}
+			snprintf(ctx->error, sizeof(ctx->error), "write to %s failed: %s",
+			    p->is_stdout ? "stdout" : ctx->conf->path, strerror(e));
+			buf_free(&out);
+			return SEND_RETRY;
+		}
 	}
 	buf_free(&out);
 	return SEND_OK;

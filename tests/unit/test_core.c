@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include "../../agent/event.h"
 #include "../../agent/exec.h"
 #include "../../agent/kvstore.h"
+#include "../../output/sink.h"
 
 static char tmpdir[] = "/tmp/esxwatch-test-core-XXXXXX";
 
@@ -323,6 +326,69 @@ TEST(write_file_atomic_concurrent_writers)
 		}
 }
 
+static size_t
+file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* The file sink: a file removed or renamed away is created again, and a
+ * batch cut short by a full disk is taken back before it is resent (no
+ * torn line, no duplicate). */
+TEST(file_sink_reopens_and_never_tears_a_line)
+{
+	const struct sink *sk = sink_find(PROTO_FILE);
+	struct dest_conf dc;
+	struct sink_ctx ctx;
+	struct event *evs[2];
+	struct batch b = { evs, 2 };
+	struct rlimit old, lim;
+	char path[256], moved[256];
+	size_t before;
+	int ra = 0;
+
+	CHECK(sk != NULL);
+	if (sk == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/out.jsonl", tmpdir);
+	snprintf(moved, sizeof(moved), "%s/out.jsonl.1", tmpdir);
+	memset(&dc, 0, sizeof(dc));
+	memset(&ctx, 0, sizeof(ctx));
+	dc.proto = PROTO_FILE;
+	dc.path = path;
+	ctx.name = "server";
+	ctx.conf = &dc;
+	evs[0] = event_new(1000, "first event, long enough to be cut in the middle");
+	evs[1] = event_new(2000, "second event, long enough to be cut in the middle");
+	CHECK_INT(sk->open(&ctx), 0);
+	CHECK_INT(sk->send(&ctx, &b, &ra), SEND_OK);
+	before = file_size(path);
+	CHECK(before > 0);
+
+	CHECK_INT(rename(path, moved), 0);
+	CHECK_INT(sk->send(&ctx, &b, &ra), SEND_OK);
+	CHECK_INT(file_size(path), before);
+	CHECK_INT(file_size(moved), before);
+
+	/* A file size limit stands in for a full disk: the second line does
+	 * not fit. */
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = before + before / 4;
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	CHECK_INT(sk->send(&ctx, &b, &ra), SEND_RETRY);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK_INT(file_size(path), before);
+	CHECK_INT(sk->send(&ctx, &b, &ra), SEND_OK);
+	CHECK_INT(file_size(path), 2 * before);
+	sk->close(&ctx);
+	event_free(evs[0]);
+	event_free(evs[1]);
+}
+
 int
 main(void)
 {
@@ -345,6 +411,7 @@ main(void)
 	RUN(exec_missing_program);
 	RUN(kvstore_persists_atomically);
 	RUN(write_file_atomic_concurrent_writers);
+	RUN(file_sink_reopens_and_never_tears_a_line);
 	{
 		const char *argv[] = { "/bin/rm", "-rf", tmpdir, NULL };
 		struct exec_result res;
