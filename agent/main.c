@@ -28,7 +28,6 @@
 
 #define SHUTDOWN_DRAIN_MS	5000
 #define ONCE_DRAIN_MS		30000
-#define MAX_DESTS		64
 
 static volatile sig_atomic_t got_stop, got_reload;
 
@@ -130,13 +129,28 @@ start_shipper(struct running *r)
 	return r->sh ? 0 : -1;
 }
 
+/* The destination names of cfg, every one of them (free the array). */
+static const char **
+dest_names(const struct config *cfg, size_t *n)
+{
+	const char **names = calloc(cfg->nservers + 1, sizeof(*names));
+
+	*n = 0;
+	if (names != NULL)
+		*n = shipper_dest_names(cfg, names, cfg->nservers + 1);
+	return names;
+}
+
 static int
 open_queue(struct running *r)
 {
-	const char *names[MAX_DESTS];
-	size_t n = shipper_dest_names(r->cfg, names, MAX_DESTS);
+	const char **names;
+	size_t n;
 
+	if ((names = dest_names(r->cfg, &n)) == NULL)
+		return -1;
 	r->q = queue_open(r->cfg, names, n);
+	free(names);
 	return r->q ? 0 : -1;
 }
 
@@ -167,7 +181,7 @@ retire_config(struct config *cfg, unsigned abandoned_before)
 static void
 reload(struct running *r, const char *path, int verbose)
 {
-	const char *names[MAX_DESTS];
+	const char **names;
 	struct config *ncfg;
 	unsigned abandoned;
 	size_t n;
@@ -184,9 +198,10 @@ reload(struct running *r, const char *path, int verbose)
 	retire_config(r->cfg, abandoned);
 	r->cfg = ncfg;
 	setup_logging(r->cfg, verbose);
-	n = shipper_dest_names(r->cfg, names, MAX_DESTS);
-	if (queue_set_dests(r->q, names, n) == -1)
-		log_error("reload: cannot update the destinations");
+	names = dest_names(r->cfg, &n);
+	if (names == NULL || queue_set_dests(r->q, names, n) == -1)
+		fatal("reload: cannot update the destinations");
+	free(names);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
 	r->sched = sched_start(r->cfg, r->q);

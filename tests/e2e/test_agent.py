@@ -337,4 +337,21 @@ def test_sigterm_stops_once_with_a_hung_tool(d):
             p.wait()
 
 
+def test_seventy_destinations_all_delivered(d):
+    """No fixed limit on the number of destinations: the 70th gets every
+    event too."""
+    h = make_host(d)
+    outs = [os.path.join(d, "out%d.jsonl" % i) for i in range(70)]
+    servers = "servers:\n" + "".join("  d%d: {proto: file, path: %s}\n" % (i, o)
+                                     for i, o in enumerate(outs))
+    a = Agent(d, config(h, os.path.join(d, "primary.jsonl"), servers))
+    rc, _, err = a.run("--once")
+    eq(rc, 0, "--once status (%s)" % err[-300:])
+    want = len(read_events(os.path.join(d, "primary.jsonl")))
+    if want == 0:
+        fail("no event at the primary destination")
+    for o in outs:
+        eq(len(read_events(o)), want, "events at %s" % os.path.basename(o))
+
+
 harness.main(globals())
