@@ -2,7 +2,10 @@
  * bytes into up to six esxcli outputs (device list, path list, extent list,
  * filesystem list, nfs list, nfs41 list), each parsed by esxcli_parse, and
  * the storage picture built from them with every state derived.  Nothing
- * may crash, leak or read out of bounds, whatever the outputs say. */
+ * may crash, leak or read out of bounds, whatever the outputs say; every
+ * string of the picture stays terminated, and a datastore lists each of its
+ * devices as a whole element (ds_in_list).  The seeds under
+ * tests/fuzz/seeds/datastore/ hold the six outputs of real hosts so joined. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +41,30 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (st == NULL)
 			abort();
 		for (i = 0; i < s.ndev; i++) {
+			const struct ds_dev *d = &s.devs[i];
+
+			if (memchr(d->id, '\0', sizeof(d->id)) == NULL ||
+			    memchr(d->datastores, '\0', sizeof(d->datastores)) == NULL ||
+			    memchr(d->display, '\0', sizeof(d->display)) == NULL)
+				abort();
 			st[i] = ds_dev_state(&s.devs[i], (int)(size % 4));
+			if (ds_state_severity(st[i]) == NULL)
+				abort();
 			(void)ds_dev_suspect(&s.devs[i]);
 			if (ds_find_dev(&s, s.devs[i].id) == NULL)
 				abort();
 		}
-		for (i = 0; i < s.nvol; i++)
-			if (ds_state_name(ds_vol_state(&s, &s.vols[i], st)) == NULL)
+		for (i = 0; i < s.nvol; i++) {
+			const struct ds_vol *v = &s.vols[i];
+
+			if (memchr(v->devices, '\0', sizeof(v->devices)) == NULL ||
+			    memchr(v->name, '\0', sizeof(v->name)) == NULL)
 				abort();
+			if (ds_state_name(ds_vol_state(&s, v, st)) == NULL)
+				abort();
+			(void)ds_in_list(v->devices, v->name);
+			(void)ds_in_list(v->name, v->devices);
+		}
 		free(st);
 		ds_snap_free(&s);
 	}
