@@ -1,7 +1,8 @@
 /* libFuzzer target for collectors/smartparse.c: the same bytes go through
  * the smartctl JSON reader, the --scan parser and (via esxcli_parse) the
  * SMART table and NVMe log interpreters.  None may crash, leak or read out
- * of bounds; the results must be in range. */
+ * of bounds; the results must be in range.  Seeds beyond the fixtures:
+ * tests/fuzz/seeds/smart/ (an ATA smartctl JSON, a --scan output). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,13 @@ static void
 check(const struct smart_info *si)
 {
 	if (memchr(si->health_text, '\0', sizeof(si->health_text)) == NULL ||
+	    memchr(si->model, '\0', sizeof(si->model)) == NULL ||
+	    memchr(si->serial, '\0', sizeof(si->serial)) == NULL ||
 	    (int)si->health < SMART_UNKNOWN || si->health > SMART_FAILED)
 		abort();
 	if (si->temperature_c < SMART_NONE || si->power_on_hours < SMART_NONE)
+		abort();
+	if (smart_health_name(smart_health_of(si->health_text)) == NULL)
 		abort();
 }
 
@@ -28,6 +33,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct esx_out o;
 	char	 err[256];
 	int	 st = size > 0 ? data[0] : 0;
+	char	*z;
 
 	if (smart_from_smartctl(s, size, st, &si, err, sizeof(err)) == 0)
 		check(&si);
@@ -42,5 +48,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(&si);
 		esx_out_free(&o);
 	}
+	/* the bytes as a health text (esxcli's and smartctl's words) */
+	if ((z = malloc(size + 1)) == NULL)
+		return 0;
+	memcpy(z, data, size);
+	z[size] = '\0';
+	if (smart_health_name(smart_health_of(z)) == NULL)
+		abort();
+	free(z);
 	return 0;
 }
