@@ -73,8 +73,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc.regex = re;
 	rc.severity = (char *)"info";
 	rc.enabled = 1;
-	if (relen > 0)
+	if (relen > 0) {
+		char lit[96], stripped[96], names[RULES_MAX_CAPS][32];
+		size_t groups[RULES_MAX_CAPS], ngroups;
+		int k;
+
+		if (rules_regex_literal(re, lit, sizeof(lit)) >= 0 &&
+		    memchr(lit, '\0', sizeof(lit)) == NULL)
+			abort();
+		k = rules_strip_names(re, stripped, sizeof(stripped), names,
+		    groups, RULES_MAX_CAPS, &ngroups);
+		if (k > RULES_MAX_CAPS)
+			abort();
 		rules_add(r, &rc, err, sizeof(err));
+	}
 	rules_compile(r, err, sizeof(err));
 	size -= nl ? relen + 1 : 0;
 	data += nl ? relen + 1 : 0;
@@ -85,8 +97,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memcpy(line, data, size);
 	st = storm_new(2, 1000, 4);
-	if (rules_match(r, NULL, line, size, &m2) == 1 && m2.rule == NULL)
+	if (rules_match(r, NULL, line, size, &m2) == 1 &&
+	    (m2.rule == NULL || m2.ncaps > RULES_MAX_CAPS))
 		abort();
+	(void)rules_match(cat, "hostd", line, size, &m2);
+	if (size >= 3)
+		(void)scsi_sense_text(line[0] & 0xf, (unsigned char)line[1],
+		    (unsigned char)line[2]);
 	if (rules_match(cat, "vmkernel", line, size, &m) == 1) {
 		if (m.rule == NULL || m.ncaps > RULES_MAX_CAPS)
 			abort();
