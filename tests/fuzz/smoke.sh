@@ -12,8 +12,9 @@ if ! make -s fuzz >build/fuzz-build.log 2>&1; then
 	tail -20 build/fuzz-build.log
 	exit 1
 fi
-seeds() {	# target -> seed files
+seeds() {	# target -> seed files: fixtures, and tests/fuzz/seeds/TARGET/*
 	f=tests/fixtures
+	ls tests/fuzz/seeds/"$1"/* 2>/dev/null
 	case "$1" in
 	esxcli) ls $f/esxi/esxcli-*/* ;;
 	vdq) ls $f/esxi/vdq-*/* ;;
