@@ -571,6 +571,15 @@ def test_single_word_forms(h):
 	harness.eq(len(h.agent_pids()), 1, "agents after upgrade")
 	if "localcli network firewall refresh" not in h.calls():
 		harness.fail("no firewall refresh on upgrade")
+	# An upgrade whose old agent was not stopped first: the agent is
+	# restarted so that the new VIB's binary runs.
+	old = h.agent_pids()
+	rc, out = h.init("start", "upgrade")
+	harness.eq(rc, 0, "start upgrade while running (output %s)" % out.strip())
+	new = h.agent_pids()
+	if len(new) != 1 or new == old:
+		harness.fail("start upgrade did not restart the agent: %s -> %s" % (old, new))
+	harness.eq(h.uservar("EsxwatchServerProto"), "cfapi", "settings kept across a restarting upgrade")
 	rc, _ = h.init("remove")
 	harness.eq(rc, 0, "remove")
 	harness.wait_for(lambda: not h.agent_pids(), 5, what="agent to exit")
