@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,7 +77,22 @@ child(const char *const argv[], int out, int err)
 	for (fd = 3; fd < maxfd; fd++)
 		close(fd);
 	execv(argv[0], (char *const *)argv);
-	dprintf(2, "cannot execute %s: %s\n", argv[0], strerror(errno));
+	/* Only async-signal-safe calls between fork and exec (another thread
+	 * may have held a lock stdio or strerror needs when we forked). */
+	{
+		const char *why = errno == ENOENT ? "no such file" :
+		    errno == EACCES ? "permission denied" :
+		    errno == ENOEXEC ? "not an executable" : "exec failed";
+		struct iovec iov[5] = {
+			{ (void *)"cannot execute ", 15 },
+			{ (void *)argv[0], strlen(argv[0]) },
+			{ (void *)": ", 2 },
+			{ (void *)why, strlen(why) },
+			{ (void *)"\n", 1 },
+		};
+
+		(void)!writev(2, iov, 5);
+	}
 	_exit(127);
 }
 
