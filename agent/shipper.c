@@ -287,6 +287,11 @@ dest_thread(void *arg)
 		if (b.n == 0) {
 			if (is_stopping(sh))
 				break;
+			/* Events waiting but none handed out: the queue could
+			 * not read them (out of memory, an I/O error).  Try
+			 * again a little later, not in a busy loop. */
+			if (queue_backlog(sh->q, d->index) > 0)
+				nap(sh, 200, false);
 			continue;
 		}
 		/* Let a small batch fill up for flush_interval. */
