@@ -391,5 +391,11 @@ main(int argc, char **argv)
 	queue_close(r.q);
 	retire_config(r.cfg, 0);
 	log_close();
+	if (shipper_abandoned() > 0) {
+		/* A thread is still inside a sink (curl, TLS): no exit-time
+		 * library clean-up under its feet. */
+		fflush(NULL);
+		_exit(delivered ? 0 : 1);
+	}
 	return delivered ? 0 : 1;
 }
