@@ -55,10 +55,13 @@ start)
 	cmd=$(printf '%s' "$*" | sed 's/ ++[^ ]*//g')
 	# Like the real one: respawn the command (eval'd once) until killed;
 	# with -d the same loop in the background, once the pid file is there.
+	# The command runs under a small shell that waits for it: ESXi's init
+	# reaps an orphan at once, this machine's pid 1 may take a second, and
+	# a dead agent must not linger as a zombie that kill -0 still finds.
 	loop='echo $$ > "$1"; trap "rm -f \"$1\"; exit 0" HUP TERM
 		n=0
 		while [ $n -lt 3 ]; do
-			eval "setsid env $2 &" >>"$3" 2>&1
+			setsid sh -c "eval \"env \$0 &\"; wait \$!" "$2" >>"$3" 2>&1 &
 			wait $!
 			n=$((n + 1))
 			sleep 1
