@@ -257,6 +257,12 @@ def test_broken_vibs_fail_naming_the_rule(tmpdir):
 	files = mkvib.payload_files(harness.BIN, RULES)
 	files["usr/bin/esxwatch"] = (0o755, b"#!/bin/sh\n")
 	expect_only(tmpdir, "path.vib", assemble(files=files), ["community-paths"])
+	# The Host Client entry names an init script the VIB does not have.
+	files = mkvib.payload_files(harness.BIN, RULES)
+	mode, data = files["etc/vmware/service/esxwatch.xml"]
+	files["etc/vmware/service/esxwatch.xml"] = (mode, data.replace(
+		b"<initfilename>esxwatch<", b"<initfilename>esxwatchd<"))
+	expect_only(tmpdir, "service.vib", assemble(files=files), ["service-xml"])
 	# A /UserVars setting without its Host Client label.
 	files = mkvib.payload_files(harness.BIN, RULES)
 	mode, data = files[mkvib.OPTION_VMSG]
