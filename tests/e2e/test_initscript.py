@@ -101,8 +101,9 @@ for a in "$@"; do
 	--parent-path=*) parent=${a#*=} ;;
 	--group-path=*) path=${a#*=} ;;
 	-g) grab=1; continue ;;
-	sched|group|network|firewall) ;;
-	add|list|delete|setmemconfig|refresh) [ -z "$verb" ] && verb=$a ;;
+	--ruleset-id=*|--enabled=true|--enabled=false) ;;
+	sched|group|network|firewall|ruleset) ;;
+	add|list|delete|setmemconfig|refresh|set) [ -z "$verb" ] && verb=$a ;;
 	esac
 done
 key=$(echo "$path" | tr / _)
@@ -112,7 +113,7 @@ add) [ -n "$name" ] && [ -n "$parent" ] || exit 1
 	k=$(echo "$parent/$name" | tr / _); [ -f "$st/$k" ] && exit 1; touch "$st/$k" ;;
 setmemconfig) [ -f "$st/$key" ] || { echo "no such group" >&2; exit 1; } ;;
 delete) [ -f "$st/$key" ] || exit 1; rm -f "$st/$key" ;;
-refresh) exit 0 ;;
+refresh|set) exit 0 ;;
 *) echo "Error: Unknown command or namespace $*" >&2; exit 1 ;;
 esac
 """
@@ -351,9 +352,12 @@ def test_header_and_shell(h):
 def test_install_start_status_stop_remove(h):
 	rc, out = h.init("start", "install")
 	harness.eq(rc, 0, "start install exit status (output: %s)" % out.strip())
-	# The firewall ruleset from the VIB is loaded without a reboot.
-	if "localcli network firewall refresh" not in h.calls():
-		harness.fail("no firewall refresh after a live install: %s" % h.calls())
+	# The firewall ruleset from the VIB is loaded without a reboot, and
+	# enabled (ESXi remembers a ruleset disabled by an earlier removal).
+	calls = h.calls("localcli network firewall")
+	harness.eq(calls, ["localcli network firewall refresh",
+			   "localcli network firewall ruleset set --ruleset-id=esxwatch --enabled=true"],
+		   "firewall calls on install")
 	# Advanced settings created, with their defaults.
 	harness.eq(h.uservar("EsxwatchServerHostname"), "", "EsxwatchServerHostname default")
 	harness.eq(h.uservar("EsxwatchServerProto"), "cfapi", "EsxwatchServerProto default")
@@ -417,6 +421,10 @@ def test_install_start_status_stop_remove(h):
 		harness.fail("scheduler group not deleted: %s" % calls)
 	for v in ("EsxwatchServerHostname", "EsxwatchServerProto", "EsxwatchServerPort", "EsxwatchServerSsl"):
 		harness.eq(h.uservar(v), None, "/UserVars/%s after remove" % v)
+	# The removed VIB's ports are closed now, not at the next reboot.
+	harness.eq(h.calls("localcli network firewall"),
+		   ["localcli network firewall ruleset set --ruleset-id=esxwatch --enabled=false"],
+		   "firewall calls on remove")
 	rc, out = h.init("status")
 	harness.eq(rc, 3, "status exit status when stopped")
 	if "not running" not in out:
