@@ -387,6 +387,11 @@ def test_install_start_status_stop_remove(h):
 		   for c in calls if "sched group" in c):
 		harness.fail("sched group calls must use localcli --plugin-dir=/usr/lib/vmware/esxcli/int")
 	harness.eq(h.lines("vmkparams.log"), ["++group=host/vim/vimuser/esxwatch"], "VMkernel parameters")
+	# VMkernel takes "++..." only as the first argument of the program it
+	# execs: right after the agent's path.
+	wdcall = [c for c in calls if c.startswith("watchdog.sh -s esxwatch ")][0]
+	if "exec %s ++group=host/vim/vimuser/esxwatch -c " % h.bin not in wdcall:
+		harness.fail("++group= is not the agent's first argument: %s" % wdcall)
 	# The scratch config was created from the VIB's default (paths under the root).
 	default = read(os.path.join(h.root, "opt/esxwatch/etc/agent.yaml"))
 	harness.eq(read(h.conf), default.replace("directory: /", "directory: %s/" % h.root)
