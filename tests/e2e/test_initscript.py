@@ -346,6 +346,12 @@ def test_header_and_shell(h):
 	# Syntax check with the shell ESXi uses (busybox ash) when we have it.
 	p = subprocess.run(SHELL + ["-n", os.path.join(h.root, "etc/init.d/esxwatch")], capture_output=True)
 	harness.eq(p.returncode, 0, "%s -n" % " ".join(SHELL))
+	# POSIX sh only (busybox ash has no bash extensions), when shellcheck
+	# is there to tell.
+	if shutil.which("shellcheck"):
+		p = subprocess.run(["shellcheck", "-s", "sh", "-S", "warning",
+				    os.path.join(h.root, "etc/init.d/esxwatch")], capture_output=True, text=True)
+		harness.eq(p.returncode, 0, "shellcheck -s sh (%s)" % p.stdout.strip())
 
 
 @with_host
