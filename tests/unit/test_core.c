@@ -4,6 +4,7 @@
  * command execution, the state store.
  */
 #include <fcntl.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +390,69 @@ TEST(file_sink_reopens_and_never_tears_a_line)
 	event_free(evs[1]);
 }
 
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+struct exec_arg {
+	int	slow;		/* runs out of time */
+	int	failures;
+};
+
+static void *
+exec_worker(void *arg)
+{
+	struct exec_arg *a = arg;
+	const char *quick[] = { "/bin/echo", "hello", NULL };
+	const char *slow[] = { "/bin/sleep", "30", NULL };
+
+	for (int i = 0; i < (a->slow ? 1 : 25); i++) {
+		struct exec_result res;
+		int64_t t0 = now_ms();
+
+		if (exec_run(a->slow ? slow : quick, a->slow ? 4000 : 10000, 0, &res) != 0)
+			a->failures++;
+		else if (a->slow ? !res.timed_out :
+		    (res.status != 0 || strcmp(res.out, "hello\n") != 0 ||
+		    now_ms() - t0 > 2000))
+			a->failures++;	/* a quick one waited on another's pipe */
+		exec_result_free(&res);
+	}
+	return NULL;
+}
+
+/* Many threads running tools at once: every run sees its own output end
+ * when its tool exits (no pipe end leaks into another thread's child), a
+ * timed-out tool is killed, and no descriptor is left open. */
+TEST(exec_concurrent_runs_leak_nothing)
+{
+	struct exec_arg args[6];
+	pthread_t th[6];
+	int before = count_fds();
+
+	for (int i = 0; i < 6; i++) {
+		args[i].slow = i == 0;
+		args[i].failures = 0;
+		CHECK_INT(pthread_create(&th[i], NULL, exec_worker, &args[i]), 0);
+	}
+	for (int i = 0; i < 6; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_INT(args[i].failures, 0);
+	}
+	CHECK_INT(count_fds(), before);
+}
+
 int
 main(void)
 {
@@ -409,6 +473,7 @@ main(void)
 	RUN(exec_timeout_kills_the_group);
 	RUN(exec_output_capped);
 	RUN(exec_missing_program);
+	RUN(exec_concurrent_runs_leak_nothing);
 	RUN(kvstore_persists_atomically);
 	RUN(write_file_atomic_concurrent_writers);
 	RUN(file_sink_reopens_and_never_tears_a_line);
