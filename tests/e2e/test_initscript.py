@@ -154,6 +154,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 echo "esxcli $*" >> "$root/calls.log"
 """
 
+VIMCMD_STUB = r"""#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+echo "vim-cmd $*" >> "$root/calls.log"
+"""
+
 # ESXi's busybox has usleep (its /sbin/watchdog.sh polls with it).
 USLEEP_STUB = r"""#!/bin/sh
 exec sleep "$(awk -v u="$1" 'BEGIN { printf "%.6f", u / 1000000 }')"
@@ -196,7 +201,7 @@ class Host:
 			os.makedirs(os.path.join(self.root, sub), exist_ok=True)
 		for rel, text in (("sbin/watchdog.sh", WATCHDOG_STUB), ("bin/localcli", LOCALCLI_STUB),
 				  ("bin/esxcfg-advcfg", ADVCFG_STUB), ("bin/logger", LOGGER_STUB),
-				  ("bin/esxcli", ESXCLI_STUB), ("bin/usleep", USLEEP_STUB),
+				  ("bin/esxcli", ESXCLI_STUB), ("bin/vim-cmd", VIMCMD_STUB), ("bin/usleep", USLEEP_STUB),
 				  ("bin/cmp", CMP_STUB), ("etc/init.d/hostd", HOSTD_STUB)):
 			p = os.path.join(self.root, rel)
 			with open(p, "w") as f:
@@ -364,6 +369,8 @@ def test_install_start_status_stop_remove(h):
 	harness.eq(calls, ["localcli network firewall refresh",
 			   "localcli network firewall ruleset set --ruleset-id=esxwatch --enabled=true"],
 		   "firewall calls on install")
+	# hostd reads the new service XML (Host Client > Manage > Services).
+	harness.eq(h.calls("vim-cmd"), ["vim-cmd hostsvc/refresh_services"], "hostd service refresh")
 	# Advanced settings created, with their defaults.
 	harness.eq(h.uservar("EsxwatchServerHostname"), "", "EsxwatchServerHostname default")
 	harness.eq(h.uservar("EsxwatchServerProto"), "cfapi", "EsxwatchServerProto default")
@@ -613,7 +620,7 @@ def test_single_word_forms(h):
 	rc, _ = h.init("start", "install")
 	harness.eq(rc, 0, "start install with hostd down")
 	harness.eq(h.uservar("EsxwatchServerProto"), "cfapi", "settings created with hostd down")
-	harness.eq(h.calls("esxcli"), [], "esxcli calls with hostd down")
+	harness.eq(h.calls("esxcli") + h.calls("vim-cmd"), [], "esxcli/vim-cmd calls with hostd down")
 
 
 @with_host
