@@ -44,6 +44,12 @@ is_aborting(void)
 	return __atomic_load_n(&aborting, __ATOMIC_SEQ_CST) != 0;
 }
 
+bool
+exec_aborting(void)
+{
+	return is_aborting();
+}
+
 static void
 set_cloexec_nonblock(int fd)
 {

@@ -43,5 +43,8 @@ const char *exec_describe(const struct exec_result *, char *buf, size_t len);
  */
 void	exec_abort_all(void);
 void	exec_abort_reset(void);
+/* True while exec_abort_all() is in force: a tool that failed now was most
+ * likely cancelled by the agent, not broken (nothing to report). */
+bool	exec_aborting(void);
 
 #endif

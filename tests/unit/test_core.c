@@ -453,6 +453,25 @@ TEST(exec_concurrent_runs_leak_nothing)
 	CHECK_INT(count_fds(), before);
 }
 
+/* exec_abort_all(): a new run does not start and says it was cancelled;
+ * exec_aborting() tells a collector so; exec_abort_reset() ends it. */
+TEST(exec_abort_cancels_and_resets)
+{
+	const char *argv[] = { "/bin/echo", "x", NULL };
+	struct exec_result res;
+
+	CHECK(!exec_aborting());
+	exec_abort_all();
+	CHECK(exec_aborting());
+	CHECK_INT(exec_run(argv, 10000, 0, &res), -1);
+	exec_result_free(&res);
+	exec_abort_reset();
+	CHECK(!exec_aborting());
+	CHECK_INT(exec_run(argv, 10000, 0, &res), 0);
+	CHECK_INT(res.status, 0);
+	exec_result_free(&res);
+}
+
 int
 main(void)
 {
@@ -474,6 +493,7 @@ main(void)
 	RUN(exec_output_capped);
 	RUN(exec_missing_program);
 	RUN(exec_concurrent_runs_leak_nothing);
+	RUN(exec_abort_cancels_and_resets);
 	RUN(kvstore_persists_atomically);
 	RUN(write_file_atomic_concurrent_writers);
 	RUN(file_sink_reopens_and_never_tears_a_line);
