@@ -294,8 +294,11 @@ dest_thread(void *arg)
 				nap(sh, 200, false);
 			continue;
 		}
-		/* Let a small batch fill up for flush_interval. */
-		if (b.n < (size_t)cfg->batch_max_events && !is_stopping(sh) && flush_ms > 0) {
+		/* Let a small batch fill up for flush_interval, unless more
+		 * events are already waiting (a batch cut by max_bytes: a
+		 * backlog of large events must not drain one batch a second). */
+		if (b.n < (size_t)cfg->batch_max_events && !is_stopping(sh) && flush_ms > 0 &&
+		    queue_backlog(sh->q, d->index) <= b.n) {
 			batch_free_events(&b);
 			nap(sh, flush_ms, false);
 			if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,

@@ -354,4 +354,35 @@ def test_seventy_destinations_all_delivered(d):
         eq(len(read_events(o)), want, "events at %s" % os.path.basename(o))
 
 
+def test_backlog_of_large_events_is_not_sent_one_batch_a_second(d):
+    """A batch cut by batch.max_bytes while more events wait is sent at
+    once: flush_interval is for letting a small batch fill up, not a pause
+    between the batches of a backlog."""
+    logs = os.path.join(d, "logs")
+    os.makedirs(logs)
+    n = 1500
+    with open(os.path.join(logs, "hostd.log"), "w") as f:
+        for i in range(n):
+            f.write("2023-05-08T07:45:35.567Z In(166) Hostd[2099421]: line %05d %s\n"
+                    % (i, "x" * 3000))
+    out = os.path.join(d, "out.jsonl")
+    a = Agent(d, "storage: {directory: @STORAGE@}\n"
+                 "server: {proto: file, path: %s}\n"
+                 "batch: {flush_interval: 2}\n"
+                 "collectors: {nic: {enabled: no}, datastore: {enabled: no}, vsan: {enabled: no},\n"
+                 "  smart: {enabled: no}, agent: {enabled: no}}\n"
+                 "filelog:\n  hostd: {directory: %s, include: hostd.log, read_from_head: yes,\n"
+                 "    forward: all}\n" % (out, logs))
+    a.start()
+    wait_for(lambda: os.path.exists(out) and os.path.getsize(out) > 0, what="the first events")
+    t0 = time.time()
+    wait_for(lambda: len(read_events(out)) >= n, timeout=60, what="all %d lines" % n)
+    took = time.time() - t0
+    eq(a.stop(), 0, "exit status")
+    # ~5 batches of 1 MB; only the last, partial one waits flush_interval
+    if took > 5.5:
+        fail("%d lines of 3 KB took %.1f s after the first batch (one batch per "
+             "flush_interval?)" % (n, took))
+
+
 harness.main(globals())
