@@ -7,8 +7,10 @@
  * sinks, RFC 5424 and 3164 syslog, json_put_str, gzip) must accept any bytes
  * and stay in bounds.
  *
- * Beyond "never crash": a deserialised event serialises to a form that
- * reads back the same, and gzip output decompresses to its input.
+ * Beyond "never crash": the JSON is valid UTF-8 without raw control bytes;
+ * syslog has no line break unless told to keep them and fits max_msg
+ * (only the header may exceed it); a deserialised event serialises to a
+ * form that reads back the same; gzip output decompresses to its input.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +25,53 @@
 
 static struct gzip *gz;
 
+/* JSON text as a server reads it: valid UTF-8, no raw control byte. */
+static void
+check_json(const struct buf *b)
+{
+	const unsigned char *p = (const unsigned char *)b->data;
+	size_t i = 0, k, n;
+
+	while (i < b->len) {
+		if (p[i] < 0x20)
+			abort();
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		n = p[i] >= 0xf0 ? 4 : p[i] >= 0xe0 ? 3 : 2;
+		if (p[i] < 0xc2 || p[i] > 0xf4 || i + n > b->len)
+			abort();
+		for (k = 1; k < n; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				abort();
+		i += n;
+	}
+}
+
+/* syslog: no line break unless kept (it would split the message on a
+ * newline-framed stream), and MSG cut so the whole fits max_msg. */
+static void
+check_syslog(const struct syslog_fmt *fmt, const struct event *ev,
+    const struct buf *b)
+{
+	struct event e = *ev;
+	struct buf h = BUF_INIT;
+
+	if (!fmt->keep_newlines && (memchr(b->data, '\n', b->len) != NULL ||
+	    memchr(b->data, '\r', b->len) != NULL))
+		abort();
+	if (fmt->max_msg == 0)
+		return;
+	e.text = (char *)"";
+	if (syslog_format(fmt, &e, &h) == -1)
+		abort();
+	/* the header, then at most a space and a BOM before MSG */
+	if (b->len > fmt->max_msg && b->len > h.len + 4)
+		abort();
+	buf_free(&h);
+}
+
 /* Every encoder on ev; fl varies the options. */
 static void
 encode_all(const struct event *ev, size_t fl)
@@ -30,9 +79,11 @@ encode_all(const struct event *ev, size_t fl)
 	struct syslog_fmt fmt;
 	struct buf b = BUF_INIT;
 
-	(void)cfapi_encode_event(ev, &b);
+	if (cfapi_encode_event(ev, &b) == 0)
+		check_json(&b);
 	buf_reset(&b);
-	(void)event_to_json(ev, &b);
+	if (event_to_json(ev, &b) == 0)
+		check_json(&b);
 	buf_reset(&b);
 	memset(&fmt, 0, sizeof(fmt));
 	fmt.facility = (int)(fl % 24);
@@ -42,12 +93,14 @@ encode_all(const struct event *ev, size_t fl)
 	fmt.keep_newlines = fl & 1;
 	fmt.rfc3164 = (fl & 2) != 0;
 	fmt.bom = (fl & 4) != 0;
-	(void)syslog_format(&fmt, ev, &b);
+	if (syslog_format(&fmt, ev, &b) == 0)
+		check_syslog(&fmt, ev, &b);
 	/* 5424 keeps the header whole; only MSG is cut to max_msg */
 	fmt.rfc3164 = !fmt.rfc3164;
 	fmt.max_msg = 0;
 	buf_reset(&b);
-	(void)syslog_format(&fmt, ev, &b);
+	if (syslog_format(&fmt, ev, &b) == 0)
+		check_syslog(&fmt, ev, &b);
 	buf_free(&b);
 }
 
@@ -122,7 +175,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	transport_redact_url(s, red, sizeof(red));
 	if (memchr(red, '\0', sizeof(red)) == NULL)
 		abort();
-	(void)json_put_str(&b, (const char *)data, len);
+	if (json_put_str(&b, (const char *)data, len) == 0)
+		check_json(&b);
 	buf_free(&b);
 
 	/* the raw bytes as text and as field values (names stay valid),
