@@ -752,8 +752,14 @@ esxcli_query(const struct config *cfg, int timeout_s,
 		timeout_s = 30;
 
 	if (exec_run(argv, timeout_s * 1000, EXEC_DEFAULT_MAX_OUT, &res) == -1) {
+		if (exec_aborting())
+			goto out;	/* the agent is stopping: not a failure */
 		log_limited(LOG_ERROR, key, 300, "%s: cannot run %s: %s", cmd,
 		    path, first_line(res.err, res.err_len, line, sizeof(line)));
+		goto out;
+	}
+	if (res.cancelled) {
+		log_debug("%s: cancelled (the agent is stopping)", cmd);
 		goto out;
 	}
 	if (res.timed_out || res.status != 0 || res.truncated) {

@@ -43,6 +43,10 @@ storage_cmd_failed(struct collector_ctx *ctx, struct emitter *em,
 	struct event *ev;
 	va_list	 ap;
 
+	/* A query the agent cut short because it is stopping or reloading
+	 * did not fail: say nothing (the next round asks again). */
+	if (exec_aborting())
+		return;
 	snprintf(key, sizeof(key), "failing:%s", cmdkey);
 	if (ctx->state != NULL && kv_get(ctx->state, key) != NULL)
 		return;
