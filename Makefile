@@ -90,7 +90,7 @@ esxi:
 # Fuzz targets (clang libFuzzer): build/fuzz/fuzz_NAME from tests/fuzz/fuzz_NAME.c.
 FUZZSRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZBINS := $(FUZZSRCS:tests/fuzz/%.c=build/fuzz/%)
-FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer-no-link,address,undefined \
+FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=fuzzer-no-link,address,undefined \
 	-DESXWATCH_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(QUEUEFLAGS)
 FUZZOBJS := $(LIBSRCS:%.c=build/fuzz/obj/%.o)
 build/fuzz/obj/%.o: %.c
