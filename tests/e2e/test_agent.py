@@ -103,16 +103,22 @@ def test_sighup_reload_keeps_running_and_applies(d):
         eq(e.get("site"), "one", "tag before reload")
 
 
-def test_hung_tool_delays_nobody_and_not_the_stop(d):
-    """Each collector has its own thread: a tool that hangs for its whole
-    timeout (here: the datastore collector's device list) neither delays the
-    nic samples nor SIGTERM."""
+def hung_datastore_agent(d):
+    """nic every second, and a datastore collector whose first tool hangs
+    for longer than its 30 s timeout."""
     h = make_host(d)
     h.set_both("storage core device list", text="", sleep=1000)
     out = os.path.join(d, "out.jsonl")
     cfg = config(h, out).replace("  datastore: {enabled: no}\n",
                                  "  datastore: {enabled: yes, interval: 1, timeout: 30}\n")
-    a = Agent(d, cfg)
+    return h, out, Agent(d, cfg)
+
+
+def test_hung_tool_delays_nobody_and_not_the_stop(d):
+    """Each collector has its own thread: a tool that hangs for its whole
+    timeout (here: the datastore collector's device list) neither delays the
+    nic samples nor SIGTERM."""
+    h, out, a = hung_datastore_agent(d)
     a.start()
     wait_for(lambda: any("storage core device list" in c for c in h.calls()),
              what="the datastore collector to call the hanging tool")
@@ -314,12 +320,7 @@ def test_sigterm_stops_once_with_a_hung_tool(d):
     timeout; what was collected before is delivered."""
     import subprocess
 
-    h = make_host(d)
-    h.set_both("storage core device list", text="", sleep=1000)
-    out = os.path.join(d, "out.jsonl")
-    cfg = config(h, out).replace("  datastore: {enabled: no}\n",
-                                 "  datastore: {enabled: yes, interval: 1, timeout: 30}\n")
-    a = Agent(d, cfg)
+    h, out, a = hung_datastore_agent(d)
     p = subprocess.Popen([harness.BIN, "-c", a.config, "--once"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
