@@ -18,6 +18,7 @@
 
 #include "../agent/buf.h"
 #include "../agent/log.h"
+#include "../agent/regexcheck.h"
 #include "rules.h"
 
 #define OUT_BIT		0x80000000u
@@ -258,96 +259,6 @@ rules_regex_literal(const char *re, char *out, size_t outlen)
 	return (int)bl;
 }
 
-/*
- * glibc's regcomp copies the operand of every "+" and bound ("a{3,5}"),
- * so stacked or nested repetitions ("a++++++++", "((a+)+)+...") grow the
- * compiled tree exponentially, and regexec's closures grow with its
- * square.  A repetition of a repetition ("a+*", "x?+") is never needed:
- * refuse it; estimate the size of the rest the way it expands and refuse
- * what would be large.
- */
-#define REGEX_COST_MAX	2000.0
-
-static bool
-regex_affordable(const char *re)
-{
-	double seq[64], last[64];
-	int d = 0;
-	size_t i = 0;
-	bool quant = false;
-
-	seq[0] = 0;
-	last[0] = 0;
-	while (re[i] != '\0') {
-		char c = re[i];
-		bool q = c == '*' || c == '+' || c == '?' || c == '{';
-
-		if (q && quant)
-			return false;
-		quant = q;
-
-		if (c == '\\' && re[i + 1] != '\0') {
-			last[d] = 1;
-			seq[d] += 1;
-			i += 2;
-			continue;
-		}
-		if (c == '[') {
-			size_t j = i + 1;
-
-			if (re[j] == '^')
-				j++;
-			if (re[j] == ']')
-				j++;
-			while (re[j] != '\0' && re[j] != ']')
-				j++;
-			last[d] = 1;
-			seq[d] += 1;
-			i = re[j] ? j + 1 : j;
-			continue;
-		}
-		if (c == '(') {
-			if (d >= 63)
-				return false;
-			d++;
-			seq[d] = 0;
-			last[d] = 0;
-		} else if (c == ')' && d > 0) {
-			double g = seq[d] + 1;
-
-			d--;
-			last[d] = g;
-			seq[d] += g;
-		} else if (c == '+') {
-			seq[d] += last[d];
-			last[d] *= 2;
-		} else if (c == '{') {
-			double k = 0, m = 0;
-
-			i++;
-			while (re[i] >= '0' && re[i] <= '9' && k < 1e6)
-				k = k * 10 + (re[i++] - '0');
-			if (re[i] == ',')
-				for (i++; re[i] >= '0' && re[i] <= '9' && m < 1e6;)
-					m = m * 10 + (re[i++] - '0');
-			if (m > k)
-				k = m;
-			if (k < 1)
-				k = 1;
-			seq[d] += last[d] * (k - 1);
-			last[d] *= k;
-			if (re[i] == '\0')
-				break;
-		} else if (c != '*' && c != '?' && c != '|') {
-			last[d] = 1;
-			seq[d] += 1;
-		}
-		if (seq[d] > REGEX_COST_MAX || last[d] > REGEX_COST_MAX)
-			return false;
-		i++;
-	}
-	return true;
-}
 
 static bool
 severity_ok(const char *s)
@@ -405,7 +316,7 @@ rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen
 	}
 	if (rc->regex != NULL) {
 		char names[RULES_MAX_CAPS][32], *stripped;
-		size_t groups[RULES_MAX_CAPS], len = strlen(rc->regex) + 3;
+		size_t groups[RULES_MAX_CAPS], len = strlen(rc->regex) + 3, at;
 		int nn, rc2;
 
 		stripped = malloc(len);
@@ -420,7 +331,7 @@ rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen
 			free(stripped);
 			return -1;
 		}
-		if (!regex_affordable(stripped)) {
+		if (regex_cost_refused(stripped, &at) != NULL) {
 			snprintf(err, errlen, "rule '%s': regex: too many nested "
 			    "or stacked repetitions", ru->name);
 			free(stripped);
