@@ -87,7 +87,9 @@ class Receiver:
         self.conns = {}			# second -> accepted connections
         self.reqs = {}			# second -> requests
         self.by_addr = {}		# addr -> requests (reset by take_counts)
-        self.seen = {}			# agent id -> set of seqs
+        self.seen = {}			# agent id -> {seq: first arrival}
+        self.down_at = None		# when the receiver was last taken away
+        self.dups_cut = 0		# duplicates whose first copy came just before down_at
         self.warm = set()		# agent ids that delivered a warm-up line
         self.dups = 0
         self.violations = []
@@ -110,6 +112,8 @@ class Receiver:
             self._call(self._up(a))
 
     def down(self, addr=None):
+        with self.lock:
+            self.down_at = time.time()
         for a in [addr] if addr else self.addrs:
             self._call(self._down(a))
 
@@ -190,7 +194,7 @@ class Receiver:
         agent = m.group(1)
         now = time.time()
         with self.lock:
-            seen = self.seen.setdefault(agent, set())
+            seen = self.seen.setdefault(agent, {})
             for e in obj["events"]:
                 t = e.get("text", "")
                 s = SEQ_RE.search(t)
@@ -198,8 +202,12 @@ class Receiver:
                     n = int(s.group(1))
                     if n in seen:
                         self.dups += 1
+                        # the first copy was answered just as the node went
+                        # away: its reply was cut, the agent sent it again
+                        if self.down_at is not None and self.down_at - 3 < seen[n] <= self.down_at:
+                            self.dups_cut += 1
                     else:
-                        seen.add(n)
+                        seen[n] = now
                         self.last_new = now
                 elif WARM_RE.search(t):
                     self.warm.add(agent)
@@ -355,6 +363,7 @@ def run_outage(n, outage, fixed, args):
         with rcv.lock:
             lost = sum(total - len(s) for s in rcv.seen.values()) + (n - len(rcv.seen)) * total
             dups = rcv.dups
+            dups_cut = rcv.dups_cut
             lo = int(rec)
             hi = int(rec + (drained if drained is not None else time.time() - rec)) + 1
             reqs = [rcv.reqs.get(s, 0) for s in range(lo, hi + 1)]
@@ -362,14 +371,15 @@ def run_outage(n, outage, fixed, args):
             viol = list(rcv.violations)
         r = {"n": n, "outage": outage, "mode": label, "ready": ready, "events": total,
              "peak_req": max(reqs or [0]), "peak_conn": max(conns or [0]),
-             "drained": drained, "lost": lost, "dups": dups, "violations": viol,
+             "drained": drained, "lost": lost, "dups": dups, "dups_cut": dups_cut, "violations": viol,
              "alive": fleet.alive(), "load": load()}
         print("fleet[%s]: %d agents, outage %d s: peak %d req/s, %d conn/s, drained in %s, "
-              "%d events per agent, lost %d, duplicated %d, receiver violations %d, "
+              "%d events per agent, lost %d, duplicated %d (%d answered as the receiver went away), "
+              "receiver violations %d, "
               "agents alive %d, load %s"
               % (label, n, outage, r["peak_req"], r["peak_conn"],
                  "%.1f s" % drained if drained is not None else "NOT (limit reached)",
-                 total, lost, dups, len(viol), r["alive"], r["load"]), flush=True)
+                 total, lost, dups, dups_cut, len(viol), r["alive"], r["load"]), flush=True)
         if args.verbose:
             print("fleet[%s]: req/s from recovery: %s" % (label, reqs[:200]))
         for v in viol[:3]:
