@@ -90,6 +90,7 @@ class Receiver:
         self.seen = {}			# agent id -> {seq: first arrival}
         self.down_at = None		# when the receiver was last taken away
         self.dups_cut = 0		# duplicates whose first copy came just before down_at
+        self.dups_late = 0		# duplicates 25 s or more after the first copy
         self.warm = set()		# agent ids that delivered a warm-up line
         self.dups = 0
         self.violations = []
@@ -206,6 +207,10 @@ class Receiver:
                         # away: its reply was cut, the agent sent it again
                         if self.down_at is not None and self.down_at - 3 < seen[n] <= self.down_at:
                             self.dups_cut += 1
+                        # or the agent gave up waiting for the reply (its
+                        # request timeout, server.timeout: 30 s) and resent
+                        elif now - seen[n] >= 25:
+                            self.dups_late += 1
                     else:
                         seen[n] = now
                         self.last_new = now
@@ -364,6 +369,7 @@ def run_outage(n, outage, fixed, args):
             lost = sum(total - len(s) for s in rcv.seen.values()) + (n - len(rcv.seen)) * total
             dups = rcv.dups
             dups_cut = rcv.dups_cut
+            dups_late = rcv.dups_late
             lo = int(rec)
             hi = int(rec + (drained if drained is not None else time.time() - rec)) + 1
             reqs = [rcv.reqs.get(s, 0) for s in range(lo, hi + 1)]
@@ -374,12 +380,14 @@ def run_outage(n, outage, fixed, args):
              "drained": drained, "lost": lost, "dups": dups, "dups_cut": dups_cut, "violations": viol,
              "alive": fleet.alive(), "load": load()}
         print("fleet[%s]: %d agents, outage %d s: peak %d req/s, %d conn/s, drained in %s, "
-              "%d events per agent, lost %d, duplicated %d (%d answered as the receiver went away), "
+              "%d events per agent, lost %d, duplicated %d (%d answered as the receiver went away, "
+              "%d resent 25 s or more after the first copy), "
               "receiver violations %d, "
               "agents alive %d, load %s"
               % (label, n, outage, r["peak_req"], r["peak_conn"],
                  "%.1f s" % drained if drained is not None else "NOT (limit reached)",
-                 total, lost, dups, dups_cut, len(viol), r["alive"], r["load"]), flush=True)
+                 total, lost, dups, dups_cut, dups_late, len(viol), r["alive"], r["load"]),
+              flush=True)
         if args.verbose:
             print("fleet[%s]: req/s from recovery: %s" % (label, reqs[:200]))
         for v in viol[:3]:
