@@ -381,7 +381,7 @@ while [ ${l} -lt "${JOBS}" ]; do
 done
 wait
 
-printf '%-28s %-8s %-8s %-8s %-10s %-7s %-10s %-7s %-6s %s\n' HOST INSTALL SETTINGS RESTART \
+printf '%-24s %-11s %-11s %-11s %-10s %-7s %-10s %-7s %-6s %s\n' HOST INSTALL SETTINGS RESTART \
     VERSION RUNNING STATE BACKLOG SOURCE RESULT
 bad=0
 grep -v '^[[:space:]]*#' "${HOSTS_FILE}" | while read -r h p rest; do
@@ -389,9 +389,9 @@ grep -v '^[[:space:]]*#' "${HOSTS_FILE}" | while read -r h p rest; do
 	host=${h#*@}
 	if [ -f "${RESULTS}.${host}.row" ]; then
 		# shellcheck disable=SC2046,SC2183 # the row's ten words
-		printf '%-28s %-8s %-8s %-8s %-10s %-7s %-10s %-7s %-6s %s\n' $(cat "${RESULTS}.${host}.row")
+		printf '%-24s %-11s %-11s %-11s %-10s %-7s %-10s %-7s %-6s %s\n' $(cat "${RESULTS}.${host}.row")
 	else
-		printf '%-28s %s\n' "${host}" "no result"
+		printf '%-24s %s\n' "${host}" "no result"
 	fi
 done
 ok=$(cat "${RESULTS}".*.row 2>/dev/null | awk '$10 == "ok"' | wc -l | tr -d ' ')
