@@ -256,8 +256,11 @@ function Install-EsxwatchOnHost {
             }
             if ($PSCmdlet.ShouldProcess($VMHostObject.Name, 'Restart the esxwatch service')) {
                 $svc = $svc | Restart-VMHostService -Confirm:$false
+                $row.Restart = 'ok'
             }
-            $row.Restart = 'ok'
+            else {
+                $row.Restart = 'whatif'
+            }
         }
         $vib = $esxcli.software.vib.get.Invoke(@{ vibname = 'esxwatch' }) | Select-Object -First 1
         if ($null -ne $vib) { $row.Version = $vib.Version }
@@ -274,7 +277,7 @@ function Install-EsxwatchOnHost {
             Start-Sleep -Seconds 2
         } while ((Get-Date) -lt $deadline)
         if ($null -ne $status) { $row.StatusSource = $status.Source }
-        if (-not $fresh) { $row.StatusSource += '-stale' }
+        if ($null -ne $status -and -not $fresh) { $row.StatusSource += '-stale' }
         if ($st.Version) { $row.Version = $st.Version }
         $row.State = $st.State
         $row.Backlog = $st.Backlog
