@@ -22,7 +22,9 @@ stops at that moment, so what the receiver sees after recovery is the
 fleet's retries and backlog only.  Measured from the recovery: peak
 connections/s and requests/s (1 s buckets), the time until every agent's
 backlog drained (all its lines received), lost (a line an agent never
-delivered) and duplicated (a line delivered twice) events.
+delivered by the end of the run: when the run drains, nothing; when it hits
+its time limit, the lines still queued count too) and duplicated (a line
+delivered twice) events.
 
 The run is repeated with ESXWATCH_FIXED_BACKOFF=1 (agent/shipper.c: the
 retry delay without its jitter, base * 2^n: every agent retries on the same
