@@ -257,6 +257,12 @@ backoff_ms(struct dest *d, int retry_after_s)
 		cap *= 2;
 	if (cap > BACKOFF_CAP_MS)
 		cap = BACKOFF_CAP_MS;
+	/* Test knob for bench/fleet.py only: ESXWATCH_FIXED_BACKOFF=1 drops
+	 * the jitter (every agent retries at base * 2^n), the worst case the
+	 * jitter is measured against.  Never set it in production. */
+	if (getenv("ESXWATCH_FIXED_BACKOFF") != NULL &&
+	    strcmp(getenv("ESXWATCH_FIXED_BACKOFF"), "1") == 0)
+		return (int)cap;
 	/* Full jitter, but never a busy loop. */
 	return 100 + (int)(rand_r(&d->seed) % (unsigned)cap);
 }
