@@ -6,6 +6,8 @@ what=${1:-build}
 pkgs="gcc make pkg-config libcurl4-openssl-dev libyaml-dev zlib1g-dev"
 if [ "$what" = test ]; then
 	pkgs="$pkgs python3 openssl rsyslog rsyslog-gnutls rsyslog-openssl strace file binutils"
+	# the fleet rollout test: a real sshd on loopback addresses
+	pkgs="$pkgs openssh-server openssh-client"
 	# packaging tests: busybox (ESXi's sh), dpkg-shlibdeps, lintian
 	pkgs="$pkgs busybox dpkg-dev lintian"
 	# fuzz targets (libFuzzer with ASan/UBSan)
