@@ -2,6 +2,13 @@
  * esxwatch: command line, signals and wiring (docs/operations.md).
  *
  *   collectors --emit--> queue --> shipper threads --> sinks
+ *                          \           /
+ *                           status writer --> storage.directory/status
+ *
+ * main starts and stops everything itself, in order: the queue, the
+ * shipper, the status writer (reads both), the collectors (the agent
+ * collector reads the same figures through its ctx); and the reverse on a
+ * reload or a stop.  No module finds another through a global.
  *
  * The daemon never forks itself; it runs in the foreground under
  * watchdog.sh (ESXi) or systemd (Linux).
@@ -16,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../collectors/collector.h"
 #include "clock.h"
 #include "config.h"
 #include "exec.h"
@@ -48,8 +56,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config] [--status]\n"
-	    "                [-v]... [-V] [-h]\n"
+	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config]\n"
+	    "                [--status [--json]] [-v]... [-V] [-h]\n"
 	    "\n"
 	    "  -c, --config FILE   configuration file (agent.yaml or liagent.ini)\n"
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
@@ -57,6 +65,7 @@ usage(FILE *f)
 	    "      --print-config  print the effective configuration as YAML and exit\n"
 	    "      --status        show the running agent's delivery state and exit\n"
 	    "                      (0 running, 3 not running)\n"
+	    "      --json          with --status: the same facts as one JSON object\n"
 	    "  -v                  more logging (repeatable; overrides logging.debug_level)\n"
 	    "  -V, --version       print the version and exit\n"
 	    "  -h, --help          this help\n");
@@ -105,6 +114,17 @@ struct running {
 	struct queue		*q;
 	struct shipper		*sh;
 	struct scheduler	*sched;
+	struct shipper_totals	*totals;	/* counters since start */
+	struct status_source	 src;		/* what the status shows */
+	struct status_writer	*status;
+	struct agent_figures	 figures;	/* the agent collector's ctx */
+	/*
+	 * Shippers a stop left behind with a thread in a hung send, and the
+	 * configurations they read: kept until the process ends.
+	 */
+	struct shipper		**kept_sh;
+	struct config		**kept_cfg;
+	size_t			  nkept;
 };
 
 static void
@@ -124,9 +144,61 @@ start_shipper(struct running *r)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	r->sh = shipper_start(r->cfg, r->q);
+	r->sh = shipper_start(r->cfg, r->q, r->totals);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return r->sh ? 0 : -1;
+	if (r->sh == NULL)
+		return -1;
+	/* the status writer reads the shipper: started after it */
+	r->src.sh = r->sh;
+	r->status = status_start(r->cfg, &r->src);
+	return 0;
+}
+
+/* The status writer's figures, for the agent collector too. */
+static void
+collect_figures(void *arg, struct status_snap *out)
+{
+	status_collect(arg, out);
+}
+
+/* Keep a shipper left behind in a hung send, and its configuration. */
+static void
+keep_running(struct running *r, struct shipper *sh, struct config *cfg)
+{
+	struct shipper **ns;
+	struct config **nc;
+
+	ns = realloc(r->kept_sh, (r->nkept + 1) * sizeof(*ns));
+	if (ns == NULL)
+		return;		/* leaked: still never freed under the thread */
+	r->kept_sh = ns;
+	nc = realloc(r->kept_cfg, (r->nkept + 1) * sizeof(*nc));
+	if (nc == NULL)
+		return;
+	r->kept_cfg = nc;
+	r->kept_sh[r->nkept] = sh;
+	r->kept_cfg[r->nkept] = cfg;
+	r->nkept++;
+}
+
+/*
+ * Stop the status writer (it reads the shipper), then the shipper.
+ * Returns shipper_stop()'s answer; *kept: the shipper was left behind.
+ */
+static bool
+stop_shipper(struct running *r, int drain_ms, bool *kept)
+{
+	struct shipper *left;
+	bool all;
+
+	status_stop(r->status);
+	r->status = NULL;
+	all = shipper_stop(r->sh, drain_ms, &left);
+	r->sh = r->src.sh = NULL;
+	*kept = left != NULL;
+	if (left != NULL)
+		keep_running(r, left, r->cfg);
+	return all;
 }
 
 /* The destination names of cfg, every one of them (free the array). */
@@ -154,36 +226,13 @@ open_queue(struct running *r)
 	return r->q ? 0 : -1;
 }
 
-/*
- * A configuration a shipping thread left behind in a hung send still
- * reads: kept until the process ends (reachable from here).
- */
-static struct config	**kept_cfgs;
-static size_t		  nkept_cfgs;
-
-static void
-retire_config(struct config *cfg, unsigned abandoned_before)
-{
-	struct config **n;
-
-	if (shipper_abandoned() == abandoned_before) {
-		config_free(cfg);
-		return;
-	}
-	n = realloc(kept_cfgs, (nkept_cfgs + 1) * sizeof(*n));
-	if (n == NULL)
-		return;		/* leaked: still never freed under the thread */
-	kept_cfgs = n;
-	kept_cfgs[nkept_cfgs++] = cfg;
-}
-
 /* SIGHUP: a bad new configuration is rejected and the old one stays. */
 static void
 reload(struct running *r, const char *path, int verbose)
 {
 	const char **names;
 	struct config *ncfg;
-	unsigned abandoned;
+	bool kept;
 	size_t n;
 
 	log_info("reloading configuration from %s", path);
@@ -193,9 +242,9 @@ reload(struct running *r, const char *path, int verbose)
 		return;
 	}
 	sched_stop(r->sched);
-	abandoned = shipper_abandoned();
-	shipper_stop(r->sh, 0);
-	retire_config(r->cfg, abandoned);
+	(void)stop_shipper(r, 0, &kept);
+	if (!kept)
+		config_free(r->cfg);	/* else a left-behind thread reads it */
 	r->cfg = ncfg;
 	setup_logging(r->cfg, verbose);
 	names = dest_names(r->cfg, &n);
@@ -204,7 +253,7 @@ reload(struct running *r, const char *path, int verbose)
 	free(names);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
-	r->sched = sched_start(r->cfg, r->q);
+	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("configuration reloaded");
@@ -219,6 +268,7 @@ static bool
 once_drain(struct running *r, int ms)
 {
 	int64_t end = mono_ms() + ms;
+	bool kept;
 
 	shipper_drain(r->sh, ms);
 	while (!got_stop && mono_ms() < end) {
@@ -233,7 +283,7 @@ once_drain(struct running *r, int ms)
 	ms = (int)(end - mono_ms());
 	if (got_stop && ms > SHUTDOWN_DRAIN_MS)
 		ms = SHUTDOWN_DRAIN_MS;
-	return shipper_stop(r->sh, ms > 0 ? ms : 0);
+	return stop_shipper(r, ms > 0 ? ms : 0, &kept);
 }
 
 int
@@ -245,16 +295,19 @@ main(int argc, char **argv)
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "print-config", no_argument, NULL, 'P' },
 		{ "status", no_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct running r = { NULL, NULL, NULL, NULL };
+	struct running r;
 	const char *path = NULL;
 	bool once = false, check = false, print = false, status = false, delivered;
+	bool kept, json = false;
 	int verbose = -1, ch;
 	struct sigaction sa;
 
+	memset(&r, 0, sizeof(r));
 	while ((ch = getopt_long(argc, argv, "c:vVh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -272,6 +325,9 @@ main(int argc, char **argv)
 		case 'S':
 			status = true;
 			break;
+		case 'J':
+			json = true;
+			break;
 		case 'v':
 			verbose = verbose < 0 ? 1 : verbose + 1;
 			break;
@@ -285,6 +341,11 @@ main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (json && !status) {
+		fprintf(stderr, "esxwatch: --json goes with --status\n");
+		usage(stderr);
+		return 2;
 	}
 	if (optind < argc) {
 		/* `esxwatch --check-config agent.yaml` names the file too. */
@@ -330,7 +391,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (status) {
-		int rc = status_print(r.cfg, stdout);
+		int rc = json ? status_print_json(r.cfg, stdout) : status_print(r.cfg, stdout);
 
 		config_free(r.cfg);
 		return rc;
@@ -344,11 +405,17 @@ main(int argc, char **argv)
 	if (mkdir_p(platform_storage_dir(r.cfg), 0700) == -1)
 		log_warn("cannot create the storage directory %s: %s",
 		    platform_storage_dir(r.cfg), strerror(errno));
+	r.src.started_ms = now_ms();
+	if ((r.totals = shipper_totals_new()) == NULL)
+		fatal("out of memory");
 	if (open_queue(&r) == -1)
 		fatal("cannot open the queue");
+	r.src.q = r.q;
+	r.figures.collect = collect_figures;
+	r.figures.arg = &r.src;
 	if (start_shipper(&r) == -1)
 		fatal("cannot start the shipping threads");
-	r.sched = sched_start(r.cfg, r.q);
+	r.sched = sched_start_with(r.cfg, r.q, &r.figures);
 	if (r.sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("esxwatch %s started on %s (%s)", ESXWATCH_VERSION,
@@ -383,15 +450,18 @@ main(int argc, char **argv)
 		    SHUTDOWN_DRAIN_MS / 1000);
 		sched_stop(r.sched);
 		queue_sync(r.q);
-		delivered = shipper_stop(r.sh, SHUTDOWN_DRAIN_MS);
+		delivered = stop_shipper(&r, SHUTDOWN_DRAIN_MS, &kept);
 		if (!delivered)
 			log_warn("undelivered events stay queued for the next start");
 		delivered = true;	/* a daemon stop is a success */
 	}
 	queue_close(r.q);
-	retire_config(r.cfg, 0);
+	r.src.q = NULL;
+	if (r.nkept == 0)
+		config_free(r.cfg);
+	shipper_totals_free(r.totals);
 	log_close();
-	if (shipper_abandoned() > 0) {
+	if (r.nkept > 0) {
 		/* A thread is still inside a sink (curl, TLS): no exit-time
 		 * library clean-up under its feet. */
 		fflush(NULL);
