@@ -1,5 +1,7 @@
 /*
- * agentid: see agentid.h for the order of preference.
+ * agentid: the host's identity (see agentid.h for the order of
+ * preference), resolved once on first use and kept in the object main
+ * hands to whoever needs it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,8 +19,29 @@
 #include "log.h"
 #include "platform.h"
 
-static pthread_mutex_t	cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static char		cache[AGENTID_LEN + 1];
+struct agentid {
+	pthread_mutex_t	 mu;
+	char		 id[AGENTID_LEN + 1];	/* "" until resolved */
+};
+
+struct agentid *
+agentid_new(void)
+{
+	struct agentid *a = calloc(1, sizeof(*a));
+
+	if (a != NULL)
+		pthread_mutex_init(&a->mu, NULL);
+	return a;
+}
+
+void
+agentid_free(struct agentid *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}
 
 static void
 format_uuid(const unsigned char b[16], char *out, size_t outlen)
@@ -249,29 +272,25 @@ esxi_bios_uuid(const struct config *cfg, char *out, size_t outlen)
 }
 
 int
-agentid_get(const struct config *cfg, const struct dest_conf *d, char *out,
-    size_t outlen)
+agentid_host(struct agentid *a, const struct config *cfg, char *out, size_t outlen)
 {
+	char *cache;
 	int rc = 0;
 
-	if (d != NULL && d->agent_id != NULL && d->agent_id[0] != '\0') {
-		if ((size_t)snprintf(out, outlen, "%s", d->agent_id) >= outlen)
-			return -1;
-		return 0;
-	}
-	if (outlen < AGENTID_LEN + 1)
+	if (a == NULL || outlen < AGENTID_LEN + 1)
 		return -1;
-	pthread_mutex_lock(&cache_mu);
+	cache = a->id;
+	pthread_mutex_lock(&a->mu);
 	if (cache[0] == '\0') {
 		if (platform_get(cfg) == PLATFORM_ESXI &&
 		    esxi_bios_uuid(cfg, cache, sizeof(cache)) == 0)
 			log_debug("agent id: BIOS UUID %s", cache);
 		else if (agentid_stored(platform_storage_dir(cfg), cache,
-		    sizeof(cache)) == -1) {
+		    sizeof(a->id)) == -1) {
 			/* A full or read-only disk must not stop delivery: use an
 			 * id for this run only (Log Insight sees a new agent after
 			 * the next start). */
-			if (agentid_generate(cache, sizeof(cache)) == 0)
+			if (agentid_generate(cache, sizeof(a->id)) == 0)
 				log_warn("agent id %s is not saved and holds for this run only",
 				    cache);
 			else {
@@ -282,6 +301,18 @@ agentid_get(const struct config *cfg, const struct dest_conf *d, char *out,
 	}
 	if (rc == 0)
 		snprintf(out, outlen, "%s", cache);
-	pthread_mutex_unlock(&cache_mu);
+	pthread_mutex_unlock(&a->mu);
 	return rc;
+}
+
+int
+agentid_get(struct agentid *a, const struct config *cfg, const struct dest_conf *d,
+    char *out, size_t outlen)
+{
+	if (d != NULL && d->agent_id != NULL && d->agent_id[0] != '\0') {
+		if ((size_t)snprintf(out, outlen, "%s", d->agent_id) >= outlen)
+			return -1;
+		return 0;
+	}
+	return agentid_host(a, cfg, out, outlen);
 }

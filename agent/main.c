@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../collectors/collector.h"
+#include "agentid.h"
 #include "clock.h"
 #include "config.h"
 #include "exec.h"
@@ -114,7 +115,7 @@ struct running {
 	struct queue		*q;
 	struct shipper		*sh;
 	struct scheduler	*sched;
-	struct shipper_totals	*totals;	/* counters since start */
+	struct shipper_deps	 deps;		/* counters since start, agent id */
 	struct status_source	 src;		/* what the status shows */
 	struct status_writer	*status;
 	struct agent_figures	 figures;	/* the agent collector's ctx */
@@ -144,7 +145,7 @@ start_shipper(struct running *r)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	r->sh = shipper_start(r->cfg, r->q, r->totals);
+	r->sh = shipper_start(r->cfg, r->q, &r->deps);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r->sh == NULL)
 		return -1;
@@ -286,8 +287,15 @@ once_drain(struct running *r, int ms)
 	return stop_shipper(r, ms > 0 ? ms : 0, &kept);
 }
 
-int
-main(int argc, char **argv)
+struct args {
+	const char	*path;
+	bool		 once, check, print, status, json;
+	int		 verbose;
+};
+
+/* The command line into *a: -1 to go on, else the exit code. */
+static int
+parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -300,36 +308,32 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct running r;
-	const char *path = NULL;
-	bool once = false, check = false, print = false, status = false, delivered;
-	bool kept, json = false;
-	int verbose = -1, ch;
-	struct sigaction sa;
+	int ch;
 
-	memset(&r, 0, sizeof(r));
+	memset(a, 0, sizeof(*a));
+	a->verbose = -1;
 	while ((ch = getopt_long(argc, argv, "c:vVh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			path = optarg;
+			a->path = optarg;
 			break;
 		case 'o':
-			once = true;
+			a->once = true;
 			break;
 		case 'C':
-			check = true;
+			a->check = true;
 			break;
 		case 'P':
-			print = true;
+			a->print = true;
 			break;
 		case 'S':
-			status = true;
+			a->status = true;
 			break;
 		case 'J':
-			json = true;
+			a->json = true;
 			break;
 		case 'v':
-			verbose = verbose < 0 ? 1 : verbose + 1;
+			a->verbose = a->verbose < 0 ? 1 : a->verbose + 1;
 			break;
 		case 'V':
 			printf("esxwatch %s\n", ESXWATCH_VERSION);
@@ -342,23 +346,31 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (json && !status) {
+	if (a->json && !a->status) {
 		fprintf(stderr, "esxwatch: --json goes with --status\n");
 		usage(stderr);
 		return 2;
 	}
 	if (optind < argc) {
 		/* `esxwatch --check-config agent.yaml` names the file too. */
-		if (path == NULL && optind == argc - 1 && (check || print || status))
-			path = argv[optind];
+		if (a->path == NULL && optind == argc - 1 && (a->check || a->print || a->status))
+			a->path = argv[optind];
 		else {
 			fprintf(stderr, "esxwatch: unexpected argument '%s'\n", argv[optind]);
 			usage(stderr);
 			return 2;
 		}
 	}
-	/* Before anything slow: a SIGHUP or SIGTERM during start-up must not
-	 * kill the agent with the default action. */
+	return -1;
+}
+
+/* Before anything slow: a SIGHUP or SIGTERM during start-up must not
+ * kill the agent with the default action. */
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -367,13 +379,119 @@ main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+}
 
-	if (path == NULL)
-		path = default_config_path();
-	if (path != NULL)
-		r.cfg = config_load(path, report_stderr, NULL);
+/* Everything, in order: queue, shipper (then the status writer), collectors. */
+static void
+start_all(struct running *r)
+{
+	if (mkdir_p(platform_storage_dir(r->cfg), 0700) == -1)
+		log_warn("cannot create the storage directory %s: %s",
+		    platform_storage_dir(r->cfg), strerror(errno));
+	r->src.started_ms = now_ms();
+	r->deps.totals = shipper_totals_new();
+	r->deps.agentid = agentid_new();
+	if (r->deps.totals == NULL || r->deps.agentid == NULL)
+		fatal("out of memory");
+	if (open_queue(r) == -1)
+		fatal("cannot open the queue");
+	r->src.q = r->q;
+	r->figures.collect = collect_figures;
+	r->figures.arg = &r->src;
+	if (start_shipper(r) == -1)
+		fatal("cannot start the shipping threads");
+	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
+	if (r->sched == NULL)
+		fatal("cannot start the collectors");
+	log_info("esxwatch %s started on %s (%s)", ESXWATCH_VERSION,
+	    platform_hostname(r->cfg), platform_name(platform_get(r->cfg)));
+}
+
+/* --once: true if every event was delivered. */
+static bool
+run_once(struct running *r)
+{
+	struct queue_stats before, after;
+	bool delivered;
+
+	/* Exit 0 only if every event was delivered: none left queued,
+	 * none rejected, none dropped over the disk budget. */
+	queue_stats(r->q, &before);
+	sched_run_once(r->sched, &got_stop);
+	sched_stop(r->sched);
+	queue_sync(r->q);
+	delivered = once_drain(r, ONCE_DRAIN_MS);
+	if (got_stop)
+		delivered = false;	/* stopped before finishing */
+	queue_stats(r->q, &after);
+	if (after.dropped_events > before.dropped_events)
+		delivered = false;
+	if (!delivered)
+		log_error("--once: not every event was delivered");
+	return delivered;
+}
+
+/* The daemon: until SIGTERM, reloading on SIGHUP. */
+static void
+run_daemon(struct running *r, const char *path, int verbose)
+{
+	bool kept;
+
+	for (;;) {
+		sched_loop(r->sched, &got_stop, &got_reload);
+		if (got_stop)
+			break;
+		got_reload = 0;
+		reload(r, path ? path : "./agent.yaml", verbose);
+	}
+	log_info("stopping: delivering what is queued (at most %d s)",
+	    SHUTDOWN_DRAIN_MS / 1000);
+	sched_stop(r->sched);
+	queue_sync(r->q);
+	if (!stop_shipper(r, SHUTDOWN_DRAIN_MS, &kept))
+		log_warn("undelivered events stay queued for the next start");
+}
+
+/* The reverse of start_all() (the shipper and collectors are stopped).
+ * Returns exit code rc, or does not return when a thread was left behind. */
+static int
+stop_all(struct running *r, int rc)
+{
+	queue_close(r->q);
+	r->src.q = NULL;
+	if (r->nkept == 0)
+		config_free(r->cfg);
+	shipper_totals_free(r->deps.totals);
+	log_close();
+	if (r->nkept > 0) {
+		/* A thread is still inside a sink (curl, TLS): no exit-time
+		 * library clean-up under its feet (it may still use the
+		 * agent id too: not freed). */
+		fflush(NULL);
+		_exit(rc);
+	}
+	agentid_free(r->deps.agentid);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct running r;
+	struct args a;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	install_signals();
+	if (a.path == NULL)
+		a.path = default_config_path();
+	if (a.path != NULL)
+		r.cfg = config_load(a.path, report_stderr, NULL);
 	else {
-		if (check) {
+		if (a.check) {
 			fprintf(stderr, "esxwatch: no configuration file found\n");
 			return 2;
 		}
@@ -381,91 +499,26 @@ main(int argc, char **argv)
 	}
 	if (r.cfg == NULL)
 		return 2;
-	if (check) {
-		config_free(r.cfg);
-		return 0;
-	}
-	if (print) {
-		config_print(r.cfg, stdout);
-		config_free(r.cfg);
-		return 0;
-	}
-	if (status) {
-		int rc = json ? status_print_json(r.cfg, stdout) : status_print(r.cfg, stdout);
-
+	if (a.check || a.print || a.status) {
+		rc = 0;
+		if (a.check)
+			;	/* valid: loaded */
+		else if (a.print)
+			config_print(r.cfg, stdout);
+		else if (a.status)
+			rc = a.json ? status_print_json(r.cfg, stdout) :
+			    status_print(r.cfg, stdout);
 		config_free(r.cfg);
 		return rc;
 	}
-	setup_logging(r.cfg, verbose);
-	if (path == NULL)
+	setup_logging(r.cfg, a.verbose);
+	if (a.path == NULL)
 		log_info("no configuration file found; running with the defaults");
 	if (r.cfg->server.ssl_accept_any)
 		log_warn("server: ssl_accept_any is on: the server's certificate is not checked");
-
-	if (mkdir_p(platform_storage_dir(r.cfg), 0700) == -1)
-		log_warn("cannot create the storage directory %s: %s",
-		    platform_storage_dir(r.cfg), strerror(errno));
-	r.src.started_ms = now_ms();
-	if ((r.totals = shipper_totals_new()) == NULL)
-		fatal("out of memory");
-	if (open_queue(&r) == -1)
-		fatal("cannot open the queue");
-	r.src.q = r.q;
-	r.figures.collect = collect_figures;
-	r.figures.arg = &r.src;
-	if (start_shipper(&r) == -1)
-		fatal("cannot start the shipping threads");
-	r.sched = sched_start_with(r.cfg, r.q, &r.figures);
-	if (r.sched == NULL)
-		fatal("cannot start the collectors");
-	log_info("esxwatch %s started on %s (%s)", ESXWATCH_VERSION,
-	    platform_hostname(r.cfg), platform_name(platform_get(r.cfg)));
-
-	if (once) {
-		struct queue_stats before, after;
-
-		/* Exit 0 only if every event was delivered: none left queued,
-		 * none rejected, none dropped over the disk budget. */
-		queue_stats(r.q, &before);
-		sched_run_once(r.sched, &got_stop);
-		sched_stop(r.sched);
-		queue_sync(r.q);
-		delivered = once_drain(&r, ONCE_DRAIN_MS);
-		if (got_stop)
-			delivered = false;	/* stopped before finishing */
-		queue_stats(r.q, &after);
-		if (after.dropped_events > before.dropped_events)
-			delivered = false;
-		if (!delivered)
-			log_error("--once: not every event was delivered");
-	} else {
-		for (;;) {
-			sched_loop(r.sched, &got_stop, &got_reload);
-			if (got_stop)
-				break;
-			got_reload = 0;
-			reload(&r, path ? path : "./agent.yaml", verbose);
-		}
-		log_info("stopping: delivering what is queued (at most %d s)",
-		    SHUTDOWN_DRAIN_MS / 1000);
-		sched_stop(r.sched);
-		queue_sync(r.q);
-		delivered = stop_shipper(&r, SHUTDOWN_DRAIN_MS, &kept);
-		if (!delivered)
-			log_warn("undelivered events stay queued for the next start");
-		delivered = true;	/* a daemon stop is a success */
-	}
-	queue_close(r.q);
-	r.src.q = NULL;
-	if (r.nkept == 0)
-		config_free(r.cfg);
-	shipper_totals_free(r.totals);
-	log_close();
-	if (r.nkept > 0) {
-		/* A thread is still inside a sink (curl, TLS): no exit-time
-		 * library clean-up under its feet. */
-		fflush(NULL);
-		_exit(delivered ? 0 : 1);
-	}
-	return delivered ? 0 : 1;
+	start_all(&r);
+	if (a.once)
+		return stop_all(&r, run_once(&r) ? 0 : 1);
+	run_daemon(&r, a.path, a.verbose);
+	return stop_all(&r, 0);	/* a daemon stop is a success */
 }

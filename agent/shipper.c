@@ -389,14 +389,92 @@ backoff_ms(struct dest *d, int retry_after_s)
 	return 100 + (int)(rand_r(&d->seed) % (unsigned)cap);
 }
 
+enum step { STEP_SEND, STEP_AGAIN, STEP_END, STEP_ABANDONED };
+
+/* The next batch to send from d's cursor into *b. */
+static enum step
+next_batch(struct dest *d, size_t max_bytes, struct batch *b)
+{
+	struct shipper *sh = d->sh;
+	const struct config *cfg = sh->cfg;
+	int flush_ms = cfg->batch_flush_interval * 1000;
+
+	if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
+	    max_bytes, is_stopping(sh) ? 0 : 1000, b) == -1)
+		return STEP_END;
+	if (b->n == 0) {
+		if (is_stopping(sh))
+			return STEP_END;
+		/* Events waiting but none handed out: the queue could
+		 * not read them (out of memory, an I/O error).  Try
+		 * again a little later, not in a busy loop. */
+		if (queue_backlog(sh->q, d->index) > 0)
+			nap(sh, 200, false);
+		return STEP_AGAIN;
+	}
+	/* Let a small batch fill up for flush_interval, unless more
+	 * events are already waiting (a batch cut by max_bytes: a
+	 * backlog of large events must not drain one batch a second). */
+	if (b->n < (size_t)cfg->batch_max_events && !is_stopping(sh) && flush_ms > 0 &&
+	    queue_backlog(sh->q, d->index) <= b->n) {
+		batch_free_events(b);
+		nap(sh, flush_ms, false);
+		if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
+		    max_bytes, 0, b) == -1)
+			return STEP_END;
+		if (b->n == 0)
+			return STEP_AGAIN;
+	}
+	return STEP_SEND;
+}
+
+/* Inside the sink (enter_sink() done): open it if it is not yet.  Frees
+ * *b unless the answer is STEP_SEND (then still inside the sink). */
+static enum step
+open_sink(struct dest *d, struct batch *b)
+{
+	int o;
+
+	if (d->opened)
+		return STEP_SEND;
+	o = d->sink->open(&d->ctx);
+	if (!leave_sink(d)) {
+		batch_free_events(b);
+		return STEP_ABANDONED;
+	}
+	if (o != 0) {
+		note_failure(d, d->ctx.error[0] ? d->ctx.error : "cannot open");
+		batch_free_events(b);
+		d->attempt++;
+		nap(d->sh, backoff_ms(d, 0), true);
+		return STEP_AGAIN;
+	}
+	d->opened = true;
+	if (!enter_sink(d)) {
+		batch_free_events(b);
+		return STEP_END;
+	}
+	return STEP_SEND;
+}
+
+static void
+retry_later(struct dest *d, int retry_after)
+{
+	int ms;
+
+	note_failure(d, d->ctx.error[0] ? d->ctx.error : "send failed");
+	ms = backoff_ms(d, retry_after);
+	log_debug("destination %s: retrying in %d ms", d->st.name, ms);
+	d->attempt++;
+	nap(d->sh, ms, true);
+}
+
 static void *
 dest_thread(void *arg)
 {
 	struct dest *d = arg;
 	struct shipper *sh = d->sh;
-	const struct config *cfg = sh->cfg;
-	int flush_ms = cfg->batch_flush_interval * 1000;
-	size_t max_bytes = (size_t)cfg->batch_max_bytes;
+	size_t max_bytes = (size_t)sh->cfg->batch_max_bytes;
 
 	if (d->sink->encoded_pct > 100)
 		max_bytes = max_bytes / d->sink->encoded_pct * 100;
@@ -406,66 +484,31 @@ dest_thread(void *arg)
 		size_t done = 0;
 		int retry_after = 0;
 		enum send_result r;
+		enum step st;
 
 		if (giving_up(sh))
 			break;
-		if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-		    max_bytes, is_stopping(sh) ? 0 : 1000, &b) == -1)
+		st = next_batch(d, max_bytes, &b);
+		if (st == STEP_END)
 			break;
-		if (b.n == 0) {
-			if (is_stopping(sh))
-				break;
-			/* Events waiting but none handed out: the queue could
-			 * not read them (out of memory, an I/O error).  Try
-			 * again a little later, not in a busy loop. */
-			if (queue_backlog(sh->q, d->index) > 0)
-				nap(sh, 200, false);
+		if (st == STEP_AGAIN)
 			continue;
-		}
-		/* Let a small batch fill up for flush_interval, unless more
-		 * events are already waiting (a batch cut by max_bytes: a
-		 * backlog of large events must not drain one batch a second). */
-		if (b.n < (size_t)cfg->batch_max_events && !is_stopping(sh) && flush_ms > 0 &&
-		    queue_backlog(sh->q, d->index) <= b.n) {
+		if (poison_reset(d, b.events, b.n) < 0) {
 			batch_free_events(&b);
-			nap(sh, flush_ms, false);
-			if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-			    max_bytes, 0, &b) == -1)
-				break;
-			if (b.n == 0)
-				continue;
+			nap(sh, 200, false);
+			continue;
 		}
 		if (!enter_sink(d)) {
 			batch_free_events(&b);
 			break;
 		}
-		if (!d->opened) {
-			int o = d->sink->open(&d->ctx);
-
-			if (!leave_sink(d)) {
-				batch_free_events(&b);
-				return NULL;
-			}
-			if (o == 0)
-				d->opened = true;
-			else {
-				note_failure(d, d->ctx.error[0] ? d->ctx.error : "cannot open");
-				batch_free_events(&b);
-				d->attempt++;
-				nap(sh, backoff_ms(d, 0), true);
-				continue;
-			}
-			if (!enter_sink(d)) {
-				batch_free_events(&b);
-				break;
-			}
-		}
-		if (poison_reset(d, b.events, b.n) < 0) {
-			(void)leave_sink(d);
-			batch_free_events(&b);
-			nap(sh, 200, false);
+		st = open_sink(d, &b);
+		if (st == STEP_ABANDONED)
+			return NULL;
+		if (st == STEP_END)
+			break;
+		if (st == STEP_AGAIN)
 			continue;
-		}
 		r = deliver(d, b.events, b.n, &done, &retry_after);
 		if (!leave_sink(d)) {
 			batch_free_events(&b);
@@ -475,18 +518,10 @@ dest_thread(void *arg)
 		if (done > 0)
 			note_success(d, settle(d, done));
 		batch_free_events(&b);
-		if (r == SEND_OK) {
+		if (r == SEND_OK)
 			d->attempt = 0;
-			continue;
-		}
-		note_failure(d, d->ctx.error[0] ? d->ctx.error : "send failed");
-		{
-			int ms = backoff_ms(d, retry_after);
-
-			log_debug("destination %s: retrying in %d ms", d->st.name, ms);
-			d->attempt++;
-			nap(sh, ms, true);
-		}
+		else
+			retry_later(d, retry_after);
 	}
 	pthread_mutex_lock(&sh->mtx);
 	d->exited = true;
@@ -496,23 +531,21 @@ dest_thread(void *arg)
 }
 
 struct shipper *
-shipper_start(const struct config *cfg, struct queue *q, struct shipper_totals *totals)
+shipper_start(const struct config *cfg, struct queue *q, const struct shipper_deps *deps)
 {
-	return shipper_start_sinks(cfg, q, totals, sink_find);
-}
-
-struct shipper *
-shipper_start_sinks(const struct config *cfg, struct queue *q,
-    struct shipper_totals *totals, const struct sink *(*find)(enum dest_proto))
-{
+	static const struct shipper_deps none = { NULL, NULL, NULL };
+	const struct sink *(*find)(enum dest_proto);
 	struct shipper *sh = calloc(1, sizeof(*sh));
 	size_t i;
 
 	if (sh == NULL)
 		return NULL;
+	if (deps == NULL)
+		deps = &none;
+	find = deps->find != NULL ? deps->find : sink_find;
 	sh->cfg = cfg;
 	sh->q = q;
-	sh->totals = totals;
+	sh->totals = deps->totals;
 	pthread_mutex_init(&sh->mtx, NULL);
 	cond_init_mono(&sh->cond);
 	sh->ndests = 1 + cfg->nservers;
@@ -535,10 +568,11 @@ shipper_start_sinks(const struct config *cfg, struct queue *q,
 		d->ctx.name = i == 0 ? "server" : d->conf.name;
 		d->ctx.conf = &d->conf;
 		d->ctx.cfg = cfg;
+		d->ctx.agentid = deps->agentid;
 		d->seed = (unsigned)(now_ms() ^ (int64_t)getpid() ^ (int64_t)(i * 7919));
 		snprintf(d->st.name, sizeof(d->st.name), "%s", d->ctx.name);
 		snprintf(d->st.proto, sizeof(d->st.proto), "%s", dest_proto_name(d->conf.proto));
-		totals_load(totals, &d->st);
+		totals_load(sh->totals, &d->st);
 		if (d->sink == NULL) {
 			log_error("destination %s: no sink for protocol %s", d->ctx.name,
 			    dest_proto_name(d->conf.proto));
@@ -568,33 +602,21 @@ shipper_drain(struct shipper *sh, int drain_ms)
 	queue_wakeup(sh->q);
 }
 
-bool
-shipper_stop(struct shipper *sh, int drain_ms, struct shipper **kept)
+/*
+ * Wait for the threads until the deadline and a grace; one still in a
+ * send then is left behind.  One that is not in a send finishes promptly
+ * (it starts no send past the deadline) and is joined.  With sh->mtx held.
+ */
+static void
+wait_threads(struct shipper *sh)
 {
+	int64_t abandon_at = sh->deadline_ms + ABANDON_GRACE_MS;
 	struct timespec until;
-	int64_t abandon_at;
-	bool all = true, left_behind = false;
-	size_t i;
 
-	if (kept != NULL)
-		*kept = NULL;
-	if (sh == NULL)
-		return true;
-	shipper_drain(sh, drain_ms);
-	pthread_mutex_lock(&sh->mtx);
-	abandon_at = sh->deadline_ms + ABANDON_GRACE_MS;
-	pthread_mutex_unlock(&sh->mtx);
-
-	/*
-	 * Wait for the threads until the deadline and a grace; one still in
-	 * a send then is left behind.  One that is not in a send finishes
-	 * promptly (it starts no send past the deadline) and is joined.
-	 */
-	pthread_mutex_lock(&sh->mtx);
 	for (;;) {
 		bool waiting = false;
 
-		for (i = 0; i < sh->ndests; i++)
+		for (size_t i = 0; i < sh->ndests; i++)
 			if (sh->dests[i].started && !sh->dests[i].exited)
 				waiting = true;
 		if (!waiting || mono_ms() >= abandon_at)
@@ -606,6 +628,21 @@ shipper_stop(struct shipper *sh, int drain_ms, struct shipper **kept)
 		queue_wakeup(sh->q);
 		pthread_mutex_lock(&sh->mtx);
 	}
+}
+
+bool
+shipper_stop(struct shipper *sh, int drain_ms, struct shipper **kept)
+{
+	bool all = true, left_behind = false;
+	size_t i;
+
+	if (kept != NULL)
+		*kept = NULL;
+	if (sh == NULL)
+		return true;
+	shipper_drain(sh, drain_ms);
+	pthread_mutex_lock(&sh->mtx);
+	wait_threads(sh);
 	for (i = 0; i < sh->ndests; i++) {
 		struct dest *d = &sh->dests[i];
 

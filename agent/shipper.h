@@ -46,15 +46,18 @@ struct shipper_totals;
 struct shipper_totals *shipper_totals_new(void);
 void		 shipper_totals_free(struct shipper_totals *);
 
-/* totals may be NULL (counters from zero). */
-struct shipper	*shipper_start(const struct config *, struct queue *,
-		    struct shipper_totals *totals);
-/* The same with the sinks found by find() instead of sink_find() (the
- * unit tests' fake sink). */
+/* What main hands every shipper (any member may be NULL). */
 struct sink;
-struct shipper	*shipper_start_sinks(const struct config *, struct queue *,
-		    struct shipper_totals *totals,
-		    const struct sink *(*find)(enum dest_proto));
+struct agentid;
+struct shipper_deps {
+	struct shipper_totals	*totals;	/* NULL: counters from zero */
+	struct agentid		*agentid;	/* the host's identity, for the sinks */
+	/* the sink of a protocol; NULL: sink_find() (tests: a fake one) */
+	const struct sink	*(*find)(enum dest_proto);
+};
+
+struct shipper	*shipper_start(const struct config *, struct queue *,
+		    const struct shipper_deps *);
 /*
  * Stop: with drain_ms > 0, keep delivering until every destination's
  * backlog is empty or drain_ms passed.  Joins the threads, closes sinks;

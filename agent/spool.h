@@ -2,7 +2,8 @@
  * spool: the durable implementation of agent/queue.h (docs/operations.md),
  * the top of three layers:
  *
- *	spool.c      the queue: cursors, budget, locks, housekeeper, queue.h
+ *	spool.c      the queue: cursors, budget, locks, housekeeper
+ *	             (queue.c binds it to agent/queue.h)
  *	segstore.c   segments in files or in memory, cursor files
  *	spoolrec.c   the record format and the scan of a segment image (pure)
  *
@@ -20,9 +21,9 @@
  * retries the disk every few seconds; queue_sync() fails while it is so, so
  * nobody (log bookmarks) believes those events are safe.
  *
- * The spool_* names are the implementation; when the build defines
- * ESXWATCH_SPOOL_QUEUE, spool.c also provides every queue_* function of
- * queue.h on top of them (struct queue is then a struct spool).
+ * The spool_* names are the implementation; agent/queue.c provides every
+ * queue_* function of queue.h on top of them (struct queue is a struct
+ * spool).
  */
 #ifndef ESXWATCH_SPOOL_H
 #define ESXWATCH_SPOOL_H

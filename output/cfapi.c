@@ -396,7 +396,7 @@ cfapi_open(struct sink_ctx *ctx)
 			c->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
 	}
 	c->compress = d->compress == NULL || strcmp(d->compress, "none") != 0;
-	if (agentid_get(ctx->cfg, d, id, sizeof(id)) == -1) {
+	if (agentid_get(ctx->agentid, ctx->cfg, d, id, sizeof(id)) == -1) {
 		snprintf(ctx->error, sizeof(ctx->error),
 		    "no agent id (set agent_id, or make storage.directory writable)");
 		goto err;

@@ -20,6 +20,7 @@
 #include "../../agent/clock.h"
 #include "../../agent/config.h"
 #include "../../agent/queue.h"
+#include "../../agent/shipper.h"
 #include "../../output/sink.h"
 #include "t.h"
 
@@ -94,6 +95,10 @@ fake_find(enum dest_proto p)
 	(void)p;
 	return &fake_sink;
 }
+
+static const struct shipper_deps fake_deps __attribute__((unused)) = {
+	NULL, NULL, fake_find
+};
 
 static char fake_dir[64] __attribute__((unused));
 

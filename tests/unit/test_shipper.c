@@ -30,7 +30,7 @@ TEST(batches_of_max_events_in_order_and_acked)
 
 	fake_reset(0, NULL);
 	push(q, 0, 25, -1);
-	sh = shipper_start_sinks(cfg, q, NULL, fake_find);
+	sh = shipper_start(cfg, q, &fake_deps);
 	CHECK(wait_seen(25, 5000));
 	CHECK(wait_backlog_empty(q, 5000));
 	CHECK(shipper_stop(sh, 1000, NULL));
@@ -53,7 +53,7 @@ TEST(batches_of_max_events_in_order_and_acked)
 	CHECK_INT(queue_backlog(q, 0), 0);
 	fake_reset(0, NULL);
 	push(q, 25, 2, -1);
-	sh = shipper_start_sinks(cfg, q, NULL, fake_find);
+	sh = shipper_start(cfg, q, &fake_deps);
 	CHECK(wait_seen(2, 5000));
 	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
 	CHECK(shipper_stop(sh, 1000, NULL));
@@ -72,7 +72,7 @@ TEST(retry_sends_the_same_batch_again)
 
 	fake_reset(1, NULL);
 	push(q, 0, 5, -1);
-	sh = shipper_start_sinks(cfg, q, NULL, fake_find);
+	sh = shipper_start(cfg, q, &fake_deps);
 	/* full jitter from a 1 s base: the second try within ~1.1 s */
 	CHECK(wait_seen(5, 5000));
 	CHECK(wait_backlog_empty(q, 5000));
@@ -102,7 +102,7 @@ TEST(poison_dropped_alone_through_the_queue_counted_once)
 
 	fake_reset(0, "POISON");
 	push(q, 0, 8, 5);
-	sh = shipper_start_sinks(cfg, q, NULL, fake_find);
+	sh = shipper_start(cfg, q, &fake_deps);
 	CHECK(wait_seen(7, 5000));
 	CHECK(wait_backlog_empty(q, 5000));
 	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
@@ -129,18 +129,19 @@ TEST(counters_outlive_a_shipper)
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
 	struct shipper_totals *tot = shipper_totals_new();
+	struct shipper_deps deps = { tot, NULL, fake_find };
 	struct shipper *sh;
 	struct shipper_dest_stats ss;
 
 	fake_reset(1, NULL);
 	push(q, 0, 4, -1);
-	sh = shipper_start_sinks(cfg, q, tot, fake_find);
+	sh = shipper_start(cfg, q, &deps);
 	CHECK(wait_seen(4, 5000));
 	CHECK(wait_backlog_empty(q, 5000));
 	CHECK(shipper_stop(sh, 1000, NULL));
 	/* a reload: a new shipper, the same totals */
 	fake_reset(0, NULL);
-	sh = shipper_start_sinks(cfg, q, tot, fake_find);
+	sh = shipper_start(cfg, q, &deps);
 	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
 	CHECK_INT(ss.sent_events, 4);
 	CHECK_INT(ss.failed_sends, 1);
@@ -148,13 +149,13 @@ TEST(counters_outlive_a_shipper)
 	CHECK(wait_seen(3, 5000));
 	CHECK(wait_backlog_empty(q, 5000));
 	CHECK(shipper_stop(sh, 1000, NULL));
-	sh = shipper_start_sinks(cfg, q, tot, fake_find);
+	sh = shipper_start(cfg, q, &deps);
 	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
 	CHECK_INT(ss.sent_events, 7);
 	CHECK_INT(ss.failed_sends, 1);
 	CHECK(shipper_stop(sh, 1000, NULL));
 	/* without totals a shipper starts from zero */
-	sh = shipper_start_sinks(cfg, q, NULL, fake_find);
+	sh = shipper_start(cfg, q, &fake_deps);
 	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
 	CHECK_INT(ss.sent_events, 0);
 	CHECK(shipper_stop(sh, 1000, NULL));

@@ -47,7 +47,7 @@ TEST(figures_from_the_queue_and_the_shipper_poison_once)
 
 	fake_reset(1, "POISON");
 	push(q, 0, 8, 3);
-	src.sh = shipper_start_sinks(cfg, q, NULL, fake_find);
+	src.sh = shipper_start(cfg, q, &fake_deps);
 	CHECK(wait_seen(7, 5000));
 	CHECK(wait_backlog_empty(q, 5000));
 	status_collect(&src, s);
@@ -184,7 +184,7 @@ TEST(writer_started_and_stopped_by_its_owner)
 
 	fake_reset(0, NULL);
 	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
-	src.sh = shipper_start_sinks(cfg, q, NULL, fake_find);
+	src.sh = shipper_start(cfg, q, &fake_deps);
 	w = status_start(cfg, &src);
 	CHECK(w != NULL);
 	CHECK(wait_file(path, 3000));
