@@ -109,11 +109,13 @@ agentid_parse_esxcli(const char *text, char *out, size_t outlen)
 		if (p + 1 < eol && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 			/* one byte: 0xN or 0xNN */
 			p += 2;
-			if ((hi = hexval((unsigned char)*p)) < 0)
+			hi = hexval((unsigned char)*p);
+			if (hi < 0)
 				return -1;
 			p++;
 			v = hi;
-			if (p < eol && (lo = hexval((unsigned char)*p)) >= 0) {
+			lo = p < eol ? hexval((unsigned char)*p) : -1;
+			if (lo >= 0) {
 				v = hi * 16 + lo;
 				p++;
 			}
@@ -124,8 +126,9 @@ agentid_parse_esxcli(const char *text, char *out, size_t outlen)
 			b[nb++] = (unsigned char)v;
 		} else {
 			/* bare hex digits, two per byte */
-			if ((hi = hexval((unsigned char)*p)) < 0 || p + 1 >= eol ||
-			    (lo = hexval((unsigned char)p[1])) < 0)
+			hi = hexval((unsigned char)*p);
+			lo = p + 1 < eol ? hexval((unsigned char)p[1]) : -1;
+			if (hi < 0 || lo < 0)
 				return -1;
 			if (nb >= 16)
 				return -1;
@@ -157,7 +160,8 @@ agentid_generate(char *out, size_t outlen)
 
 	if (outlen < AGENTID_LEN + 1)
 		return -1;
-	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) == -1)
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
 		return -1;
 	while (got < sizeof(b)) {
 		n = read(fd, b + got, sizeof(b) - got);
@@ -182,7 +186,8 @@ read_small(const char *path, char *out, size_t outlen)
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
 		return -1;
 	n = read(fd, out, outlen - 1);
 	close(fd);
@@ -222,7 +227,8 @@ agentid_stored(const char *dir, char *out, size_t outlen)
 	}
 	/* temp + rename: a crash never leaves a half-written id behind. */
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1)
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd == -1)
 		goto err;
 	len = strlen(id);
 	id[len] = '\n';
@@ -238,7 +244,8 @@ agentid_stored(const char *dir, char *out, size_t outlen)
 		goto err;
 	/* the new name is durable once the directory is: a power cut must
 	 * not give the host a second identity */
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd != -1) {
 		(void)fsync(fd);
 		close(fd);
 	}

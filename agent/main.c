@@ -220,7 +220,8 @@ open_queue(struct running *r)
 	const char **names;
 	size_t n;
 
-	if ((names = dest_names(r->cfg, &n)) == NULL)
+	names = dest_names(r->cfg, &n);
+	if (names == NULL)
 		return -1;
 	r->q = queue_open(r->cfg, names, n);
 	free(names);
@@ -312,7 +313,10 @@ parse_args(int argc, char **argv, struct args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->verbose = -1;
-	while ((ch = getopt_long(argc, argv, "c:vVh", opts, NULL)) != -1) {
+	for (;;) {
+		ch = getopt_long(argc, argv, "c:vVh", opts, NULL);
+		if (ch == -1)
+			break;
 		switch (ch) {
 		case 'c':
 			a->path = optarg;

@@ -540,9 +540,15 @@ segstore_scan_dir(struct segstore *st, uint64_t **ids, size_t *nids, char ***cur
 	*ncur = 0;
 	if (dir == NULL)
 		return -1;
-	while ((de = readdir(dir)) != NULL) {
-		const char *n = de->d_name;
-		size_t l = strlen(n);
+	for (;;) {
+		const char *n;
+		size_t l;
+
+		de = readdir(dir);
+		if (de == NULL)
+			break;
+		n = de->d_name;
+		l = strlen(n);
 
 		if (l == 20 && strcmp(n + 16, ".seg") == 0) {
 			char *end;
@@ -573,7 +579,8 @@ segstore_scan_dir(struct segstore *st, uint64_t **ids, size_t *nids, char ***cur
 				*curnames = x;
 				ccap = nc;
 			}
-			if (((*curnames)[*ncur] = strdup(n + 7)) == NULL)
+			(*curnames)[*ncur] = strdup(n + 7);
+			if ((*curnames)[*ncur] == NULL)
 				goto err;
 			(*ncur)++;
 		} else if (strncmp(n, "cursor.", 7) == 0) {
@@ -756,7 +763,8 @@ new_active(struct segstore *st)
 		else
 			segstore_fsync_dir(st->dir);
 	}
-	if ((s = seg_add(st, st->next_id)) == NULL) {
+	s = seg_add(st, st->next_id);
+	if (s == NULL) {
 		if (fd >= 0) {
 			close(fd);
 			(void)unlink(path);
@@ -765,8 +773,11 @@ new_active(struct segstore *st)
 	}
 	st->next_id++;
 	s->fd = fd;
-	if (fd < 0 && (s->mem = malloc(SEG_MIN)) != NULL)
-		s->memcap = SEG_MIN;
+	if (fd < 0) {
+		s->mem = malloc(SEG_MIN);
+		if (s->mem != NULL)
+			s->memcap = SEG_MIN;
+	}
 	if (fd < 0 && s->mem == NULL) {
 		st->nsegs--;
 		return NULL;
@@ -784,7 +795,8 @@ mem_append(struct seg *s, const void *p, size_t len)
 
 		while (ncap < s->size + len)
 			ncap *= 2;
-		if ((n = realloc(s->mem, ncap)) == NULL)
+		n = realloc(s->mem, ncap);
+		if (n == NULL)
 			return -1;
 		s->mem = n;
 		s->memcap = ncap;
@@ -824,8 +836,11 @@ segstore_append(struct segstore *st, const unsigned char *rec, size_t len, uint6
 		if (st->active && st->segs[st->nsegs - 1].size == 0 &&
 		    st->segs[st->nsegs - 1].mem == NULL && !st->memonly)
 			s = &st->segs[st->nsegs - 1];	/* one record bigger than a segment */
-		else if ((s = new_active(st)) == NULL)
-			return -1;
+		else {
+			s = new_active(st);
+			if (s == NULL)
+				return -1;
+		}
 	} else
 		s = &st->segs[st->nsegs - 1];
 	if (s->mem == NULL) {
@@ -843,14 +858,18 @@ segstore_append(struct segstore *st, const unsigned char *rec, size_t len, uint6
 			close(s->fd);
 			s->fd = -1;
 			(void)unlink(seg_path(st, s->id, path, sizeof(path)));
-			if ((s->mem = malloc(SEG_MIN)) == NULL) {
+			s->mem = malloc(SEG_MIN);
+			if (s->mem == NULL) {
 				st->nsegs--;
 				st->active = false;
 				return -1;
 			}
 			s->memcap = SEG_MIN;
-		} else if ((s = new_active(st)) == NULL)
-			return -1;
+		} else {
+			s = new_active(st);
+			if (s == NULL)
+				return -1;
+		}
 	}
 	if (mem_append(s, rec, len) < 0)
 		return -1;
@@ -879,7 +898,8 @@ segstore_sync_active(struct segstore *st, pthread_mutex_t *mu)
 	s = &st->segs[st->nsegs - 1];
 	if (s->synced >= s->size)
 		return 0;
-	if ((fd = dup(s->fd)) < 0)
+	fd = dup(s->fd);
+	if (fd < 0)
 		return -1;
 	id = s->id;
 	target = s->size;
@@ -957,7 +977,8 @@ segstore_init(struct segstore *st, const char *dir, uint64_t segment_size,
     uint64_t mem_max, pthread_cond_t *wake)
 {
 	memset(st, 0, sizeof(*st));
-	if ((st->dir = strdup(dir)) == NULL)
+	st->dir = strdup(dir);
+	if (st->dir == NULL)
 		return -1;
 	st->segment_size = segment_size;
 	st->mem_max = mem_max;

@@ -169,7 +169,8 @@ spool_default_opts(const struct config *cfg, struct spool_opts *o)
 	    cfg->batch_flush_interval * 1000 : 1000;
 	o->retry_ms = 5000;
 	/* a test hook: how soon a refused disk is tried again */
-	if ((e = getenv("ESXWATCH_SPOOL_RETRY_MS")) != NULL && atoi(e) > 0)
+	e = getenv("ESXWATCH_SPOOL_RETRY_MS");
+	if (e != NULL && atoi(e) > 0)
 		o->retry_ms = atoi(e);
 }
 
@@ -224,8 +225,11 @@ found_free(struct found *f)
 static int
 load_cursors(struct spool *sp, struct found *f)
 {
-	if (f->ncur > 0 && (f->pos = calloc(f->ncur, sizeof(*f->pos))) == NULL)
-		return -1;
+	if (f->ncur > 0) {
+		f->pos = calloc(f->ncur, sizeof(*f->pos));
+		if (f->pos == NULL)
+			return -1;
+	}
 	for (size_t i = 0; i < f->ncur; i++) {
 		char path[PATH_MAX];
 
@@ -320,7 +324,8 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	struct spool *sp;
 	pthread_condattr_t ca;
 
-	if ((sp = calloc(1, sizeof(*sp))) == NULL)
+	sp = calloc(1, sizeof(*sp));
+	if (sp == NULL)
 		return NULL;
 	sp->o = *opts;
 	opts_fix(&sp->o);
@@ -414,10 +419,16 @@ set_dests_locked(struct spool *sp, const char *const *names, size_t n, bool open
 				log_error("spool: duplicate destination name '%s'", names[i]);
 				return -1;
 			}
-	if (n > 0 && (nd = calloc(n, sizeof(*nd))) == NULL)
-		return -1;
-	if (sp->ndests > 0 && (kept = calloc(sp->ndests, sizeof(*kept))) == NULL)
-		goto err;
+	if (n > 0) {
+		nd = calloc(n, sizeof(*nd));
+		if (nd == NULL)
+			return -1;
+	}
+	if (sp->ndests > 0) {
+		kept = calloc(sp->ndests, sizeof(*kept));
+		if (kept == NULL)
+			goto err;
+	}
 	/* first everything that can fail, then the switch */
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < sp->ndests; k++)
@@ -428,7 +439,8 @@ set_dests_locked(struct spool *sp, const char *const *names, size_t n, bool open
 			}
 		if (nd[i] != NULL)
 			continue;
-		if ((nd[i] = dest_new(names[i])) == NULL)
+		nd[i] = dest_new(names[i]);
+		if (nd[i] == NULL)
 			goto err;
 		nd[i]->cur = segstore_end(&sp->st);
 		nd[i]->dirty = true;

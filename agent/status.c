@@ -50,7 +50,8 @@ status_rss_kb(void)
 	uint64_t kb = 0;
 
 	/* Linux and most of ESXi's /proc; then statm; then the peak. */
-	if ((f = fopen("/proc/self/status", "r")) != NULL) {
+	f = fopen("/proc/self/status", "r");
+	if (f != NULL) {
 		while (fgets(line, sizeof(line), f) != NULL)
 			if (strncmp(line, "VmRSS:", 6) == 0) {
 				kb = strtoull(line + 6, NULL, 10);
@@ -60,7 +61,8 @@ status_rss_kb(void)
 		if (kb > 0)
 			return kb;
 	}
-	if ((f = fopen("/proc/self/statm", "r")) != NULL) {
+	f = fopen("/proc/self/statm", "r");
+	if (f != NULL) {
 		unsigned long long size, res;
 
 		if (fscanf(f, "%llu %llu", &size, &res) == 2)
@@ -564,7 +566,8 @@ lock_holder(const char *dir)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/spool/lock", dir) >= sizeof(path))
 		return 0;
-	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
@@ -632,7 +635,8 @@ status_read(const struct config *cfg, struct status_view *v)
 	if ((size_t)snprintf(v->path, sizeof(v->path), "%s/%s", dir, STATUS_FILE) >=
 	    sizeof(v->path))
 		return -1;
-	if ((text = malloc(256 * 1024)) == NULL)
+	text = malloc(256 * 1024);
+	if (text == NULL)
 		return -1;
 	fd = open(v->path, O_RDONLY | O_CLOEXEC);
 	n = fd >= 0 ? read(fd, text, 256 * 1024 - 1) : -1;

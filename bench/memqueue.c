@@ -172,7 +172,8 @@ queue_push(struct queue *q, const struct event *ev)
 	size_t i;
 
 	buf_init(&json, 0);
-	if (event_to_json(ev, &json) == -1 || (copy = event_dup(ev)) == NULL) {
+	copy = event_to_json(ev, &json) == -1 ? NULL : event_dup(ev);
+	if (copy == NULL) {
 		buf_free(&json);
 		return -1;
 	}
