@@ -290,7 +290,7 @@ agentid_host(struct agentid *a, const struct config *cfg, char *out, size_t outl
 	pthread_mutex_lock(&a->mu);
 	if (cache[0] == '\0') {
 		if (platform_get(cfg) == PLATFORM_ESXI &&
-		    esxi_bios_uuid(cfg, cache, sizeof(cache)) == 0)
+		    esxi_bios_uuid(cfg, cache, sizeof(a->id)) == 0)
 			log_debug("agent id: BIOS UUID %s", cache);
 		else if (agentid_stored(platform_storage_dir(cfg), cache,
 		    sizeof(a->id)) == -1) {
