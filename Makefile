@@ -26,13 +26,12 @@ LDLIBS	+= $(PKG_LIBS) -lpthread -lm
 
 SRCS	:= $(wildcard agent/*.c collectors/*.c output/*.c)
 LIBSRCS	:= $(filter-out agent/main.c,$(SRCS))
-# The queue behind agent/queue.h: spool (durable, agent/spool.c) or memqueue
-# (in memory, agent/memqueue.c).  Switching is this one line (a build dir
-# holds one kind: build the other with B=build/memq QUEUE=memqueue).
+# The queue behind agent/queue.h: spool (durable, agent/queue.c over
+# agent/spool.c) or, for the benchmark only, memqueue (in memory,
+# bench/memqueue.c).  Switching is this one line (a build dir holds one
+# kind: build the other with B=build/memq QUEUE=memqueue).
 QUEUE	?= spool
-QUEUEFLAGS := $(if $(filter spool,$(QUEUE)),-DESXWATCH_SPOOL_QUEUE)
-LIBSRCS	:= $(filter-out $(if $(filter spool,$(QUEUE)),agent/memqueue.c),$(LIBSRCS))
-CFLAGS	+= $(QUEUEFLAGS)
+LIBSRCS	:= $(if $(filter memqueue,$(QUEUE)),$(filter-out agent/queue.c,$(LIBSRCS)) bench/memqueue.c,$(LIBSRCS))
 LIBOBJS	:= $(LIBSRCS:%.c=$(B)/obj/%.o)
 TESTSRCS := $(wildcard tests/unit/test_*.c)
 TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)

@@ -1,5 +1,7 @@
 /*
- * agentid: see agentid.h for the order of preference.
+ * agentid: the host's identity (see agentid.h for the order of
+ * preference), resolved once on first use and kept in the object main
+ * hands to whoever needs it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,8 +19,29 @@
 #include "log.h"
 #include "platform.h"
 
-static pthread_mutex_t	cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static char		cache[AGENTID_LEN + 1];
+struct agentid {
+	pthread_mutex_t	 mu;
+	char		 id[AGENTID_LEN + 1];	/* "" until resolved */
+};
+
+struct agentid *
+agentid_new(void)
+{
+	struct agentid *a = calloc(1, sizeof(*a));
+
+	if (a != NULL)
+		pthread_mutex_init(&a->mu, NULL);
+	return a;
+}
+
+void
+agentid_free(struct agentid *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}
 
 static void
 format_uuid(const unsigned char b[16], char *out, size_t outlen)
@@ -86,11 +109,13 @@ agentid_parse_esxcli(const char *text, char *out, size_t outlen)
 		if (p + 1 < eol && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 			/* one byte: 0xN or 0xNN */
 			p += 2;
-			if ((hi = hexval((unsigned char)*p)) < 0)
+			hi = hexval((unsigned char)*p);
+			if (hi < 0)
 				return -1;
 			p++;
 			v = hi;
-			if (p < eol && (lo = hexval((unsigned char)*p)) >= 0) {
+			lo = p < eol ? hexval((unsigned char)*p) : -1;
+			if (lo >= 0) {
 				v = hi * 16 + lo;
 				p++;
 			}
@@ -101,8 +126,9 @@ agentid_parse_esxcli(const char *text, char *out, size_t outlen)
 			b[nb++] = (unsigned char)v;
 		} else {
 			/* bare hex digits, two per byte */
-			if ((hi = hexval((unsigned char)*p)) < 0 || p + 1 >= eol ||
-			    (lo = hexval((unsigned char)p[1])) < 0)
+			hi = hexval((unsigned char)*p);
+			lo = p + 1 < eol ? hexval((unsigned char)p[1]) : -1;
+			if (hi < 0 || lo < 0)
 				return -1;
 			if (nb >= 16)
 				return -1;
@@ -134,7 +160,8 @@ agentid_generate(char *out, size_t outlen)
 
 	if (outlen < AGENTID_LEN + 1)
 		return -1;
-	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) == -1)
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
 		return -1;
 	while (got < sizeof(b)) {
 		n = read(fd, b + got, sizeof(b) - got);
@@ -159,7 +186,8 @@ read_small(const char *path, char *out, size_t outlen)
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
 		return -1;
 	n = read(fd, out, outlen - 1);
 	close(fd);
@@ -199,7 +227,8 @@ agentid_stored(const char *dir, char *out, size_t outlen)
 	}
 	/* temp + rename: a crash never leaves a half-written id behind. */
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1)
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd == -1)
 		goto err;
 	len = strlen(id);
 	id[len] = '\n';
@@ -215,7 +244,8 @@ agentid_stored(const char *dir, char *out, size_t outlen)
 		goto err;
 	/* the new name is durable once the directory is: a power cut must
 	 * not give the host a second identity */
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd != -1) {
 		(void)fsync(fd);
 		close(fd);
 	}
@@ -249,29 +279,25 @@ esxi_bios_uuid(const struct config *cfg, char *out, size_t outlen)
 }
 
 int
-agentid_get(const struct config *cfg, const struct dest_conf *d, char *out,
-    size_t outlen)
+agentid_host(struct agentid *a, const struct config *cfg, char *out, size_t outlen)
 {
+	char *cache;
 	int rc = 0;
 
-	if (d != NULL && d->agent_id != NULL && d->agent_id[0] != '\0') {
-		if ((size_t)snprintf(out, outlen, "%s", d->agent_id) >= outlen)
-			return -1;
-		return 0;
-	}
-	if (outlen < AGENTID_LEN + 1)
+	if (a == NULL || outlen < AGENTID_LEN + 1)
 		return -1;
-	pthread_mutex_lock(&cache_mu);
+	cache = a->id;
+	pthread_mutex_lock(&a->mu);
 	if (cache[0] == '\0') {
 		if (platform_get(cfg) == PLATFORM_ESXI &&
-		    esxi_bios_uuid(cfg, cache, sizeof(cache)) == 0)
+		    esxi_bios_uuid(cfg, cache, sizeof(a->id)) == 0)
 			log_debug("agent id: BIOS UUID %s", cache);
 		else if (agentid_stored(platform_storage_dir(cfg), cache,
-		    sizeof(cache)) == -1) {
+		    sizeof(a->id)) == -1) {
 			/* A full or read-only disk must not stop delivery: use an
 			 * id for this run only (Log Insight sees a new agent after
 			 * the next start). */
-			if (agentid_generate(cache, sizeof(cache)) == 0)
+			if (agentid_generate(cache, sizeof(a->id)) == 0)
 				log_warn("agent id %s is not saved and holds for this run only",
 				    cache);
 			else {
@@ -282,6 +308,18 @@ agentid_get(const struct config *cfg, const struct dest_conf *d, char *out,
 	}
 	if (rc == 0)
 		snprintf(out, outlen, "%s", cache);
-	pthread_mutex_unlock(&cache_mu);
+	pthread_mutex_unlock(&a->mu);
 	return rc;
+}
+
+int
+agentid_get(struct agentid *a, const struct config *cfg, const struct dest_conf *d,
+    char *out, size_t outlen)
+{
+	if (d != NULL && d->agent_id != NULL && d->agent_id[0] != '\0') {
+		if ((size_t)snprintf(out, outlen, "%s", d->agent_id) >= outlen)
+			return -1;
+		return 0;
+	}
+	return agentid_host(a, cfg, out, outlen);
 }

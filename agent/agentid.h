@@ -1,12 +1,15 @@
 /*
- * agentid: the stable identifier of this agent, used by Log Insight's
- * ingestion API (POST /api/v1/events/ingest/{agentId}: "Specify a BIOS
- * UUID, a stored UUID4 or other stable identifier").
+ * agentid: the host's stable identity, for any module that names this
+ * agent: Log Insight's ingestion API (POST /api/v1/events/ingest/{agentId}:
+ * "Specify a BIOS UUID, a stored UUID4 or other stable identifier") and
+ * whoever comes next.  main makes one object and hands it on (the sinks
+ * get it in their ctx); it is resolved once, on first use, and survives
+ * reloads.
  *
- * In order: the destination's configured agent_id; on ESXi the host's BIOS
- * UUID from `esxcli hardware platform get`; a UUID4 generated once from
- * /dev/urandom (not getrandom(2): ESXi lacks it) and kept in
- * storage.directory/agent-id (mode 0600).
+ * In order: (agentid_get() only) the destination's configured agent_id;
+ * on ESXi the host's BIOS UUID from `esxcli hardware platform get`; a
+ * UUID4 generated once from /dev/urandom (not getrandom(2): ESXi lacks it)
+ * and kept in storage.directory/agent-id (mode 0600).
  */
 #ifndef ESXWATCH_AGENTID_H
 #define ESXWATCH_AGENTID_H
@@ -15,12 +18,18 @@
 
 struct config;
 struct dest_conf;
+struct agentid;
 
 #define AGENTID_LEN	36	/* 8-4-4-4-12 */
 
-/* 0 and the id in out (>= AGENTID_LEN + 1 bytes, more for a configured
- * id), or -1 (logged) when no id can be had. */
-int	agentid_get(const struct config *, const struct dest_conf *,
+struct agentid	*agentid_new(void);
+void		 agentid_free(struct agentid *);
+/* The host's id: 0 and the id in out (>= AGENTID_LEN + 1 bytes), or -1
+ * (logged) when none can be had. */
+int	agentid_host(struct agentid *, const struct config *, char *out, size_t outlen);
+/* A destination's id: its agent_id if configured (out may need more
+ * room), else the host's. */
+int	agentid_get(struct agentid *, const struct config *, const struct dest_conf *,
 	    char *out, size_t outlen);
 
 /* Parse `esxcli hardware platform get` output ("UUID: 0x4c 0x4c ..." or a

@@ -2,6 +2,13 @@
  * esxwatch: command line, signals and wiring (docs/operations.md).
  *
  *   collectors --emit--> queue --> shipper threads --> sinks
+ *                          \           /
+ *                           status writer --> storage.directory/status
+ *
+ * main starts and stops everything itself, in order: the queue, the
+ * shipper, the status writer (reads both), the collectors (the agent
+ * collector reads the same figures through its ctx); and the reverse on a
+ * reload or a stop.  No module finds another through a global.
  *
  * The daemon never forks itself; it runs in the foreground under
  * watchdog.sh (ESXi) or systemd (Linux).
@@ -16,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../collectors/collector.h"
+#include "agentid.h"
 #include "clock.h"
 #include "config.h"
 #include "exec.h"
@@ -48,8 +57,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config] [--status]\n"
-	    "                [-v]... [-V] [-h]\n"
+	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config]\n"
+	    "                [--status [--json]] [-v]... [-V] [-h]\n"
 	    "\n"
 	    "  -c, --config FILE   configuration file (agent.yaml or liagent.ini)\n"
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
@@ -57,6 +66,7 @@ usage(FILE *f)
 	    "      --print-config  print the effective configuration as YAML and exit\n"
 	    "      --status        show the running agent's delivery state and exit\n"
 	    "                      (0 running, 3 not running)\n"
+	    "      --json          with --status: the same facts as one JSON object\n"
 	    "  -v                  more logging (repeatable; overrides logging.debug_level)\n"
 	    "  -V, --version       print the version and exit\n"
 	    "  -h, --help          this help\n");
@@ -105,6 +115,17 @@ struct running {
 	struct queue		*q;
 	struct shipper		*sh;
 	struct scheduler	*sched;
+	struct shipper_deps	 deps;		/* counters since start, agent id */
+	struct status_source	 src;		/* what the status shows */
+	struct status_writer	*status;
+	struct agent_figures	 figures;	/* the agent collector's ctx */
+	/*
+	 * Shippers a stop left behind with a thread in a hung send, and the
+	 * configurations they read: kept until the process ends.
+	 */
+	struct shipper		**kept_sh;
+	struct config		**kept_cfg;
+	size_t			  nkept;
 };
 
 static void
@@ -124,9 +145,61 @@ start_shipper(struct running *r)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	r->sh = shipper_start(r->cfg, r->q);
+	r->sh = shipper_start(r->cfg, r->q, &r->deps);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return r->sh ? 0 : -1;
+	if (r->sh == NULL)
+		return -1;
+	/* the status writer reads the shipper: started after it */
+	r->src.sh = r->sh;
+	r->status = status_start(r->cfg, &r->src);
+	return 0;
+}
+
+/* The status writer's figures, for the agent collector too. */
+static void
+collect_figures(void *arg, struct status_snap *out)
+{
+	status_collect(arg, out);
+}
+
+/* Keep a shipper left behind in a hung send, and its configuration. */
+static void
+keep_running(struct running *r, struct shipper *sh, struct config *cfg)
+{
+	struct shipper **ns;
+	struct config **nc;
+
+	ns = realloc(r->kept_sh, (r->nkept + 1) * sizeof(*ns));
+	if (ns == NULL)
+		return;		/* leaked: still never freed under the thread */
+	r->kept_sh = ns;
+	nc = realloc(r->kept_cfg, (r->nkept + 1) * sizeof(*nc));
+	if (nc == NULL)
+		return;
+	r->kept_cfg = nc;
+	r->kept_sh[r->nkept] = sh;
+	r->kept_cfg[r->nkept] = cfg;
+	r->nkept++;
+}
+
+/*
+ * Stop the status writer (it reads the shipper), then the shipper.
+ * Returns shipper_stop()'s answer; *kept: the shipper was left behind.
+ */
+static bool
+stop_shipper(struct running *r, int drain_ms, bool *kept)
+{
+	struct shipper *left;
+	bool all;
+
+	status_stop(r->status);
+	r->status = NULL;
+	all = shipper_stop(r->sh, drain_ms, &left);
+	r->sh = r->src.sh = NULL;
+	*kept = left != NULL;
+	if (left != NULL)
+		keep_running(r, left, r->cfg);
+	return all;
 }
 
 /* The destination names of cfg, every one of them (free the array). */
@@ -147,34 +220,12 @@ open_queue(struct running *r)
 	const char **names;
 	size_t n;
 
-	if ((names = dest_names(r->cfg, &n)) == NULL)
+	names = dest_names(r->cfg, &n);
+	if (names == NULL)
 		return -1;
 	r->q = queue_open(r->cfg, names, n);
 	free(names);
 	return r->q ? 0 : -1;
-}
-
-/*
- * A configuration a shipping thread left behind in a hung send still
- * reads: kept until the process ends (reachable from here).
- */
-static struct config	**kept_cfgs;
-static size_t		  nkept_cfgs;
-
-static void
-retire_config(struct config *cfg, unsigned abandoned_before)
-{
-	struct config **n;
-
-	if (shipper_abandoned() == abandoned_before) {
-		config_free(cfg);
-		return;
-	}
-	n = realloc(kept_cfgs, (nkept_cfgs + 1) * sizeof(*n));
-	if (n == NULL)
-		return;		/* leaked: still never freed under the thread */
-	kept_cfgs = n;
-	kept_cfgs[nkept_cfgs++] = cfg;
 }
 
 /* SIGHUP: a bad new configuration is rejected and the old one stays. */
@@ -183,7 +234,7 @@ reload(struct running *r, const char *path, int verbose)
 {
 	const char **names;
 	struct config *ncfg;
-	unsigned abandoned;
+	bool kept;
 	size_t n;
 
 	log_info("reloading configuration from %s", path);
@@ -193,9 +244,9 @@ reload(struct running *r, const char *path, int verbose)
 		return;
 	}
 	sched_stop(r->sched);
-	abandoned = shipper_abandoned();
-	shipper_stop(r->sh, 0);
-	retire_config(r->cfg, abandoned);
+	(void)stop_shipper(r, 0, &kept);
+	if (!kept)
+		config_free(r->cfg);	/* else a left-behind thread reads it */
 	r->cfg = ncfg;
 	setup_logging(r->cfg, verbose);
 	names = dest_names(r->cfg, &n);
@@ -204,7 +255,7 @@ reload(struct running *r, const char *path, int verbose)
 	free(names);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
-	r->sched = sched_start(r->cfg, r->q);
+	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("configuration reloaded");
@@ -219,6 +270,7 @@ static bool
 once_drain(struct running *r, int ms)
 {
 	int64_t end = mono_ms() + ms;
+	bool kept;
 
 	shipper_drain(r->sh, ms);
 	while (!got_stop && mono_ms() < end) {
@@ -233,11 +285,18 @@ once_drain(struct running *r, int ms)
 	ms = (int)(end - mono_ms());
 	if (got_stop && ms > SHUTDOWN_DRAIN_MS)
 		ms = SHUTDOWN_DRAIN_MS;
-	return shipper_stop(r->sh, ms > 0 ? ms : 0);
+	return stop_shipper(r, ms > 0 ? ms : 0, &kept);
 }
 
-int
-main(int argc, char **argv)
+struct args {
+	const char	*path;
+	bool		 once, check, print, status, json;
+	int		 verbose;
+};
+
+/* The command line into *a: -1 to go on, else the exit code. */
+static int
+parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -245,35 +304,40 @@ main(int argc, char **argv)
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "print-config", no_argument, NULL, 'P' },
 		{ "status", no_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct running r = { NULL, NULL, NULL, NULL };
-	const char *path = NULL;
-	bool once = false, check = false, print = false, status = false, delivered;
-	int verbose = -1, ch;
-	struct sigaction sa;
+	int ch;
 
-	while ((ch = getopt_long(argc, argv, "c:vVh", opts, NULL)) != -1) {
+	memset(a, 0, sizeof(*a));
+	a->verbose = -1;
+	for (;;) {
+		ch = getopt_long(argc, argv, "c:vVh", opts, NULL);
+		if (ch == -1)
+			break;
 		switch (ch) {
 		case 'c':
-			path = optarg;
+			a->path = optarg;
 			break;
 		case 'o':
-			once = true;
+			a->once = true;
 			break;
 		case 'C':
-			check = true;
+			a->check = true;
 			break;
 		case 'P':
-			print = true;
+			a->print = true;
 			break;
 		case 'S':
-			status = true;
+			a->status = true;
+			break;
+		case 'J':
+			a->json = true;
 			break;
 		case 'v':
-			verbose = verbose < 0 ? 1 : verbose + 1;
+			a->verbose = a->verbose < 0 ? 1 : a->verbose + 1;
 			break;
 		case 'V':
 			printf("esxwatch %s\n", ESXWATCH_VERSION);
@@ -286,18 +350,31 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (a->json && !a->status) {
+		fprintf(stderr, "esxwatch: --json goes with --status\n");
+		usage(stderr);
+		return 2;
+	}
 	if (optind < argc) {
 		/* `esxwatch --check-config agent.yaml` names the file too. */
-		if (path == NULL && optind == argc - 1 && (check || print || status))
-			path = argv[optind];
+		if (a->path == NULL && optind == argc - 1 && (a->check || a->print || a->status))
+			a->path = argv[optind];
 		else {
 			fprintf(stderr, "esxwatch: unexpected argument '%s'\n", argv[optind]);
 			usage(stderr);
 			return 2;
 		}
 	}
-	/* Before anything slow: a SIGHUP or SIGTERM during start-up must not
-	 * kill the agent with the default action. */
+	return -1;
+}
+
+/* Before anything slow: a SIGHUP or SIGTERM during start-up must not
+ * kill the agent with the default action. */
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -306,13 +383,119 @@ main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+}
 
-	if (path == NULL)
-		path = default_config_path();
-	if (path != NULL)
-		r.cfg = config_load(path, report_stderr, NULL);
+/* Everything, in order: queue, shipper (then the status writer), collectors. */
+static void
+start_all(struct running *r)
+{
+	if (mkdir_p(platform_storage_dir(r->cfg), 0700) == -1)
+		log_warn("cannot create the storage directory %s: %s",
+		    platform_storage_dir(r->cfg), strerror(errno));
+	r->src.started_ms = now_ms();
+	r->deps.totals = shipper_totals_new();
+	r->deps.agentid = agentid_new();
+	if (r->deps.totals == NULL || r->deps.agentid == NULL)
+		fatal("out of memory");
+	if (open_queue(r) == -1)
+		fatal("cannot open the queue");
+	r->src.q = r->q;
+	r->figures.collect = collect_figures;
+	r->figures.arg = &r->src;
+	if (start_shipper(r) == -1)
+		fatal("cannot start the shipping threads");
+	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
+	if (r->sched == NULL)
+		fatal("cannot start the collectors");
+	log_info("esxwatch %s started on %s (%s)", ESXWATCH_VERSION,
+	    platform_hostname(r->cfg), platform_name(platform_get(r->cfg)));
+}
+
+/* --once: true if every event was delivered. */
+static bool
+run_once(struct running *r)
+{
+	struct queue_stats before, after;
+	bool delivered;
+
+	/* Exit 0 only if every event was delivered: none left queued,
+	 * none rejected, none dropped over the disk budget. */
+	queue_stats(r->q, &before);
+	sched_run_once(r->sched, &got_stop);
+	sched_stop(r->sched);
+	queue_sync(r->q);
+	delivered = once_drain(r, ONCE_DRAIN_MS);
+	if (got_stop)
+		delivered = false;	/* stopped before finishing */
+	queue_stats(r->q, &after);
+	if (after.dropped_events > before.dropped_events)
+		delivered = false;
+	if (!delivered)
+		log_error("--once: not every event was delivered");
+	return delivered;
+}
+
+/* The daemon: until SIGTERM, reloading on SIGHUP. */
+static void
+run_daemon(struct running *r, const char *path, int verbose)
+{
+	bool kept;
+
+	for (;;) {
+		sched_loop(r->sched, &got_stop, &got_reload);
+		if (got_stop)
+			break;
+		got_reload = 0;
+		reload(r, path ? path : "./agent.yaml", verbose);
+	}
+	log_info("stopping: delivering what is queued (at most %d s)",
+	    SHUTDOWN_DRAIN_MS / 1000);
+	sched_stop(r->sched);
+	queue_sync(r->q);
+	if (!stop_shipper(r, SHUTDOWN_DRAIN_MS, &kept))
+		log_warn("undelivered events stay queued for the next start");
+}
+
+/* The reverse of start_all() (the shipper and collectors are stopped).
+ * Returns exit code rc, or does not return when a thread was left behind. */
+static int
+stop_all(struct running *r, int rc)
+{
+	queue_close(r->q);
+	r->src.q = NULL;
+	if (r->nkept == 0)
+		config_free(r->cfg);
+	shipper_totals_free(r->deps.totals);
+	log_close();
+	if (r->nkept > 0) {
+		/* A thread is still inside a sink (curl, TLS): no exit-time
+		 * library clean-up under its feet (it may still use the
+		 * agent id too: not freed). */
+		fflush(NULL);
+		_exit(rc);
+	}
+	agentid_free(r->deps.agentid);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct running r;
+	struct args a;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	install_signals();
+	if (a.path == NULL)
+		a.path = default_config_path();
+	if (a.path != NULL)
+		r.cfg = config_load(a.path, report_stderr, NULL);
 	else {
-		if (check) {
+		if (a.check) {
 			fprintf(stderr, "esxwatch: no configuration file found\n");
 			return 2;
 		}
@@ -320,82 +503,26 @@ main(int argc, char **argv)
 	}
 	if (r.cfg == NULL)
 		return 2;
-	if (check) {
-		config_free(r.cfg);
-		return 0;
-	}
-	if (print) {
-		config_print(r.cfg, stdout);
-		config_free(r.cfg);
-		return 0;
-	}
-	if (status) {
-		int rc = status_print(r.cfg, stdout);
-
+	if (a.check || a.print || a.status) {
+		rc = 0;
+		if (a.check)
+			;	/* valid: loaded */
+		else if (a.print)
+			config_print(r.cfg, stdout);
+		else if (a.status)
+			rc = a.json ? status_print_json(r.cfg, stdout) :
+			    status_print(r.cfg, stdout);
 		config_free(r.cfg);
 		return rc;
 	}
-	setup_logging(r.cfg, verbose);
-	if (path == NULL)
+	setup_logging(r.cfg, a.verbose);
+	if (a.path == NULL)
 		log_info("no configuration file found; running with the defaults");
 	if (r.cfg->server.ssl_accept_any)
 		log_warn("server: ssl_accept_any is on: the server's certificate is not checked");
-
-	if (mkdir_p(platform_storage_dir(r.cfg), 0700) == -1)
-		log_warn("cannot create the storage directory %s: %s",
-		    platform_storage_dir(r.cfg), strerror(errno));
-	if (open_queue(&r) == -1)
-		fatal("cannot open the queue");
-	if (start_shipper(&r) == -1)
-		fatal("cannot start the shipping threads");
-	r.sched = sched_start(r.cfg, r.q);
-	if (r.sched == NULL)
-		fatal("cannot start the collectors");
-	log_info("esxwatch %s started on %s (%s)", ESXWATCH_VERSION,
-	    platform_hostname(r.cfg), platform_name(platform_get(r.cfg)));
-
-	if (once) {
-		struct queue_stats before, after;
-
-		/* Exit 0 only if every event was delivered: none left queued,
-		 * none rejected, none dropped over the disk budget. */
-		queue_stats(r.q, &before);
-		sched_run_once(r.sched, &got_stop);
-		sched_stop(r.sched);
-		queue_sync(r.q);
-		delivered = once_drain(&r, ONCE_DRAIN_MS);
-		if (got_stop)
-			delivered = false;	/* stopped before finishing */
-		queue_stats(r.q, &after);
-		if (after.dropped_events > before.dropped_events)
-			delivered = false;
-		if (!delivered)
-			log_error("--once: not every event was delivered");
-	} else {
-		for (;;) {
-			sched_loop(r.sched, &got_stop, &got_reload);
-			if (got_stop)
-				break;
-			got_reload = 0;
-			reload(&r, path ? path : "./agent.yaml", verbose);
-		}
-		log_info("stopping: delivering what is queued (at most %d s)",
-		    SHUTDOWN_DRAIN_MS / 1000);
-		sched_stop(r.sched);
-		queue_sync(r.q);
-		delivered = shipper_stop(r.sh, SHUTDOWN_DRAIN_MS);
-		if (!delivered)
-			log_warn("undelivered events stay queued for the next start");
-		delivered = true;	/* a daemon stop is a success */
-	}
-	queue_close(r.q);
-	retire_config(r.cfg, 0);
-	log_close();
-	if (shipper_abandoned() > 0) {
-		/* A thread is still inside a sink (curl, TLS): no exit-time
-		 * library clean-up under its feet. */
-		fflush(NULL);
-		_exit(delivered ? 0 : 1);
-	}
-	return delivered ? 0 : 1;
+	start_all(&r);
+	if (a.once)
+		return stop_all(&r, run_once(&r) ? 0 : 1);
+	run_daemon(&r, a.path, a.verbose);
+	return stop_all(&r, 0);	/* a daemon stop is a success */
 }

@@ -22,6 +22,22 @@ struct queue_stats {
 	uint64_t	queued_events;	/* not yet acknowledged by every destination */
 	uint64_t	queued_bytes;
 	uint64_t	dropped_events;	/* over the budget, since start */
+	uint64_t	pushed_events;	/* since start */
+	uint64_t	dropped_poison;	/* queue_drop()ped, since start */
+	uint64_t	dropped_corrupt; /* damaged records skipped */
+	uint64_t	torn_tails;	/* torn records cut at start */
+	bool		memory_only;	/* events are not on disk */
+	size_t		ndests;
+};
+
+struct queue_dest_stats {
+	char		name[128];
+	uint64_t	backlog_events;
+	uint64_t	backlog_bytes;
+	uint64_t	acked_events;		/* since start */
+	int64_t		last_ack_ms;		/* wall clock; 0 = never */
+	uint64_t	dropped_budget;		/* since start */
+	uint64_t	dropped_poison;		/* since start */
 };
 
 /* dests: the destination names ("server", NAME...) in config order. */
@@ -45,8 +61,12 @@ int		 queue_sync(struct queue *);
 int		 queue_peek(struct queue *, size_t d, size_t max_events,
 		    size_t max_bytes, int wait_ms, struct batch *out);
 int		 queue_ack(struct queue *, size_t d, size_t n);
+/* The one way an event is dropped as poison: counted here, once. */
+int		 queue_drop(struct queue *, size_t d, size_t n);
 void		 queue_wakeup(struct queue *);	/* make waiting peeks return */
 void		 queue_stats(struct queue *, struct queue_stats *);
+/* d < ndests: fills *out and returns 0; else -1. */
+int		 queue_dest_stats(struct queue *, size_t d, struct queue_dest_stats *out);
 uint64_t	 queue_backlog(struct queue *, size_t d);
 
 void		 batch_free_events(struct batch *);

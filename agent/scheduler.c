@@ -145,6 +145,13 @@ open_state(const struct config *cfg, const char *name)
 struct scheduler *
 sched_start(const struct config *cfg, struct queue *q)
 {
+	return sched_start_with(cfg, q, NULL);
+}
+
+struct scheduler *
+sched_start_with(const struct config *cfg, struct queue *q,
+    const struct agent_figures *figures)
+{
 	struct scheduler *s = calloc(1, sizeof(*s));
 	int64_t now = mono_ms();
 	size_t i;
@@ -183,6 +190,7 @@ sched_start(const struct config *cfg, struct queue *q)
 		e->ctx.conf = cc;
 		e->ctx.platform = s->platform;
 		e->ctx.state = open_state(cfg, c->name);
+		e->ctx.figures = figures;
 		e->em.sched = s;
 		e->em.collector = c->name;
 		e->next_ms = now;

@@ -11,8 +11,13 @@
 #include "queue.h"
 
 struct scheduler;
+struct agent_figures;
 
 struct scheduler *sched_start(const struct config *, struct queue *);
+/* The same, with the agent's own figures for the collectors' ctx
+ * (collector_ctx.figures; main hands them in). */
+struct scheduler *sched_start_with(const struct config *, struct queue *,
+		    const struct agent_figures *);
 /* Run every collector once, to completion (--once); stops early once
  * *stop becomes non-zero. */
 void	sched_run_once(struct scheduler *, volatile sig_atomic_t *stop);

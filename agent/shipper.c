@@ -39,6 +39,10 @@ struct dest {
 	bool			 abandoned;	/* under sh->mtx: left behind by the stop */
 	unsigned		 attempt;	/* consecutive failures */
 	unsigned int		 seed;
+	bool			 rejected;	/* dropped a poison event (this run) */
+	struct event		**batch0;	/* the batch in flight */
+	unsigned char		*poison;	/* per event of it: rejected alone */
+	size_t			 poison_cap;
 	struct shipper_dest_stats st;		/* under sh->mtx */
 };
 
@@ -51,14 +55,80 @@ struct shipper {
 	int64_t			 deadline_ms;	/* give up at this time (0 = never) */
 	struct dest		*dests;
 	size_t			 ndests;
-	struct shipper		*next_abandoned;
+	struct shipper_totals	*totals;
 };
 
-/* Shippers with a thread left behind in a hung send: kept (never freed)
- * because that thread still uses them when its send returns. */
-static pthread_mutex_t	 abandoned_mtx = PTHREAD_MUTEX_INITIALIZER;
-static struct shipper	*abandoned_list;
-static unsigned		 abandoned_threads;	/* __atomic */
+/*
+ * The counters since start, by destination name: a reload replaces the
+ * shipper, not the figures (docs/operations.md "since start").
+ */
+struct shipper_totals {
+	pthread_mutex_t			 mtx;
+	struct shipper_dest_stats	*v;
+	size_t				 n;
+};
+
+struct shipper_totals *
+shipper_totals_new(void)
+{
+	struct shipper_totals *t = calloc(1, sizeof(*t));
+
+	if (t != NULL)
+		pthread_mutex_init(&t->mtx, NULL);
+	return t;
+}
+
+void
+shipper_totals_free(struct shipper_totals *t)
+{
+	if (t == NULL)
+		return;
+	pthread_mutex_destroy(&t->mtx);
+	free(t->v);
+	free(t);
+}
+
+/* A new shipper's destination continues the figures of its name. */
+static void
+totals_load(struct shipper_totals *t, struct shipper_dest_stats *st)
+{
+	if (t == NULL)
+		return;
+	pthread_mutex_lock(&t->mtx);
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->v[i].name, st->name) == 0) {
+			char proto[sizeof(st->proto)];
+
+			memcpy(proto, st->proto, sizeof(proto));
+			*st = t->v[i];
+			memcpy(st->proto, proto, sizeof(proto));
+			break;
+		}
+	pthread_mutex_unlock(&t->mtx);
+}
+
+/* A stopping shipper leaves its figures for the next one. */
+static void
+totals_save(struct shipper_totals *t, const struct shipper_dest_stats *st)
+{
+	struct shipper_dest_stats *n;
+
+	if (t == NULL)
+		return;
+	pthread_mutex_lock(&t->mtx);
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->v[i].name, st->name) == 0) {
+			t->v[i] = *st;
+			pthread_mutex_unlock(&t->mtx);
+			return;
+		}
+	n = realloc(t->v, (t->n + 1) * sizeof(*n));
+	if (n != NULL) {
+		t->v = n;
+		t->v[t->n++] = *st;
+	}
+	pthread_mutex_unlock(&t->mtx);
+}
 
 /*
  * The primary destination is the file sink (stdout) when no server is
@@ -181,6 +251,19 @@ note_failure(struct dest *d, const char *why)
 	pthread_mutex_unlock(&sh->mtx);
 }
 
+/* What the sink counted during the send becomes the destination's figure. */
+static void
+fold_not_ingested(struct dest *d)
+{
+	uint64_t n = __atomic_exchange_n(&d->ctx.not_ingested, 0, __ATOMIC_RELAXED);
+
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&d->sh->mtx);
+	d->st.not_ingested += n;
+	pthread_mutex_unlock(&d->sh->mtx);
+}
+
 static void
 note_success(struct dest *d, size_t n)
 {
@@ -219,9 +302,9 @@ deliver(struct dest *d, struct event **events, size_t n, size_t *done,
 	if (r == SEND_RETRY)
 		return SEND_RETRY;
 	if (n == 1) {
-		pthread_mutex_lock(&d->sh->mtx);
-		d->st.dropped_poison++;
-		pthread_mutex_unlock(&d->sh->mtx);
+		/* counted by queue_drop(), once, when the batch is settled */
+		d->poison[events - d->batch0] = 1;
+		d->rejected = true;
 		log_error("destination %s: event rejected, dropped: %s (text: %.200s)",
 		    d->st.name, d->ctx.error[0] ? d->ctx.error : "rejected",
 		    events[0]->text);
@@ -243,6 +326,51 @@ deliver(struct dest *d, struct event **events, size_t n, size_t *done,
 	r = deliver(d, events + h, n - h, &d2, retry_after);
 	*done = h + d2;
 	return r;
+}
+
+/* Room for the poison marks of an n-event batch, cleared. */
+static int
+poison_reset(struct dest *d, struct event **events, size_t n)
+{
+	if (n > d->poison_cap) {
+		unsigned char *p = realloc(d->poison, n);
+
+		if (p == NULL)
+			return -1;
+		d->poison = p;
+		d->poison_cap = n;
+	}
+	memset(d->poison, 0, n);
+	d->batch0 = events;
+	return 0;
+}
+
+/*
+ * The first done events of the batch are settled: acknowledge the
+ * delivered runs, drop the poison ones (the queue counts them).  Returns
+ * how many were delivered.
+ */
+static size_t
+settle(struct dest *d, size_t done)
+{
+	struct shipper *sh = d->sh;
+	size_t i = 0, delivered = 0;
+
+	while (i < done) {
+		size_t run = 0;
+
+		while (i + run < done && !d->poison[i + run])
+			run++;
+		if (run > 0) {
+			queue_ack(sh->q, d->index, run);
+			delivered += run;
+			i += run;
+			continue;
+		}
+		queue_drop(sh->q, d->index, 1);
+		i++;
+	}
+	return delivered;
 }
 
 static int
@@ -267,14 +395,92 @@ backoff_ms(struct dest *d, int retry_after_s)
 	return 100 + (int)(rand_r(&d->seed) % (unsigned)cap);
 }
 
+enum step { STEP_SEND, STEP_AGAIN, STEP_END, STEP_ABANDONED };
+
+/* The next batch to send from d's cursor into *b. */
+static enum step
+next_batch(struct dest *d, size_t max_bytes, struct batch *b)
+{
+	struct shipper *sh = d->sh;
+	const struct config *cfg = sh->cfg;
+	int flush_ms = cfg->batch_flush_interval * 1000;
+
+	if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
+	    max_bytes, is_stopping(sh) ? 0 : 1000, b) == -1)
+		return STEP_END;
+	if (b->n == 0) {
+		if (is_stopping(sh))
+			return STEP_END;
+		/* Events waiting but none handed out: the queue could
+		 * not read them (out of memory, an I/O error).  Try
+		 * again a little later, not in a busy loop. */
+		if (queue_backlog(sh->q, d->index) > 0)
+			nap(sh, 200, false);
+		return STEP_AGAIN;
+	}
+	/* Let a small batch fill up for flush_interval, unless more
+	 * events are already waiting (a batch cut by max_bytes: a
+	 * backlog of large events must not drain one batch a second). */
+	if (b->n < (size_t)cfg->batch_max_events && !is_stopping(sh) && flush_ms > 0 &&
+	    queue_backlog(sh->q, d->index) <= b->n) {
+		batch_free_events(b);
+		nap(sh, flush_ms, false);
+		if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
+		    max_bytes, 0, b) == -1)
+			return STEP_END;
+		if (b->n == 0)
+			return STEP_AGAIN;
+	}
+	return STEP_SEND;
+}
+
+/* Inside the sink (enter_sink() done): open it if it is not yet.  Frees
+ * *b unless the answer is STEP_SEND (then still inside the sink). */
+static enum step
+open_sink(struct dest *d, struct batch *b)
+{
+	int o;
+
+	if (d->opened)
+		return STEP_SEND;
+	o = d->sink->open(&d->ctx);
+	if (!leave_sink(d)) {
+		batch_free_events(b);
+		return STEP_ABANDONED;
+	}
+	if (o != 0) {
+		note_failure(d, d->ctx.error[0] ? d->ctx.error : "cannot open");
+		batch_free_events(b);
+		d->attempt++;
+		nap(d->sh, backoff_ms(d, 0), true);
+		return STEP_AGAIN;
+	}
+	d->opened = true;
+	if (!enter_sink(d)) {
+		batch_free_events(b);
+		return STEP_END;
+	}
+	return STEP_SEND;
+}
+
+static void
+retry_later(struct dest *d, int retry_after)
+{
+	int ms;
+
+	note_failure(d, d->ctx.error[0] ? d->ctx.error : "send failed");
+	ms = backoff_ms(d, retry_after);
+	log_debug("destination %s: retrying in %d ms", d->st.name, ms);
+	d->attempt++;
+	nap(d->sh, ms, true);
+}
+
 static void *
 dest_thread(void *arg)
 {
 	struct dest *d = arg;
 	struct shipper *sh = d->sh;
-	const struct config *cfg = sh->cfg;
-	int flush_ms = cfg->batch_flush_interval * 1000;
-	size_t max_bytes = (size_t)cfg->batch_max_bytes;
+	size_t max_bytes = (size_t)sh->cfg->batch_max_bytes;
 
 	if (d->sink->encoded_pct > 100)
 		max_bytes = max_bytes / d->sink->encoded_pct * 100;
@@ -284,82 +490,44 @@ dest_thread(void *arg)
 		size_t done = 0;
 		int retry_after = 0;
 		enum send_result r;
+		enum step st;
 
 		if (giving_up(sh))
 			break;
-		if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-		    max_bytes, is_stopping(sh) ? 0 : 1000, &b) == -1)
+		st = next_batch(d, max_bytes, &b);
+		if (st == STEP_END)
 			break;
-		if (b.n == 0) {
-			if (is_stopping(sh))
-				break;
-			/* Events waiting but none handed out: the queue could
-			 * not read them (out of memory, an I/O error).  Try
-			 * again a little later, not in a busy loop. */
-			if (queue_backlog(sh->q, d->index) > 0)
-				nap(sh, 200, false);
+		if (st == STEP_AGAIN)
 			continue;
-		}
-		/* Let a small batch fill up for flush_interval, unless more
-		 * events are already waiting (a batch cut by max_bytes: a
-		 * backlog of large events must not drain one batch a second). */
-		if (b.n < (size_t)cfg->batch_max_events && !is_stopping(sh) && flush_ms > 0 &&
-		    queue_backlog(sh->q, d->index) <= b.n) {
+		if (poison_reset(d, b.events, b.n) < 0) {
 			batch_free_events(&b);
-			nap(sh, flush_ms, false);
-			if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-			    max_bytes, 0, &b) == -1)
-				break;
-			if (b.n == 0)
-				continue;
+			nap(sh, 200, false);
+			continue;
 		}
 		if (!enter_sink(d)) {
 			batch_free_events(&b);
 			break;
 		}
-		if (!d->opened) {
-			int o = d->sink->open(&d->ctx);
-
-			if (!leave_sink(d)) {
-				batch_free_events(&b);
-				return NULL;
-			}
-			if (o == 0)
-				d->opened = true;
-			else {
-				note_failure(d, d->ctx.error[0] ? d->ctx.error : "cannot open");
-				batch_free_events(&b);
-				d->attempt++;
-				nap(sh, backoff_ms(d, 0), true);
-				continue;
-			}
-			if (!enter_sink(d)) {
-				batch_free_events(&b);
-				break;
-			}
-		}
+		st = open_sink(d, &b);
+		if (st == STEP_ABANDONED)
+			return NULL;
+		if (st == STEP_END)
+			break;
+		if (st == STEP_AGAIN)
+			continue;
 		r = deliver(d, b.events, b.n, &done, &retry_after);
 		if (!leave_sink(d)) {
 			batch_free_events(&b);
 			return NULL;
 		}
-		if (done > 0) {
-			queue_ack(sh->q, d->index, done);
-			note_success(d, done);
-		}
+		fold_not_ingested(d);
+		if (done > 0)
+			note_success(d, settle(d, done));
 		batch_free_events(&b);
-		if (r == SEND_OK) {
+		if (r == SEND_OK)
 			d->attempt = 0;
-			continue;
-		}
-		note_failure(d, d->ctx.error[0] ? d->ctx.error : "send failed");
-		{
-			int ms = backoff_ms(d, retry_after);
-
-			log_debug("destination %s: retrying in %d ms", d->st.name, ms);
-			d->attempt++;
-			nap(sh, ms, true);
-		}
+		else
+			retry_later(d, retry_after);
 	}
 	pthread_mutex_lock(&sh->mtx);
 	d->exited = true;
@@ -368,24 +536,22 @@ dest_thread(void *arg)
 	return NULL;
 }
 
-static struct shipper *current;
-
 struct shipper *
-shipper_current(void)
+shipper_start(const struct config *cfg, struct queue *q, const struct shipper_deps *deps)
 {
-	return current;
-}
-
-struct shipper *
-shipper_start(const struct config *cfg, struct queue *q)
-{
+	static const struct shipper_deps none = { NULL, NULL, NULL };
+	const struct sink *(*find)(enum dest_proto);
 	struct shipper *sh = calloc(1, sizeof(*sh));
 	size_t i;
 
 	if (sh == NULL)
 		return NULL;
+	if (deps == NULL)
+		deps = &none;
+	find = deps->find != NULL ? deps->find : sink_find;
 	sh->cfg = cfg;
 	sh->q = q;
+	sh->totals = deps->totals;
 	pthread_mutex_init(&sh->mtx, NULL);
 	cond_init_mono(&sh->cond);
 	sh->ndests = 1 + cfg->nservers;
@@ -404,13 +570,15 @@ shipper_start(const struct config *cfg, struct queue *q)
 			d->conf.proto = PROTO_FILE;
 			d->conf.path = "-";
 		}
-		d->sink = sink_find(d->conf.proto);
+		d->sink = find(d->conf.proto);
 		d->ctx.name = i == 0 ? "server" : d->conf.name;
 		d->ctx.conf = &d->conf;
 		d->ctx.cfg = cfg;
+		d->ctx.agentid = deps->agentid;
 		d->seed = (unsigned)(now_ms() ^ (int64_t)getpid() ^ (int64_t)(i * 7919));
 		snprintf(d->st.name, sizeof(d->st.name), "%s", d->ctx.name);
 		snprintf(d->st.proto, sizeof(d->st.proto), "%s", dest_proto_name(d->conf.proto));
+		totals_load(sh->totals, &d->st);
 		if (d->sink == NULL) {
 			log_error("destination %s: no sink for protocol %s", d->ctx.name,
 			    dest_proto_name(d->conf.proto));
@@ -421,7 +589,6 @@ shipper_start(const struct config *cfg, struct queue *q)
 		else
 			log_error("destination %s: cannot start its thread", d->ctx.name);
 	}
-	current = sh;
 	return sh;
 }
 
@@ -441,33 +608,21 @@ shipper_drain(struct shipper *sh, int drain_ms)
 	queue_wakeup(sh->q);
 }
 
-bool
-shipper_stop(struct shipper *sh, int drain_ms)
+/*
+ * Wait for the threads until the deadline and a grace; one still in a
+ * send then is left behind.  One that is not in a send finishes promptly
+ * (it starts no send past the deadline) and is joined.  With sh->mtx held.
+ */
+static void
+wait_threads(struct shipper *sh)
 {
+	int64_t abandon_at = sh->deadline_ms + ABANDON_GRACE_MS;
 	struct timespec until;
-	int64_t abandon_at;
-	bool all = true, left_behind = false;
-	size_t i;
 
-	if (sh == NULL)
-		return true;
-	if (current == sh)
-		current = NULL;
-	shipper_drain(sh, drain_ms);
-	pthread_mutex_lock(&sh->mtx);
-	abandon_at = sh->deadline_ms + ABANDON_GRACE_MS;
-	pthread_mutex_unlock(&sh->mtx);
-
-	/*
-	 * Wait for the threads until the deadline and a grace; one still in
-	 * a send then is left behind.  One that is not in a send finishes
-	 * promptly (it starts no send past the deadline) and is joined.
-	 */
-	pthread_mutex_lock(&sh->mtx);
 	for (;;) {
 		bool waiting = false;
 
-		for (i = 0; i < sh->ndests; i++)
+		for (size_t i = 0; i < sh->ndests; i++)
 			if (sh->dests[i].started && !sh->dests[i].exited)
 				waiting = true;
 		if (!waiting || mono_ms() >= abandon_at)
@@ -479,12 +634,29 @@ shipper_stop(struct shipper *sh, int drain_ms)
 		queue_wakeup(sh->q);
 		pthread_mutex_lock(&sh->mtx);
 	}
+}
+
+bool
+shipper_stop(struct shipper *sh, int drain_ms, struct shipper **kept)
+{
+	bool all = true, left_behind = false;
+	size_t i;
+
+	if (kept != NULL)
+		*kept = NULL;
+	if (sh == NULL)
+		return true;
+	shipper_drain(sh, drain_ms);
+	pthread_mutex_lock(&sh->mtx);
+	wait_threads(sh);
 	for (i = 0; i < sh->ndests; i++) {
 		struct dest *d = &sh->dests[i];
 
 		if (d->started && !d->exited && d->in_send) {
 			d->abandoned = true;
 			left_behind = true;
+			/* what it does from now on is not counted */
+			totals_save(sh->totals, &d->st);
 		}
 	}
 	pthread_mutex_unlock(&sh->mtx);
@@ -497,35 +669,31 @@ shipper_stop(struct shipper *sh, int drain_ms)
 			    "stop's deadline; left behind (its events stay queued)",
 			    d->st.name);
 			pthread_detach(d->thread);
-			__atomic_add_fetch(&abandoned_threads, 1, __ATOMIC_SEQ_CST);
 			all = false;
 			continue;
 		}
 		if (d->started)
 			pthread_join(d->thread, NULL);
+		totals_save(sh->totals, &d->st);	/* joined: no more updates */
 		if (d->opened && d->sink->close)
 			d->sink->close(&d->ctx);
-		if (queue_backlog(sh->q, i) > 0 || d->st.dropped_poison > 0)
+		if (queue_backlog(sh->q, i) > 0 || d->rejected)
 			all = false;
 	}
 	if (left_behind) {
-		pthread_mutex_lock(&abandoned_mtx);
-		sh->next_abandoned = abandoned_list;
-		abandoned_list = sh;
-		pthread_mutex_unlock(&abandoned_mtx);
+		/* a thread still uses it when its send returns: the caller
+		 * keeps it (and its configuration) until the process ends */
+		if (kept != NULL)
+			*kept = sh;
 		return false;
 	}
+	for (i = 0; i < sh->ndests; i++)
+		free(sh->dests[i].poison);
 	pthread_mutex_destroy(&sh->mtx);
 	pthread_cond_destroy(&sh->cond);
 	free(sh->dests);
 	free(sh);
 	return all;
-}
-
-unsigned
-shipper_abandoned(void)
-{
-	return __atomic_load_n(&abandoned_threads, __ATOMIC_SEQ_CST);
 }
 
 size_t
@@ -541,8 +709,6 @@ shipper_stats(struct shipper *sh, size_t i, struct shipper_dest_stats *st)
 		return -1;
 	pthread_mutex_lock(&sh->mtx);
 	*st = sh->dests[i].st;
-	st->not_ingested = __atomic_load_n(&sh->dests[i].ctx.not_ingested,
-	    __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&sh->mtx);
 	st->backlog = queue_backlog(sh->q, i);
 	return 0;

@@ -6,7 +6,7 @@
  *  - SEND_RETRY: full-jitter exponential backoff (base 1 s, cap 5 min) or
  *    the server's Retry-After, then the same batch again;
  *  - SEND_REJECT: split the batch in halves until the poison event is
- *    alone, drop only it and count it.
+ *    alone, drop only it: queue_drop(), which counts it (once, there).
  * Destinations progress independently: a dead one never slows the others.
  */
 #ifndef ESXWATCH_SHIPPER_H
@@ -25,7 +25,6 @@ struct shipper_dest_stats {
 	char		proto[16];
 	uint64_t	sent_events;
 	uint64_t	failed_sends;	/* send attempts that did not deliver */
-	uint64_t	dropped_poison;	/* events the destination rejected alone */
 	uint64_t	not_ingested;	/* accepted by the server but not ingested */
 	uint64_t	backlog;	/* events queued for it */
 	int64_t		last_success_ms;	/* 0 = never */
@@ -38,31 +37,46 @@ struct shipper_dest_stats {
  * each servers.NAME).  Returns the count (<= max). */
 size_t		 shipper_dest_names(const struct config *, const char **names, size_t max);
 
-struct shipper	*shipper_start(const struct config *, struct queue *);
+/*
+ * The per-destination counters since start (sent, failed, not ingested,
+ * last success and error), kept by name across shippers: main makes one
+ * and hands it to every shipper_start(), so a reload does not reset them.
+ */
+struct shipper_totals;
+struct shipper_totals *shipper_totals_new(void);
+void		 shipper_totals_free(struct shipper_totals *);
+
+/* What main hands every shipper (any member may be NULL). */
+struct sink;
+struct agentid;
+struct shipper_deps {
+	struct shipper_totals	*totals;	/* NULL: counters from zero */
+	struct agentid		*agentid;	/* the host's identity, for the sinks */
+	/* the sink of a protocol; NULL: sink_find() (tests: a fake one) */
+	const struct sink	*(*find)(enum dest_proto);
+};
+
+struct shipper	*shipper_start(const struct config *, struct queue *,
+		    const struct shipper_deps *);
 /*
  * Stop: with drain_ms > 0, keep delivering until every destination's
  * backlog is empty or drain_ms passed.  Joins the threads, closes sinks;
  * never waits more than drain_ms and half a second, whatever a sink does.
  * Returns true if every event was delivered: every destination's backlog
  * is empty and none rejected an event while this shipper ran.
+ *
+ * A thread still in a send after that is left behind (detached; it never
+ * touches the queue again): the shipper is then not freed but returned in
+ * *kept (if not NULL), and the caller must keep it and the configuration
+ * it was started with until the process ends.  *kept is NULL otherwise.
  */
-bool		 shipper_stop(struct shipper *, int drain_ms);
+bool		 shipper_stop(struct shipper *, int drain_ms, struct shipper **kept);
 /* Start the stop without waiting: deliver what is queued without waiting
  * for batches to fill, giving up drain_ms from now (or earlier, if an
  * earlier drain said so).  The destinations' threads end once their
  * backlog is empty; shipper_stop() then joins them. */
 void		 shipper_drain(struct shipper *, int drain_ms);
-/*
- * Threads shipper_stop() left behind in a send that outlived the drain
- * deadline (by half a second), since start.  Such a thread still reads
- * the configuration the shipper was started with when its send returns:
- * that configuration must be kept, never freed.
- */
-unsigned	 shipper_abandoned(void);
 size_t		 shipper_ndests(const struct shipper *);
-/* The running shipper (NULL between a stop and the next start): for the
- * status writer and the agent collector. */
-struct shipper	*shipper_current(void);
 int		 shipper_stats(struct shipper *, size_t d, struct shipper_dest_stats *);
 
 #endif

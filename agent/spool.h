@@ -1,16 +1,14 @@
 /*
- * spool: the durable implementation of agent/queue.h (docs/operations.md).
+ * spool: the durable implementation of agent/queue.h (docs/operations.md),
+ * the top of three layers:
+ *
+ *	spool.c      the queue: cursors, budget, locks, housekeeper
+ *	             (queue.c binds it to agent/queue.h)
+ *	segstore.c   segments in files or in memory, cursor files
+ *	spoolrec.c   the record format and the scan of a segment image (pure)
  *
  * Events are appended to segment files under storage.directory/spool/
- * (NNNNNNNNNNNNNNNN.seg, 0600, in a 0700 directory).  Every record is
- *
- *	magic "ESPL" | length u32 | sequence u64 | crc32 u32 | payload
- *
- * (little endian; the CRC, zlib's crc32, covers length, sequence and
- * payload; the payload is event_serialize()'s form).  The magic lets a
- * reader resynchronise after a damaged record; the sequence number, one per
- * event and never reused, lets the spool count exactly how many records a
- * damaged region or a dropped segment held.
+ * (segstore.h) as records (spoolrec.h).
  *
  * Each destination has a cursor (segment, offset, sequence) kept in
  * spool/cursor.NAME, rewritten atomically (temp + fsync + rename) after every
@@ -23,9 +21,9 @@
  * retries the disk every few seconds; queue_sync() fails while it is so, so
  * nobody (log bookmarks) believes those events are safe.
  *
- * The spool_* names are the implementation; when the build defines
- * ESXWATCH_SPOOL_QUEUE, spool.c also provides every queue_* function of
- * queue.h on top of them (struct queue is then a struct spool).
+ * The spool_* names are the implementation; agent/queue.c provides every
+ * queue_* function of queue.h on top of them (struct queue is a struct
+ * spool).
  */
 #ifndef ESXWATCH_SPOOL_H
 #define ESXWATCH_SPOOL_H
@@ -36,13 +34,11 @@
 
 #include "config.h"
 #include "event.h"
+#include "spoolrec.h"
 
 struct spool;
 struct batch;
 
-#define SPOOL_REC_MAGIC		0x4c505345u	/* "ESPL" read as little endian */
-#define SPOOL_REC_HDR		20
-#define SPOOL_REC_MAX		(8u * 1024 * 1024)	/* payload bound */
 #define SPOOL_NAME_MAX		128
 
 /* Knobs; spool_open() takes them from the configuration (storage.*) and
@@ -105,26 +101,5 @@ int		 spool_dest_stats(struct spool *, size_t d, struct spool_dest_stats *out);
 uint64_t	 spool_backlog(struct spool *, size_t d);
 /* Free the events of a peeked batch (batch_free_events() does the same). */
 void		 spool_batch_free(struct batch *);
-
-/*
- * The spool the agent runs with (the last one opened and not yet closed),
- * for the agent collector and the status file, which have no handle of
- * their own.  NULL when none.
- */
-struct spool	*spool_current(void);
-
-/*
- * Walk the records of one segment image (a file's bytes).  cb gets each
- * valid record (sequence, payload); damaged regions are skipped by
- * resynchronising on the next valid header.  Returns the offset just past
- * the last valid record; *corrupt_records (if not NULL) gets the number of
- * records the damaged regions held (from the sequence gaps) and
- * *bad_regions the number of damaged regions.  Used at start and by the
- * fuzz target.
- */
-typedef int (*spool_rec_fn)(void *arg, uint64_t seq, const void *payload, size_t len);
-size_t		 spool_scan_image(const unsigned char *data, size_t len,
-		    spool_rec_fn cb, void *arg, uint64_t *corrupt_records,
-		    uint64_t *bad_regions);
 
 #endif

@@ -24,25 +24,23 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "event.h"
 #include "log.h"
 #include "platform.h"
+#include "queue.h"
 #include "shipper.h"
-#include "spool.h"
 #include "status.h"
+#include "../output/transport.h"
 
-/*
- * The shipper that is running, if the core provides the accessor: a weak
- * reference, so this file links whether or not it exists yet.
- */
-extern struct shipper *shipper_current(void) __attribute__((weak));
-
-static pthread_mutex_t	 st_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t	 st_cv = PTHREAD_COND_INITIALIZER;
-static pthread_t	 st_thread;
-static bool		 st_running, st_stopping;
-static char		 st_path[PATH_MAX];
-static int64_t		 st_started_ms;
+struct status_writer {
+	pthread_mutex_t			 mu;
+	pthread_cond_t			 cv;
+	pthread_t			 thread;
+	bool				 stopping;
+	char				 path[PATH_MAX];
+	const struct status_source	*src;
+};
 
 uint64_t
 status_rss_kb(void)
@@ -52,7 +50,8 @@ status_rss_kb(void)
 	uint64_t kb = 0;
 
 	/* Linux and most of ESXi's /proc; then statm; then the peak. */
-	if ((f = fopen("/proc/self/status", "r")) != NULL) {
+	f = fopen("/proc/self/status", "r");
+	if (f != NULL) {
 		while (fgets(line, sizeof(line), f) != NULL)
 			if (strncmp(line, "VmRSS:", 6) == 0) {
 				kb = strtoull(line + 6, NULL, 10);
@@ -62,7 +61,8 @@ status_rss_kb(void)
 		if (kb > 0)
 			return kb;
 	}
-	if ((f = fopen("/proc/self/statm", "r")) != NULL) {
+	f = fopen("/proc/self/statm", "r");
+	if (f != NULL) {
 		unsigned long long size, res;
 
 		if (fscanf(f, "%llu %llu", &size, &res) == 2)
@@ -112,11 +112,11 @@ copy_str(char *dst, size_t len, const char *src)
  * much.  The shipper's state and error text replace this when available.
  */
 static void
-stalled(struct status_dest *d, int64_t now)
+stalled(struct status_dest *d, int64_t now, int64_t started_ms)
 {
 	const char *e = getenv("ESXWATCH_STALL_S");
 	int64_t limit = e != NULL && atoi(e) > 0 ? (int64_t)atoi(e) * 1000 : STATUS_STALL_MS;
-	int64_t since = d->last_success_ms > 0 ? d->last_success_ms : st_started_ms;
+	int64_t since = d->last_success_ms > 0 ? d->last_success_ms : started_ms;
 
 	if (d->backlog_events == 0 || since <= 0 || now - since < limit)
 		return;
@@ -126,49 +126,46 @@ stalled(struct status_dest *d, int64_t now)
 	    " s, %" PRIu64 " events waiting", (now - since) / 1000, d->backlog_events);
 }
 
-void
-status_collect(struct status_snap *s)
+/* The queue's view: backlog, acknowledgements, drops. */
+static void
+collect_queue(struct queue *q, struct status_snap *s, int64_t started_ms)
 {
-	struct spool *sp = spool_current();
-	struct shipper *sh = shipper_current ? shipper_current() : NULL;
+	struct queue_stats st;
 
-	memset(s, 0, sizeof(*s));
-	s->pid = (long)getpid();
-	s->updated_ms = now_ms();
-	s->started_ms = st_started_ms;
-	s->rss_kb = status_rss_kb();
-	s->cpu_ms = status_cpu_ms();
-	if (sp != NULL) {
-		struct spool_stats st;
+	queue_stats(q, &st);
+	s->have_spool = true;
+	s->memory_only = st.memory_only;
+	s->queued_events = st.queued_events;
+	s->queued_bytes = st.queued_bytes;
+	s->pushed_events = st.pushed_events;
+	s->dropped_budget = st.dropped_events;
+	s->dropped_corrupt = st.dropped_corrupt;
+	s->torn_tails = st.torn_tails;
+	for (size_t i = 0; i < st.ndests && s->ndests < STATUS_MAX_DESTS; i++) {
+		struct queue_dest_stats ds;
+		struct status_dest *d = &s->dests[s->ndests];
 
-		spool_stats(sp, &st);
-		s->have_spool = true;
-		s->memory_only = st.memory_only;
-		s->queued_events = st.queued_events;
-		s->queued_bytes = st.queued_bytes;
-		s->pushed_events = st.pushed_events;
-		s->dropped_budget = st.dropped_budget;
-		s->dropped_corrupt = st.dropped_corrupt;
-		s->torn_tails = st.torn_tails;
-		for (size_t i = 0; i < st.ndests && s->ndests < STATUS_MAX_DESTS; i++) {
-			struct spool_dest_stats ds;
-			struct status_dest *d = &s->dests[s->ndests];
-
-			if (spool_dest_stats(sp, i, &ds) < 0)
-				break;
-			copy_str(d->name, sizeof(d->name), ds.name);
-			d->backlog_events = ds.backlog_events;
-			d->backlog_bytes = ds.backlog_bytes;
-			d->sent_events = ds.acked_events;
-			d->dropped_budget = ds.dropped_budget;
-			d->dropped_poison = ds.dropped_poison;
-			d->last_success_ms = ds.last_ack_ms;
-			d->state = ds.last_ack_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
-			stalled(d, s->updated_ms);
-			s->ndests++;
-		}
+		if (queue_dest_stats(q, i, &ds) < 0)
+			break;
+		copy_str(d->name, sizeof(d->name), ds.name);
+		d->backlog_events = ds.backlog_events;
+		d->backlog_bytes = ds.backlog_bytes;
+		d->sent_events = ds.acked_events;
+		d->dropped_budget = ds.dropped_budget;
+		d->dropped_poison = ds.dropped_poison;
+		d->last_success_ms = ds.last_ack_ms;
+		d->state = ds.last_ack_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
+		stalled(d, s->updated_ms, started_ms);
+		s->ndests++;
 	}
-	for (size_t i = 0; sh != NULL && i < shipper_ndests(sh); i++) {
+}
+
+/* The shipper's view: attempts, errors, what the server did not ingest.
+ * Poison drops are the queue's figure alone (counted once, there). */
+static void
+collect_shipper(struct shipper *sh, struct status_snap *s)
+{
+	for (size_t i = 0; i < shipper_ndests(sh); i++) {
 		struct shipper_dest_stats ss;
 		struct status_dest *d = NULL;
 
@@ -187,11 +184,10 @@ status_collect(struct status_snap *s)
 		copy_str(d->proto, sizeof(d->proto), ss.proto);
 		d->sent_events = ss.sent_events;
 		d->failed_sends = ss.failed_sends;
-		d->dropped_poison += ss.dropped_poison;
 		d->not_ingested = ss.not_ingested;
 		d->last_success_ms = ss.last_success_ms;
 		if (ss.failing || d->state != DEST_FAILING) {
-			/* the shipper's word, unless only the spool sees the
+			/* the shipper's word, unless only the queue sees the
 			 * stall (a send that hangs is not a failed attempt yet) */
 			d->last_error_ms = ss.last_error_ms;
 			copy_str(d->last_error, sizeof(d->last_error), ss.last_error);
@@ -199,6 +195,21 @@ status_collect(struct status_snap *s)
 			    ss.last_success_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
 		}
 	}
+}
+
+void
+status_collect(const struct status_source *src, struct status_snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->pid = (long)getpid();
+	s->updated_ms = now_ms();
+	s->started_ms = src->started_ms;
+	s->rss_kb = status_rss_kb();
+	s->cpu_ms = status_cpu_ms();
+	if (src->q != NULL)
+		collect_queue(src->q, s, src->started_ms);
+	if (src->sh != NULL)
+		collect_shipper(src->sh, s);
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;
 		s->failed_sends += s->dests[k].failed_sends;
@@ -207,11 +218,96 @@ status_collect(struct status_snap *s)
 	}
 }
 
+static int
+parse_u64(const char *v, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!(*v >= '0' && *v <= '9'))
+		return -1;
+	*out = strtoull(v, &end, 10);
+	return errno != 0 || *end != '\0' ? -1 : 0;
+}
+
+static int
+parse_i64(const char *v, int64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(v, &end, 10);
+	return errno != 0 || *end != '\0' || end == v ? -1 : 0;
+}
+
+/*
+ * The figures of the file, in its order: one row each drives the writer,
+ * the parser and --status --json (a new figure is a field and a row).
+ */
+struct status_key {
+	const char	*key;
+	size_t		 off;
+	bool		 is_signed;	/* int64_t, else uint64_t */
+};
+
+#define TOP(k)	{ #k, offsetof(struct status_snap, k), false }
+static const struct status_key top_keys[] = {
+	TOP(queued_events), TOP(queued_bytes), TOP(pushed_events), TOP(sent_events),
+	TOP(failed_sends), TOP(dropped_budget), TOP(dropped_poison),
+	TOP(dropped_corrupt), TOP(torn_tails), TOP(rss_kb), TOP(cpu_ms),
+	TOP(not_ingested),
+};
+#undef TOP
+
+#define DST(k, sg)	{ #k, offsetof(struct status_dest, k), sg }
+static const struct status_key dest_keys[] = {
+	DST(backlog_events, false), DST(backlog_bytes, false), DST(sent_events, false),
+	DST(failed_sends, false), DST(dropped_budget, false), DST(dropped_poison, false),
+	DST(last_success_ms, true), DST(last_error_ms, true), DST(not_ingested, false),
+};
+#undef DST
+
+#define NKEYS(t)	(sizeof(t) / sizeof((t)[0]))
+
+static void
+put_key(struct buf *b, const char *indent, const void *base, const struct status_key *k)
+{
+	const char *p = (const char *)base + k->off;
+
+	if (k->is_signed)
+		buf_printf(b, "%s%s: %" PRId64 "\n", indent, k->key, *(const int64_t *)(const void *)p);
+	else
+		buf_printf(b, "%s%s: %" PRIu64 "\n", indent, k->key, *(const uint64_t *)(const void *)p);
+}
+
+static int
+parse_key(void *base, const struct status_key *keys, size_t n, const char *k,
+    const char *v, bool *found)
+{
+	*found = false;
+	for (size_t i = 0; i < n; i++) {
+		char *p = (char *)base + keys[i].off;
+
+		if (strcmp(k, keys[i].key) != 0)
+			continue;
+		*found = true;
+		return keys[i].is_signed ? parse_i64(v, (int64_t *)(void *)p) :
+		    parse_u64(v, (uint64_t *)(void *)p);
+	}
+	return 0;
+}
+
 static const char *
 state_name(enum status_state st)
 {
 	return st == DEST_FAILING ? "failing" : st == DEST_DELIVERING ?
 	    "delivering" : "idle";
+}
+
+static const char *
+spool_name(const struct status_snap *s)
+{
+	return !s->have_spool ? "none" : s->memory_only ? "memory" : "disk";
 }
 
 int
@@ -223,16 +319,10 @@ status_write(const struct status_snap *s, const char *path)
 
 	buf_init(&b, 1024 * 1024);
 	buf_printf(&b, "esxwatch-status: 1\nversion: %s\npid: %ld\nupdated_ms: %" PRId64
-	    "\nstarted_ms: %" PRId64 "\nspool: %s\nqueued_events: %" PRIu64
-	    "\nqueued_bytes: %" PRIu64 "\npushed_events: %" PRIu64 "\nsent_events: %" PRIu64 "\nfailed_sends: %"
-	    PRIu64 "\ndropped_budget: %" PRIu64 "\ndropped_poison: %" PRIu64
-	    "\ndropped_corrupt: %" PRIu64 "\ntorn_tails: %" PRIu64 "\nrss_kb: %"
-	    PRIu64 "\ncpu_ms: %" PRIu64 "\nnot_ingested: %" PRIu64 "\n", ESXWATCH_VERSION,
-	    s->pid, s->updated_ms,
-	    s->started_ms, !s->have_spool ? "none" : s->memory_only ? "memory" : "disk",
-	    s->queued_events, s->queued_bytes, s->pushed_events, s->sent_events,
-	    s->failed_sends, s->dropped_budget, s->dropped_poison, s->dropped_corrupt, s->torn_tails,
-	    s->rss_kb, s->cpu_ms, s->not_ingested);
+	    "\nstarted_ms: %" PRId64 "\nspool: %s\n", ESXWATCH_VERSION, s->pid,
+	    s->updated_ms, s->started_ms, spool_name(s));
+	for (size_t k = 0; k < NKEYS(top_keys); k++)
+		put_key(&b, "", s, &top_keys[k]);
 	for (size_t i = 0; i < s->ndests; i++) {
 		const struct status_dest *d = &s->dests[i];
 		char name[sizeof(d->name)], proto[sizeof(d->proto)], err[sizeof(d->last_error)];
@@ -241,15 +331,11 @@ status_write(const struct status_snap *s, const char *path)
 		copy_str(name, sizeof(name), d->name);
 		copy_str(proto, sizeof(proto), d->proto[0] ? d->proto : "-");
 		copy_str(err, sizeof(err), d->last_error);
-		buf_printf(&b, "dest: %s\n proto: %s\n state: %s\n backlog_events: %"
-		    PRIu64 "\n backlog_bytes: %" PRIu64 "\n sent_events: %" PRIu64
-		    "\n failed_sends: %" PRIu64 "\n dropped_budget: %" PRIu64
-		    "\n dropped_poison: %" PRIu64 "\n last_success_ms: %" PRId64
-		    "\n last_error_ms: %" PRId64 "\n not_ingested: %" PRIu64
-		    "\n last_error: %s\n", name, proto,
-		    state_name(d->state), d->backlog_events, d->backlog_bytes,
-		    d->sent_events, d->failed_sends, d->dropped_budget, d->dropped_poison,
-		    d->last_success_ms, d->last_error_ms, d->not_ingested, err);
+		buf_printf(&b, "dest: %s\n proto: %s\n state: %s\n", name, proto,
+		    state_name(d->state));
+		for (size_t k = 0; k < NKEYS(dest_keys); k++)
+			put_key(&b, " ", d, &dest_keys[k]);
+		buf_printf(&b, " last_error: %s\n", err);
 	}
 	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		goto out;
@@ -288,32 +374,9 @@ out:
 /* ---- parsing ----------------------------------------------------------- */
 
 static int
-parse_u64(const char *v, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	if (!(*v >= '0' && *v <= '9'))
-		return -1;
-	*out = strtoull(v, &end, 10);
-	return errno != 0 || *end != '\0' ? -1 : 0;
-}
-
-static int
-parse_i64(const char *v, int64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoll(v, &end, 10);
-	return errno != 0 || *end != '\0' || end == v ? -1 : 0;
-}
-
-static int
 parse_dest_key(struct status_dest *d, const char *k, const char *v)
 {
-	uint64_t *u = NULL;
-	int64_t *i = NULL;
+	bool found;
 
 	if (strcmp(k, "proto") == 0) {
 		copy_str(d->proto, sizeof(d->proto), v);
@@ -328,47 +391,15 @@ parse_dest_key(struct status_dest *d, const char *k, const char *v)
 		    strcmp(v, "delivering") == 0 ? DEST_DELIVERING : DEST_IDLE;
 		return 0;
 	}
-	if (strcmp(k, "backlog_events") == 0)
-		u = &d->backlog_events;
-	else if (strcmp(k, "backlog_bytes") == 0)
-		u = &d->backlog_bytes;
-	else if (strcmp(k, "sent_events") == 0)
-		u = &d->sent_events;
-	else if (strcmp(k, "failed_sends") == 0)
-		u = &d->failed_sends;
-	else if (strcmp(k, "dropped_budget") == 0)
-		u = &d->dropped_budget;
-	else if (strcmp(k, "dropped_poison") == 0)
-		u = &d->dropped_poison;
-	else if (strcmp(k, "not_ingested") == 0)
-		u = &d->not_ingested;
-	else if (strcmp(k, "last_success_ms") == 0)
-		i = &d->last_success_ms;
-	else if (strcmp(k, "last_error_ms") == 0)
-		i = &d->last_error_ms;
-	else
-		return 0;	/* a newer agent's key: ignore */
-	return u != NULL ? parse_u64(v, u) : parse_i64(v, i);
+	/* a newer agent's key: ignored */
+	return parse_key(d, dest_keys, NKEYS(dest_keys), k, v, &found);
 }
 
 static int
 parse_top_key(struct status_snap *s, const char *k, const char *v)
 {
-	static const struct { const char *k; size_t off; } u64s[] = {
-		{ "queued_events", offsetof(struct status_snap, queued_events) },
-		{ "queued_bytes", offsetof(struct status_snap, queued_bytes) },
-		{ "pushed_events", offsetof(struct status_snap, pushed_events) },
-		{ "sent_events", offsetof(struct status_snap, sent_events) },
-		{ "failed_sends", offsetof(struct status_snap, failed_sends) },
-		{ "dropped_budget", offsetof(struct status_snap, dropped_budget) },
-		{ "dropped_poison", offsetof(struct status_snap, dropped_poison) },
-		{ "dropped_corrupt", offsetof(struct status_snap, dropped_corrupt) },
-		{ "torn_tails", offsetof(struct status_snap, torn_tails) },
-		{ "rss_kb", offsetof(struct status_snap, rss_kb) },
-		{ "cpu_ms", offsetof(struct status_snap, cpu_ms) },
-		{ "not_ingested", offsetof(struct status_snap, not_ingested) },
-	};
 	int64_t x;
+	bool found;
 
 	if (strcmp(k, "pid") == 0) {
 		if (parse_i64(v, &x) < 0 || x <= 0 || x > INT_MAX)
@@ -385,10 +416,7 @@ parse_top_key(struct status_snap *s, const char *k, const char *v)
 		s->memory_only = strcmp(v, "memory") == 0;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++)
-		if (strcmp(k, u64s[i].k) == 0)
-			return parse_u64(v, (uint64_t *)(void *)((char *)s + u64s[i].off));
-	return 0;
+	return parse_key(s, top_keys, NKEYS(top_keys), k, v, &found);
 }
 
 int
@@ -444,93 +472,86 @@ status_parse(const char *text, size_t len, struct status_snap *s)
 
 /* ---- the writer thread --------------------------------------------------- */
 
+static void
+write_once(struct status_writer *w)
+{
+	struct status_snap *s = malloc(sizeof(*s));
+
+	if (s == NULL)
+		return;
+	status_collect(w->src, s);
+	status_write(s, w->path);
+	free(s);
+}
+
 static void *
 status_main(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&st_mu);
-	while (!st_stopping) {
-		struct status_snap *s = malloc(sizeof(*s));
+	struct status_writer *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->stopping) {
 		struct timespec ts;
 
-		pthread_mutex_unlock(&st_mu);
-		if (s != NULL) {
-			status_collect(s);
-			status_write(s, st_path);
-			free(s);
-		}
-		pthread_mutex_lock(&st_mu);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += STATUS_PERIOD_MS / 1000;
-		ts.tv_nsec += (long)(STATUS_PERIOD_MS % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		if (!st_stopping)
-			(void)pthread_cond_timedwait(&st_cv, &st_mu, &ts);
+		pthread_mutex_unlock(&w->mu);
+		write_once(w);
+		pthread_mutex_lock(&w->mu);
+		abstime_in_ms(&ts, STATUS_PERIOD_MS);
+		if (!w->stopping)
+			(void)pthread_cond_timedwait(&w->cv, &w->mu, &ts);
 	}
-	pthread_mutex_unlock(&st_mu);
+	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }
 
-int
-status_start(const struct config *cfg)
+struct status_writer *
+status_start(const struct config *cfg, const struct status_source *src)
 {
 	const char *dir = platform_storage_dir(cfg);
+	struct status_writer *w = calloc(1, sizeof(*w));
 	sigset_t block, old;
 	int rc;
 
-	pthread_mutex_lock(&st_mu);
-	if (st_running) {
-		pthread_mutex_unlock(&st_mu);
-		return 0;
+	if (w == NULL)
+		return NULL;
+	if ((size_t)snprintf(w->path, sizeof(w->path), "%s/%s", dir, STATUS_FILE) >=
+	    sizeof(w->path)) {
+		free(w);
+		return NULL;
 	}
-	if ((size_t)snprintf(st_path, sizeof(st_path), "%s/%s", dir, STATUS_FILE) >=
-	    sizeof(st_path)) {
-		pthread_mutex_unlock(&st_mu);
-		return -1;
-	}
-	if (st_started_ms == 0)
-		st_started_ms = now_ms();
-	st_stopping = false;
+	w->src = src;
+	pthread_mutex_init(&w->mu, NULL);
+	cond_init_mono(&w->cv);
 	/* the daemon's signals belong to the collecting thread */
 	sigfillset(&block);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	rc = pthread_create(&st_thread, NULL, status_main, NULL);
+	rc = pthread_create(&w->thread, NULL, status_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	st_running = rc == 0;
-	pthread_mutex_unlock(&st_mu);
-	if (rc != 0)
+	if (rc != 0) {
 		log_warn("cannot start the status thread");
-	return rc == 0 ? 0 : -1;
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+		free(w);
+		return NULL;
+	}
+	return w;
 }
 
 void
-status_stop(void)
+status_stop(struct status_writer *w)
 {
-	pthread_mutex_lock(&st_mu);
-	if (!st_running) {
-		pthread_mutex_unlock(&st_mu);
+	if (w == NULL)
 		return;
-	}
-	st_stopping = true;
-	pthread_cond_broadcast(&st_cv);
-	pthread_mutex_unlock(&st_mu);
-	pthread_join(st_thread, NULL);
-	pthread_mutex_lock(&st_mu);
-	st_running = false;
-	pthread_mutex_unlock(&st_mu);
+	pthread_mutex_lock(&w->mu);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
 	/* one last picture, so --status shows the final figures */
-	{
-		struct status_snap *s = malloc(sizeof(*s));
-
-		if (s != NULL) {
-			status_collect(s);
-			status_write(s, st_path);
-			free(s);
-		}
-	}
+	write_once(w);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w);
 }
 
 /* ---- esxwatch --status ----------------------------------------------- */
@@ -545,7 +566,8 @@ lock_holder(const char *dir)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/spool/lock", dir) >= sizeof(path))
 		return 0;
-	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
@@ -590,44 +612,102 @@ fmt_ago(int64_t ms, int64_t now, char *out, size_t len)
 		snprintf(out, len, "%" PRId64 " days ago", s / 86400);
 }
 
+/* What --status knows: the status file (if readable) and who holds the
+ * spool lock. */
+struct status_view {
+	char		 path[PATH_MAX];
+	long		 holder;	/* the running agent, 0 if none */
+	bool		 have_file;
+	bool		 alive;
+	long		 pid;		/* the running one, or the last seen */
+	struct status_snap snap;
+};
+
+static int
+status_read(const struct config *cfg, struct status_view *v)
+{
+	const char *dir = platform_storage_dir(cfg);
+	char *text;
+	ssize_t n;
+	int fd;
+
+	v->holder = lock_holder(dir);
+	if ((size_t)snprintf(v->path, sizeof(v->path), "%s/%s", dir, STATUS_FILE) >=
+	    sizeof(v->path))
+		return -1;
+	text = malloc(256 * 1024);
+	if (text == NULL)
+		return -1;
+	fd = open(v->path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, text, 256 * 1024 - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	v->have_file = n >= 0 && status_parse(text, (size_t)n, &v->snap) == 0;
+	free(text);
+	if (!v->have_file) {
+		v->alive = v->holder > 0;
+		v->pid = v->holder;
+		return 0;
+	}
+	/* the pid of the file, alive; or the holder of the spool lock */
+	if (v->snap.pid > 0 && (kill((pid_t)v->snap.pid, 0) == 0 || errno == EPERM))
+		v->alive = v->holder == 0 || v->holder == v->snap.pid;
+	if (v->holder > 0)
+		v->alive = true;
+	v->pid = v->alive && v->holder > 0 ? v->holder : v->snap.pid;
+	return 0;
+}
+
+static void
+print_dest(FILE *out, const struct status_dest *d, int64_t now)
+{
+	char when[64], ago[64];
+
+	fprintf(out, "\ndestination %s (%s): %s\n", d->name, d->proto,
+	    state_name(d->state));
+	fprintf(out, "  backlog:      %" PRIu64 " events (%" PRIu64 " bytes)\n",
+	    d->backlog_events, d->backlog_bytes);
+	fprintf(out, "  sent:         %" PRIu64 " events; %" PRIu64
+	    " failed sends; %" PRIu64 " dropped\n", d->sent_events, d->failed_sends,
+	    d->dropped_budget + d->dropped_poison);
+	if (d->not_ingested > 0)
+		fprintf(out, "  not ingested: %" PRIu64 " events the server accepted "
+		    "but did not ingest\n", d->not_ingested);
+	fmt_time(d->last_success_ms, when, sizeof(when));
+	fmt_ago(d->last_success_ms, now, ago, sizeof(ago));
+	if (d->last_success_ms > 0)
+		fprintf(out, "  last success: %s (%s)\n", when, ago);
+	else
+		fprintf(out, "  last success: never\n");
+	fmt_time(d->last_error_ms, when, sizeof(when));
+	fprintf(out, "  last error:   %s%s%s\n", d->last_error_ms > 0 ? when : "none",
+	    d->last_error[0] ? ": " : "", d->last_error);
+}
+
 int
 status_print(const struct config *cfg, FILE *out)
 {
-	const char *dir = platform_storage_dir(cfg);
-	char path[PATH_MAX], when[64], ago[64];
-	struct status_snap *s = NULL;
-	char *text = NULL;
-	long holder;
-	int fd = -1, rc = 3;
-	ssize_t n;
-	bool alive = false;
+	struct status_view *v = calloc(1, sizeof(*v));
+	const struct status_snap *s;
 	int64_t now = now_ms();
+	char ago[64];
+	int rc = 3;
 
-	holder = lock_holder(dir);
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, STATUS_FILE) >= sizeof(path))
+	if (v == NULL || status_read(cfg, v) < 0)
 		goto out;
-	if ((s = calloc(1, sizeof(*s))) == NULL || (text = malloc(256 * 1024)) == NULL)
-		goto out;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, text, 256 * 1024 - 1) : -1;
-	if (n < 0 || status_parse(text, (size_t)n, s) < 0) {
-		if (holder > 0) {
+	s = &v->snap;
+	if (!v->have_file) {
+		if (v->holder > 0) {
 			fprintf(out, "esxwatch: running (pid %ld); no status yet in %s "
-			    "(is the agent collector disabled?)\n", holder, path);
+			    "(the status writer has not written it yet)\n", v->holder, v->path);
 			rc = 0;
 		} else
-			fprintf(out, "esxwatch: not running (no status in %s)\n", path);
+			fprintf(out, "esxwatch: not running (no status in %s)\n", v->path);
 		goto out;
 	}
-	/* the pid of the file, alive; or the holder of the spool lock */
-	if (s->pid > 0 && (kill((pid_t)s->pid, 0) == 0 || errno == EPERM))
-		alive = holder == 0 || holder == s->pid;
-	if (holder > 0)
-		alive = true;
 	fmt_ago(s->updated_ms, now, ago, sizeof(ago));
-	if (alive) {
-		fprintf(out, "esxwatch: running (pid %ld), status updated %s\n",
-		    holder > 0 ? holder : s->pid, ago);
+	if (v->alive) {
+		fprintf(out, "esxwatch: running (pid %ld), status updated %s\n", v->pid, ago);
 		rc = 0;
 	} else
 		fprintf(out, "esxwatch: NOT running (last seen: pid %ld, %s)\n", s->pid, ago);
@@ -641,33 +721,83 @@ status_print(const struct config *cfg, FILE *out)
 	fprintf(out, "dropped: %" PRIu64 " over storage.max_disk_buffer, %" PRIu64
 	    " rejected (poison), %" PRIu64 " damaged in the spool\n", s->dropped_budget,
 	    s->dropped_poison, s->dropped_corrupt);
-	for (size_t i = 0; i < s->ndests; i++) {
-		const struct status_dest *d = &s->dests[i];
-
-		fprintf(out, "\ndestination %s (%s): %s\n", d->name, d->proto,
-		    state_name(d->state));
-		fprintf(out, "  backlog:      %" PRIu64 " events (%" PRIu64 " bytes)\n",
-		    d->backlog_events, d->backlog_bytes);
-		fprintf(out, "  sent:         %" PRIu64 " events; %" PRIu64
-		    " failed sends; %" PRIu64 " dropped\n", d->sent_events, d->failed_sends,
-		    d->dropped_budget + d->dropped_poison);
-		if (d->not_ingested > 0)
-			fprintf(out, "  not ingested: %" PRIu64 " events the server accepted "
-			    "but did not ingest\n", d->not_ingested);
-		fmt_time(d->last_success_ms, when, sizeof(when));
-		fmt_ago(d->last_success_ms, now, ago, sizeof(ago));
-		if (d->last_success_ms > 0)
-			fprintf(out, "  last success: %s (%s)\n", when, ago);
-		else
-			fprintf(out, "  last success: never\n");
-		fmt_time(d->last_error_ms, when, sizeof(when));
-		fprintf(out, "  last error:   %s%s%s\n", d->last_error_ms > 0 ? when : "none",
-		    d->last_error[0] ? ": " : "", d->last_error);
-	}
+	for (size_t i = 0; i < s->ndests; i++)
+		print_dest(out, &s->dests[i], now);
 out:
-	if (fd >= 0)
-		close(fd);
-	free(text);
-	free(s);
+	free(v);
+	return rc;
+}
+
+/* ---- esxwatch --status --json ------------------------------------------ */
+
+static void
+json_key(struct buf *b, const char *key, const void *base, const struct status_key *k)
+{
+	const char *p = (const char *)base + k->off;
+
+	if (k->is_signed)
+		buf_printf(b, ",\"%s\":%" PRId64, key, *(const int64_t *)(const void *)p);
+	else
+		buf_printf(b, ",\"%s\":%" PRIu64, key, *(const uint64_t *)(const void *)p);
+}
+
+static void
+json_str(struct buf *b, const char *key, const char *v)
+{
+	buf_printf(b, ",\"%s\":", key);
+	json_put_str(b, v, strlen(v));
+}
+
+static void
+json_dest(struct buf *b, const struct status_dest *d, bool first)
+{
+	buf_printf(b, "%s{\"name\":", first ? "" : ",");
+	json_put_str(b, d->name, strlen(d->name));
+	json_str(b, "proto", d->proto);
+	json_str(b, "state", state_name(d->state));
+	for (size_t k = 0; k < NKEYS(dest_keys); k++)
+		json_key(b, dest_keys[k].key, d, &dest_keys[k]);
+	json_str(b, "last_error", d->last_error);
+	buf_putc(b, '}');
+}
+
+/*
+ * The same facts as status_print(), one JSON object: "running", "pid",
+ * "status_file", then (when the file is readable) every figure of the
+ * file under its own name and "destinations", an array of objects.
+ */
+int
+status_print_json(const struct config *cfg, FILE *out)
+{
+	struct status_view *v = calloc(1, sizeof(*v));
+	const struct status_snap *s;
+	struct buf b;
+	int rc = 3;
+
+	buf_init(&b, 1024 * 1024);
+	if (v == NULL || status_read(cfg, v) < 0)
+		goto out;
+	s = &v->snap;
+	rc = v->alive ? 0 : 3;
+	buf_printf(&b, "{\"running\":%s,\"pid\":%ld", v->alive ? "true" : "false", v->pid);
+	json_str(&b, "status_file", v->path);
+	buf_printf(&b, ",\"have_status\":%s", v->have_file ? "true" : "false");
+	if (v->have_file) {
+		buf_printf(&b, ",\"updated_ms\":%" PRId64 ",\"started_ms\":%" PRId64,
+		    s->updated_ms, s->started_ms);
+		json_str(&b, "spool", spool_name(s));
+		for (size_t k = 0; k < NKEYS(top_keys); k++)
+			json_key(&b, top_keys[k].key, s, &top_keys[k]);
+		buf_printf(&b, ",\"destinations\":[");
+		for (size_t i = 0; i < s->ndests; i++)
+			json_dest(&b, &s->dests[i], i == 0);
+		buf_putc(&b, ']');
+	}
+	buf_printf(&b, "}\n");
+	if (b.data != NULL)
+		fwrite(b.data, 1, b.len, out);
+out:
+	buf_free(&b);
+	free(v);
 	return rc;
 }

@@ -1,11 +1,18 @@
 /*
  * status: what the running agent says about itself, for the admin on the
- * ESXi shell (`esxwatch --status`) and for the agent collector.
+ * ESXi shell (`esxwatch --status`, `--status --json`) and for the agent
+ * collector.
  *
- * While the agent runs, a thread rewrites storage.directory/status every
+ * While the agent runs, a writer (started by main after the shipper,
+ * stopped before it) rewrites storage.directory/status every
  * STATUS_PERIOD_MS (temp file + rename: a reader never sees half a file).
  * The format is plain "key: value" lines, one "dest: NAME" line opening
  * each destination's block (docs/operations.md).
+ *
+ * Adding a figure: a field in struct status_snap (or status_dest), filled
+ * in status_collect() from the module's own stats function, and one row in
+ * the key tables of status.c (written, parsed and printed as JSON from
+ * there).
  */
 #ifndef ESXWATCH_STATUS_H
 #define ESXWATCH_STATUS_H
@@ -15,6 +22,9 @@
 #include <stdio.h>
 
 #include "config.h"
+
+struct queue;
+struct shipper;
 
 #define STATUS_PERIOD_MS	2000
 #define STATUS_STALL_MS		60000	/* backlog and no delivery: failing */
@@ -49,23 +59,36 @@ struct status_snap {
 	struct status_dest dests[STATUS_MAX_DESTS];
 };
 
-/* Gather the running agent's figures (spool, shipper, process). */
-void	status_collect(struct status_snap *);
+/*
+ * Where the figures come from: handed in by main (no globals).  q or sh
+ * may be NULL (no queue; between a shipper's stop and the next start).
+ */
+struct status_source {
+	struct queue	*q;
+	struct shipper	*sh;
+	int64_t		 started_ms;	/* wall clock, the process' start */
+};
+
+/* Gather the running agent's figures (queue, shipper, process). */
+void	status_collect(const struct status_source *, struct status_snap *);
 /* Write snap to path atomically (path.tmp + rename, mode 0600). */
 int	status_write(const struct status_snap *, const char *path);
 /* Parse a status file's text; -1 if it is not one. */
 int	status_parse(const char *text, size_t len, struct status_snap *);
 
-/* The writer thread: started by the agent collector's init, stopped by
- * its fini (so it never outlives the shipper it reads). */
-int	status_start(const struct config *);
-void	status_stop(void);
+/* The writer thread: reads src (kept by the caller) until stopped; the
+ * stop writes one last picture. */
+struct status_writer;
+struct status_writer *status_start(const struct config *, const struct status_source *src);
+void	status_stop(struct status_writer *);
 
 /*
  * esxwatch --status: print the running agent's state from the status file
  * in the storage directory.  Returns 0 if the agent is running, 3 if not.
+ * status_print_json: the same facts as one JSON object.
  */
 int	status_print(const struct config *, FILE *);
+int	status_print_json(const struct config *, FILE *);
 
 /* The process' resident size (kB) and CPU time (ms). */
 uint64_t status_rss_kb(void);

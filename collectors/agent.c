@@ -4,8 +4,8 @@
  * and process figures; a `change` event when a destination goes from
  * delivering to failing (with the error) and when it delivers again.
  *
- * It also runs the status-file writer (agent/status.c) for as long as it
- * is initialised, which is exactly while the shipper it reads is alive.
+ * The figures come through ctx->figures, handed in by main (the same ones
+ * the status file shows); the status file itself is main's business.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,20 +15,6 @@
 #include "../agent/log.h"
 #include "../agent/status.h"
 #include "collector.h"
-
-static int
-agent_init(struct collector_ctx *ctx)
-{
-	(void)status_start(ctx->cfg);
-	return 0;
-}
-
-static void
-agent_fini(struct collector_ctx *ctx)
-{
-	(void)ctx;
-	status_stop();
-}
 
 static int
 set_u64(struct event *ev, const char *name, uint64_t v)
@@ -125,7 +111,14 @@ agent_collect(struct collector_ctx *ctx, struct emitter *em)
 
 	if (s == NULL)
 		return -1;
-	status_collect(s);
+	if (ctx->figures == NULL || ctx->figures->collect == NULL) {
+		free(s);
+		log_limited(LOG_WARN, "agent:figures", 3600,
+		    "agent: no figures to report (not wired by the agent)");
+		return -1;
+	}
+	memset(s, 0, sizeof(*s));
+	ctx->figures->collect(ctx->figures->arg, s);
 	for (size_t i = 0; i < s->ndests; i++)
 		dest_change(ctx, em, &s->dests[i]);
 	ev = status_event(s);
@@ -140,7 +133,5 @@ agent_collect(struct collector_ctx *ctx, struct emitter *em)
 const struct collector collector_agent = {
 	.name = "agent",
 	.default_interval = 300,
-	.init = agent_init,
 	.collect = agent_collect,
-	.fini = agent_fini,
 };

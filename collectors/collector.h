@@ -24,6 +24,16 @@
 #include "../agent/platform.h"
 
 struct emitter;
+struct status_snap;
+
+/*
+ * The agent's figures about itself (queue, delivery, process: agent/status.h),
+ * for the agent collector: handed in by main, never read from globals.
+ */
+struct agent_figures {
+	void	(*collect)(void *arg, struct status_snap *out);
+	void	 *arg;
+};
 
 struct collector_ctx {
 	const char			*name;
@@ -33,6 +43,7 @@ struct collector_ctx {
 	/* Previous observations, persisted by the agent in
 	 * storage.directory/state/NAME.kv after every collect(). */
 	struct kvstore			*state;
+	const struct agent_figures	*figures;	/* NULL: none */
 	void				*priv;	/* the collector's own */
 };
 

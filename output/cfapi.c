@@ -36,8 +36,6 @@
 #define ASSERT_NAME(n)	((void)0)
 #endif
 
-static _Atomic uint64_t	total_not_ingested;
-
 struct cfapi {
 	struct hconn		 h;
 	struct gzip		*gz;
@@ -51,12 +49,6 @@ struct cfapi {
 	size_t			 max_bytes;
 	uint64_t		 not_ingested;
 };
-
-uint64_t
-cfapi_not_ingested(void)
-{
-	return atomic_load(&total_not_ingested);
-}
 
 /* ---- JSON ---- */
 
@@ -404,7 +396,7 @@ cfapi_open(struct sink_ctx *ctx)
 			c->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
 	}
 	c->compress = d->compress == NULL || strcmp(d->compress, "none") != 0;
-	if (agentid_get(ctx->cfg, d, id, sizeof(id)) == -1) {
+	if (agentid_get(ctx->agentid, ctx->cfg, d, id, sizeof(id)) == -1) {
 		snprintf(ctx->error, sizeof(ctx->error),
 		    "no agent id (set agent_id, or make storage.directory writable)");
 		goto err;
@@ -506,8 +498,6 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
 		}
 		if (ingested >= 0 && (size_t)ingested < count) {
 			c->not_ingested += count - (size_t)ingested;
-			atomic_fetch_add(&total_not_ingested,
-			    count - (uint64_t)ingested);
 			__atomic_add_fetch(&ctx->not_ingested,
 			    count - (uint64_t)ingested, __ATOMIC_RELAXED);
 			log_limited(LOG_WARN, "cfapi:not-ingested", 60,

@@ -17,15 +17,18 @@ enum send_result {
 	SEND_REJECT	/* the destination refuses this batch: split it, drop the poison */
 };
 
+struct agentid;
+
 struct sink_ctx {
 	const char		*name;		/* destination name: "server" or NAME */
 	const struct dest_conf	*conf;
 	const struct config	*cfg;
+	struct agentid		*agentid;	/* the host's identity (agent/agentid.h) */
 	void			*priv;		/* the sink's own */
 	char			 error[512];	/* last error, human-readable */
 	/* Events the server accepted but said it did not ingest (cfapi's
-	 * "ingested" below the count sent).  Add with __atomic_add_fetch:
-	 * the status writer reads it from another thread. */
+	 * "ingested" below the count sent), added during send(): the
+	 * shipper moves them to the destination's counters after it. */
 	uint64_t		 not_ingested;
 };
 

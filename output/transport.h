@@ -104,7 +104,6 @@ int	 cfapi_encode_event(const struct event *, struct buf *);
 /* Parse a cfapi response body: status "ok" and the ingested count (-1 if
  * absent).  0 if status is "ok", -1 otherwise. */
 int	 cfapi_parse_response(const char *body, size_t len, long long *ingested);
-uint64_t cfapi_not_ingested(void);
 
 /* The stable agent id used in the cfapi URL lives in agent/agentid.h. */
 

@@ -1,6 +1,8 @@
 """The daemon's life: command line, SIGTERM, SIGHUP reload, its own log.
 Runs the real binary with the nic collector on a simulated ESXi host."""
+import json
 import os
+import re
 import signal
 import stat
 import time
@@ -389,6 +391,108 @@ def test_backlog_of_large_events_is_not_sent_one_batch_a_second(d):
     if took > 5.5:
         fail("%d lines of 3 KB took %.1f s after the first batch (one batch per "
              "flush_interval?)" % (n, took))
+
+
+def agent_status_events(path):
+    return [e for e in read_events(path)
+            if e.get("esxwatch_collector") == "agent" and e.get("esxwatch_kind") == "status"]
+
+
+def test_sent_events_keep_counting_across_three_sighups(d):
+    """esxwatch_sent_events is "since start" (docs/events.md): a reload
+    replaces the shipper, not the figures."""
+    h = make_host(d)
+    out = os.path.join(d, "out.jsonl")
+    text = config(h, out).replace("  agent: {enabled: no}\n", "  agent: {enabled: yes, interval: 1}\n")
+    a = Agent(d, text)
+    a.start()
+    wait_for(lambda: any(int(e["esxwatch_sent_events"]) > 0 for e in agent_status_events(out)),
+             timeout=20, what="an agent status event with events sent")
+    last = max(int(e["esxwatch_sent_events"]) for e in agent_status_events(out))
+    first = last
+    for i in range(1, 4):
+        a.signal(signal.SIGHUP)
+        wait_for(lambda: a.stderr_text().count("configuration reloaded") >= i, timeout=20,
+                 what="reload %d" % i)
+        seen = len(agent_status_events(out))
+        # two status events after the reload: the second is surely built
+        # by the collectors started with the new shipper
+        wait_for(lambda: len(agent_status_events(out)) >= seen + 2, timeout=20,
+                 what="agent status events after reload %d" % i)
+        for e in agent_status_events(out)[seen:]:
+            v = int(e["esxwatch_sent_events"])
+            if v < last:
+                fail("esxwatch_sent_events went from %d to %d after reload %d" % (last, v, i))
+            last = v
+    eq(a.stop(), 0, "exit status")
+    if last <= first:
+        fail("esxwatch_sent_events did not grow over 3 reloads (%d -> %d)" % (first, last))
+    print("sent_events: %d before the reloads, %d after 3 reloads" % (first, last))
+
+
+def parse_text_status(text):
+    """The figures of --status's text: per destination (sent, backlog)."""
+    dests, cur = {}, None
+    for line in text.splitlines():
+        if line.startswith("destination "):
+            cur = line.split()[1]
+            dests[cur] = {"state": line.rsplit(": ", 1)[1]}
+        elif cur and line.strip().startswith("sent:"):
+            dests[cur]["sent_events"] = int(line.split()[1])
+        elif cur and line.strip().startswith("backlog:"):
+            dests[cur]["backlog_events"] = int(line.split()[1])
+    return dests
+
+
+def test_status_without_the_agent_collector_and_as_json(d):
+    """The status file is main's, not the agent collector's: with
+    collectors.agent disabled --status still reports; --status --json says
+    the same as one JSON object."""
+    h = make_host(d)
+    out = os.path.join(d, "out.jsonl")
+    servers = "servers:\n  backup: {proto: file, path: %s}\n" % os.path.join(d, "backup.jsonl")
+    a = Agent(d, config(h, out, servers))       # agent: {enabled: no}
+    a.start()
+    status_file = os.path.join(a.storage, "status")
+    wait_for(lambda: os.path.exists(status_file), timeout=10, what="the status file")
+    wait_for(lambda: len(read_events(out)) >= 2, what="nic samples")
+    rc, text, _ = a.run("--status")
+    eq(rc, 0, "--status while running")
+    if "running (pid %d)" % a.proc.pid not in text:
+        fail("--status does not say running: %r" % text[:300])
+    rc, js, _ = a.run("--status", "--json")
+    eq(rc, 0, "--status --json while running")
+    j = json.loads(js)
+    eq(j["running"], True, "running")
+    eq(j["pid"], a.proc.pid, "pid")
+    eq(a.stop(), 0, "exit status")
+    # stopped: both read the same last picture
+    rc, text, _ = a.run("--status")
+    eq(rc, 3, "--status once stopped")
+    rc2, js, _ = a.run("--status", "--json")
+    eq(rc2, 3, "--status --json once stopped")
+    j = json.loads(js)
+    eq(j["running"], False, "running once stopped")
+    if "NOT running" not in text:
+        fail("--status once stopped: %r" % text[:200])
+    td = parse_text_status(text)
+    eq(sorted(td), ["backup", "server"], "destinations in the text")
+    eq([x["name"] for x in j["destinations"]], ["server", "backup"], "destinations in JSON")
+    for x in j["destinations"]:
+        eq(x["state"], td[x["name"]]["state"], "state of %s" % x["name"])
+        eq(x["sent_events"], td[x["name"]]["sent_events"], "sent of %s" % x["name"])
+        eq(x["backlog_events"], td[x["name"]]["backlog_events"], "backlog of %s" % x["name"])
+    # the last picture is taken before the stop's drain: at most what arrived
+    sent = j["destinations"][0]["sent_events"]
+    if not 2 <= sent <= len(read_events(out)):
+        fail("server: %d sent, %d lines written" % (sent, len(read_events(out))))
+    m = re.search(r"spool: on disk, (\d+) events \((\d+) bytes\) queued", text)
+    if m is None:
+        fail("no spool line in %r" % text)
+    eq(j["spool"], "disk", "spool")
+    eq(j["queued_events"], int(m.group(1)), "queued_events")
+    eq(j["queued_bytes"], int(m.group(2)), "queued_bytes")
+    eq(j["sent_events"], sum(x["sent_events"] for x in j["destinations"]), "sent_events total")
 
 
 harness.main(globals())

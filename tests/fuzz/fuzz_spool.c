@@ -177,7 +177,7 @@ make_template(void)
 		abort();
 	qsort(seg, nseg, sizeof(seg[0]), by_name);
 	for (i = 0; i < (int)nseg; i++)
-		(void)spool_scan_image(seg[i].data, seg[i].len, count,
+		(void)spoolrec_scan_image(seg[i].data, seg[i].len, count,
 		    &seg[i].nrec, NULL, NULL);
 }
 
@@ -252,7 +252,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		return 0;
 	switch (data[0] % 6) {
 	case 0:
-		off = spool_scan_image(data + 1, len - 1, count, &n, &corrupt, &bad);
+		off = spoolrec_scan_image(data + 1, len - 1, count, &n, &corrupt, &bad);
 		if (off > len - 1 || n * SPOOL_REC_HDR > len - 1)
 			abort();
 		break;

@@ -1206,11 +1206,11 @@ TEST(scan_image_garbage)
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (unsigned char)(i * 7 + 3);
 	memcpy(junk + 100, "ESPL\xff\xff\xff\xff", 8);	/* a huge length */
-	end = spool_scan_image(junk, sizeof(junk), count_cb, &n, &corrupt, &regions);
+	end = spoolrec_scan_image(junk, sizeof(junk), count_cb, &n, &corrupt, &regions);
 	CHECK_INT(end, 0);
 	CHECK_INT(n, 0);
 	CHECK_INT(regions, 1);
-	CHECK_INT(spool_scan_image(junk, 0, NULL, NULL, NULL, NULL), 0);
+	CHECK_INT(spoolrec_scan_image(junk, 0, NULL, NULL, NULL, NULL), 0);
 }
 
 TEST(status_file_round_trip_and_print)
@@ -1306,12 +1306,14 @@ TEST(status_collect_from_the_spool)
 	struct spool_opts o;
 	struct spool *sp;
 	struct status_snap *s = calloc(1, sizeof(*s));
+	struct status_source src = { NULL, NULL, 0 };
 
 	opts(&o, 1 << 20, 64 * 1024);
 	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, two, 2);
 	push_n(sp, 0, 10);
 	read_ack(sp, 0, 0, 4);
-	status_collect(s);
+	src.q = (struct queue *)sp;	/* the spool is the queue of this build */
+	status_collect(&src, s);
 	CHECK(s->have_spool);
 	CHECK_INT(s->pushed_events, 10);
 	CHECK_INT(s->queued_events, 10);
@@ -1323,7 +1325,8 @@ TEST(status_collect_from_the_spool)
 	CHECK_INT(s->dests[1].backlog_events, 10);
 	CHECK(s->rss_kb > 0);
 	spool_close(sp);
-	status_collect(s);
+	src.q = NULL;
+	status_collect(&src, s);
 	CHECK(!s->have_spool);
 	free(s);
 }

@@ -1,5 +1,7 @@
 /*
- * memqueue: the in-memory implementation of queue.h.
+ * memqueue: an in-memory implementation of agent/queue.h, for the
+ * benchmark only (bench/bench_spool.py: what durability costs).  Built in
+ * instead of the spool with `make QUEUE=memqueue B=build/memq`.
  *
  * Events live in a deque ordered by sequence number; each destination has
  * a cursor (the sequence number of its next event).  An event is freed
@@ -8,13 +10,14 @@
  * counted, never silently.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "log.h"
-#include "queue.h"
+#include "../agent/clock.h"
+#include "../agent/log.h"
+#include "../agent/queue.h"
 
 struct mq_rec {
 	struct event	*ev;
@@ -25,6 +28,8 @@ struct mq_dest {
 	char		*name;
 	uint64_t	 cursor;	/* next sequence number to deliver */
 	uint64_t	 peeked;	/* events handed out by the last peek */
+	uint64_t	 acked, poison;
+	int64_t		 last_ack_ms;
 };
 
 struct queue {
@@ -35,7 +40,7 @@ struct queue {
 	uint64_t	 head_seq;	/* sequence number of recs[head] */
 	uint64_t	 bytes;
 	uint64_t	 max_bytes;
-	uint64_t	 dropped;
+	uint64_t	 dropped, pushed;
 	struct mq_dest	*dests;
 	size_t		 ndests;
 	unsigned	 wakeups;
@@ -89,8 +94,12 @@ set_dests(struct queue *q, const char *const *names, size_t n)
 		/* A new destination starts at the end: it has no history. */
 		nd[i].cursor = q->head_seq + q->count;
 		for (j = 0; j < q->ndests; j++)
-			if (strcmp(q->dests[j].name, names[i]) == 0)
+			if (strcmp(q->dests[j].name, names[i]) == 0) {
 				nd[i].cursor = q->dests[j].cursor;
+				nd[i].acked = q->dests[j].acked;
+				nd[i].poison = q->dests[j].poison;
+				nd[i].last_ack_ms = q->dests[j].last_ack_ms;
+			}
 	}
 	for (j = 0; j < q->ndests; j++)
 		free(q->dests[j].name);
@@ -163,7 +172,8 @@ queue_push(struct queue *q, const struct event *ev)
 	size_t i;
 
 	buf_init(&json, 0);
-	if (event_to_json(ev, &json) == -1 || (copy = event_dup(ev)) == NULL) {
+	copy = event_to_json(ev, &json) == -1 ? NULL : event_dup(ev);
+	if (copy == NULL) {
 		buf_free(&json);
 		return -1;
 	}
@@ -195,6 +205,7 @@ queue_push(struct queue *q, const struct event *ev)
 	q->recs[(q->head + q->count) % q->cap].ev = copy;
 	q->recs[(q->head + q->count) % q->cap].json_len = json.len;
 	q->count++;
+	q->pushed++;
 	q->bytes += json.len;
 	/* Over the budget: drop the oldest, count it for whoever had not
 	 * delivered it yet. */
@@ -276,8 +287,8 @@ queue_peek(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
 	return 0;
 }
 
-int
-queue_ack(struct queue *q, size_t d, size_t n)
+static int
+advance(struct queue *q, size_t d, size_t n, bool poison)
 {
 	pthread_mutex_lock(&q->mtx);
 	if (d < q->ndests) {
@@ -287,10 +298,28 @@ queue_ack(struct queue *q, size_t d, size_t n)
 			n = (size_t)dst->peeked;
 		dst->cursor += n;
 		dst->peeked -= n;
+		if (poison)
+			dst->poison += n;
+		else if (n > 0) {
+			dst->acked += n;
+			dst->last_ack_ms = now_ms();
+		}
 		trim(q);
 	}
 	pthread_mutex_unlock(&q->mtx);
 	return 0;
+}
+
+int
+queue_ack(struct queue *q, size_t d, size_t n)
+{
+	return advance(q, d, n, false);
+}
+
+int
+queue_drop(struct queue *q, size_t d, size_t n)
+{
+	return advance(q, d, n, true);
 }
 
 void
@@ -305,11 +334,38 @@ queue_wakeup(struct queue *q)
 void
 queue_stats(struct queue *q, struct queue_stats *st)
 {
+	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&q->mtx);
 	st->queued_events = q->count;
 	st->queued_bytes = q->bytes;
 	st->dropped_events = q->dropped;
+	st->pushed_events = q->pushed;
+	for (size_t i = 0; i < q->ndests; i++)
+		st->dropped_poison += q->dests[i].poison;
+	st->memory_only = true;
+	st->ndests = q->ndests;
 	pthread_mutex_unlock(&q->mtx);
+}
+
+int
+queue_dest_stats(struct queue *q, size_t d, struct queue_dest_stats *out)
+{
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&q->mtx);
+	if (d < q->ndests) {
+		const struct mq_dest *dst = &q->dests[d];
+
+		snprintf(out->name, sizeof(out->name), "%s", dst->name);
+		out->backlog_events = q->head_seq + q->count - dst->cursor;
+		out->acked_events = dst->acked;
+		out->last_ack_ms = dst->last_ack_ms;
+		out->dropped_poison = dst->poison;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&q->mtx);
+	return rc;
 }
 
 uint64_t

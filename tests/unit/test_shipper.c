@@ -1,0 +1,179 @@
+/*
+ * The shipper against the real queue (the spool of this build) and a fake
+ * sink whose answers the test scripts: batching, retry, the poison drop
+ * (through queue_drop(), counted once), acknowledgements moving the
+ * cursor, counters that outlive a shipper (a reload).
+ */
+#include <sys/stat.h>
+
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "t.h"
+
+#include "../../agent/clock.h"
+#include "../../agent/config.h"
+#include "../../agent/log.h"
+#include "../../agent/queue.h"
+#include "../../agent/shipper.h"
+#include "../../output/sink.h"
+#include "fakesink.h"
+
+TEST(batches_of_max_events_in_order_and_acked)
+{
+	struct config *cfg = new_cfg(10);
+	struct queue *q = open_q(cfg);
+	struct shipper *sh;
+	struct shipper_dest_stats ss;
+	struct queue_dest_stats qs;
+
+	fake_reset(0, NULL);
+	push(q, 0, 25, -1);
+	sh = shipper_start(cfg, q, &fake_deps);
+	CHECK(wait_seen(25, 5000));
+	CHECK(wait_backlog_empty(q, 5000));
+	CHECK(shipper_stop(sh, 1000, NULL));
+	CHECK_INT(fk.sends, 3);
+	CHECK_INT(fk.sizes[0], 10);
+	CHECK_INT(fk.sizes[1], 10);
+	CHECK_INT(fk.sizes[2], 5);
+	CHECK_INT(fk.nseen, 25);
+	CHECK_STR(fk.seen[0], "line 0");
+	CHECK_STR(fk.seen[24], "line 24");
+	CHECK_INT(fk.opens, 1);
+	CHECK_INT(fk.closes, 1);
+	/* the acknowledgements moved the cursor: nothing comes back */
+	CHECK_INT(queue_dest_stats(q, 0, &qs), 0);
+	CHECK_INT(qs.acked_events, 25);
+	CHECK_INT(qs.backlog_events, 0);
+	queue_close(q);
+	/* and survive a restart: a new queue over the same directory */
+	q = open_q(cfg);
+	CHECK_INT(queue_backlog(q, 0), 0);
+	fake_reset(0, NULL);
+	push(q, 25, 2, -1);
+	sh = shipper_start(cfg, q, &fake_deps);
+	CHECK(wait_seen(2, 5000));
+	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
+	CHECK(shipper_stop(sh, 1000, NULL));
+	CHECK_STR(fk.seen[0], "line 25");
+	CHECK_INT(fk.nseen, 2);
+	queue_close(q);
+	config_free(cfg);
+}
+
+TEST(retry_sends_the_same_batch_again)
+{
+	struct config *cfg = new_cfg(100);
+	struct queue *q = open_q(cfg);
+	struct shipper *sh;
+	struct shipper_dest_stats ss;
+
+	fake_reset(1, NULL);
+	push(q, 0, 5, -1);
+	sh = shipper_start(cfg, q, &fake_deps);
+	/* full jitter from a 1 s base: the second try within ~1.1 s */
+	CHECK(wait_seen(5, 5000));
+	CHECK(wait_backlog_empty(q, 5000));
+	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
+	CHECK(shipper_stop(sh, 1000, NULL));
+	CHECK_INT(fk.sends, 2);
+	CHECK_INT(fk.sizes[0], 5);
+	CHECK_INT(fk.sizes[1], 5);
+	CHECK_INT(fk.nseen, 5);		/* delivered once, after the retry */
+	CHECK_INT(ss.failed_sends, 1);
+	CHECK_INT(ss.sent_events, 5);
+	CHECK_STR(ss.last_error, "fake: try again");
+	CHECK(!ss.failing);
+	CHECK(ss.last_success_ms > 0 && ss.last_error_ms > 0);
+	queue_close(q);
+	config_free(cfg);
+}
+
+TEST(poison_dropped_alone_through_the_queue_counted_once)
+{
+	struct config *cfg = new_cfg(100);
+	struct queue *q = open_q(cfg);
+	struct shipper *sh;
+	struct shipper_dest_stats ss;
+	struct queue_dest_stats qs;
+	struct queue_stats st;
+
+	fake_reset(0, "POISON");
+	push(q, 0, 8, 5);
+	sh = shipper_start(cfg, q, &fake_deps);
+	CHECK(wait_seen(7, 5000));
+	CHECK(wait_backlog_empty(q, 5000));
+	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
+	/* not everything was delivered: the stop says so */
+	CHECK(!shipper_stop(sh, 1000, NULL));
+	CHECK_INT(fk.nseen, 7);
+	for (size_t i = 0; i < fk.nseen; i++)
+		CHECK(strstr(fk.seen[i], "POISON") == NULL);
+	CHECK_STR(fk.seen[5], "line 6");	/* in order around the hole */
+	/* one drop, in the queue (queue_drop), and nowhere else */
+	CHECK_INT(queue_dest_stats(q, 0, &qs), 0);
+	CHECK_INT(qs.dropped_poison, 1);
+	CHECK_INT(qs.acked_events, 7);
+	queue_stats(q, &st);
+	CHECK_INT(st.dropped_poison, 1);
+	CHECK_INT(st.dropped_events, 0);
+	CHECK_INT(ss.sent_events, 7);
+	queue_close(q);
+	config_free(cfg);
+}
+
+TEST(counters_outlive_a_shipper)
+{
+	struct config *cfg = new_cfg(100);
+	struct queue *q = open_q(cfg);
+	struct shipper_totals *tot = shipper_totals_new();
+	struct shipper_deps deps = { tot, NULL, fake_find };
+	struct shipper *sh;
+	struct shipper_dest_stats ss;
+
+	fake_reset(1, NULL);
+	push(q, 0, 4, -1);
+	sh = shipper_start(cfg, q, &deps);
+	CHECK(wait_seen(4, 5000));
+	CHECK(wait_backlog_empty(q, 5000));
+	CHECK(shipper_stop(sh, 1000, NULL));
+	/* a reload: a new shipper, the same totals */
+	fake_reset(0, NULL);
+	sh = shipper_start(cfg, q, &deps);
+	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
+	CHECK_INT(ss.sent_events, 4);
+	CHECK_INT(ss.failed_sends, 1);
+	push(q, 4, 3, -1);
+	CHECK(wait_seen(3, 5000));
+	CHECK(wait_backlog_empty(q, 5000));
+	CHECK(shipper_stop(sh, 1000, NULL));
+	sh = shipper_start(cfg, q, &deps);
+	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
+	CHECK_INT(ss.sent_events, 7);
+	CHECK_INT(ss.failed_sends, 1);
+	CHECK(shipper_stop(sh, 1000, NULL));
+	/* without totals a shipper starts from zero */
+	sh = shipper_start(cfg, q, &fake_deps);
+	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
+	CHECK_INT(ss.sent_events, 0);
+	CHECK(shipper_stop(sh, 1000, NULL));
+	shipper_totals_free(tot);
+	queue_close(q);
+	config_free(cfg);
+}
+
+int
+main(void)
+{
+	T_PROG("test_shipper");
+	log_init(0, "/dev/null");
+	if (fake_root("/tmp/test_shipper.XXXXXX") < 0)
+		return 1;
+	RUN(batches_of_max_events_in_order_and_acked);
+	RUN(retry_sends_the_same_batch_again);
+	RUN(poison_dropped_alone_through_the_queue_counted_once);
+	RUN(counters_outlive_a_shipper);
+	return t_done();
+}

@@ -1,0 +1,301 @@
+/*
+ * status: the figures gathered from the real queue and a shipper over the
+ * fake sink, the status file's exact content, the writer thread, and
+ * --status --json against the text --status.
+ */
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "fakesink.h"
+
+#include "../../agent/log.h"
+#include "../../agent/shipper.h"
+#include "../../agent/status.h"
+
+static char *
+slurp(const char *path, size_t *len)
+{
+	char *buf = calloc(1, 65536);
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, 65535) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	*len = n > 0 ? (size_t)n : 0;
+	return buf;
+}
+
+static bool
+wait_file(const char *path, int ms)
+{
+	int64_t end = mono_ms() + ms;
+
+	while (access(path, R_OK) != 0 && mono_ms() < end)
+		poll(NULL, 0, 20);
+	return access(path, R_OK) == 0;
+}
+
+TEST(figures_from_the_queue_and_the_shipper_poison_once)
+{
+	struct config *cfg = new_cfg(100);
+	struct queue *q = open_q(cfg);
+	struct status_snap *s = calloc(1, sizeof(*s));
+	struct status_source src = { q, NULL, 1000 };
+
+	fake_reset(1, "POISON");
+	push(q, 0, 8, 3);
+	src.sh = shipper_start(cfg, q, &fake_deps);
+	CHECK(wait_seen(7, 5000));
+	CHECK(wait_backlog_empty(q, 5000));
+	status_collect(&src, s);
+	CHECK(s->have_spool);
+	CHECK(!s->memory_only);
+	CHECK_INT(s->started_ms, 1000);
+	CHECK_INT(s->pid, getpid());
+	CHECK_INT(s->pushed_events, 8);
+	CHECK_INT(s->queued_events, 0);
+	CHECK_INT(s->ndests, 1);
+	CHECK_STR(s->dests[0].name, "server");
+	CHECK_STR(s->dests[0].proto, "file");	/* no server: the stdout sink */
+	CHECK_INT(s->dests[0].state, DEST_DELIVERING);
+	CHECK_INT(s->dests[0].sent_events, 7);
+	CHECK_INT(s->dests[0].failed_sends, 1);
+	/* the rejected event is counted once, by the queue */
+	CHECK_INT(s->dests[0].dropped_poison, 1);
+	CHECK_INT(s->dropped_poison, 1);
+	CHECK_INT(s->sent_events, 7);
+	CHECK_INT(s->failed_sends, 1);
+	CHECK(s->dests[0].last_success_ms > 0);
+	(void)shipper_stop(src.sh, 1000, NULL);
+	/* without a shipper: the queue's word alone */
+	src.sh = NULL;
+	status_collect(&src, s);
+	CHECK_INT(s->dests[0].sent_events, 7);
+	CHECK_INT(s->dropped_poison, 1);
+	CHECK_STR(s->dests[0].proto, "");
+	queue_close(q);
+	/* nothing at all */
+	src.q = NULL;
+	status_collect(&src, s);
+	CHECK(!s->have_spool);
+	CHECK_INT(s->ndests, 0);
+	free(s);
+	config_free(cfg);
+}
+
+TEST(status_file_content)
+{
+	static const char want[] =
+	    "esxwatch-status: 1\n"
+	    "version: " ESXWATCH_VERSION "\n"
+	    "pid: 42\n"
+	    "updated_ms: 2000\n"
+	    "started_ms: 1000\n"
+	    "spool: memory\n"
+	    "queued_events: 3\n"
+	    "queued_bytes: 300\n"
+	    "pushed_events: 10\n"
+	    "sent_events: 7\n"
+	    "failed_sends: 2\n"
+	    "dropped_budget: 0\n"
+	    "dropped_poison: 1\n"
+	    "dropped_corrupt: 4\n"
+	    "torn_tails: 5\n"
+	    "rss_kb: 6\n"
+	    "cpu_ms: 8\n"
+	    "not_ingested: 9\n"
+	    "dest: server\n"
+	    " proto: cfapi\n"
+	    " state: failing\n"
+	    " backlog_events: 3\n"
+	    " backlog_bytes: 300\n"
+	    " sent_events: 7\n"
+	    " failed_sends: 2\n"
+	    " dropped_budget: 0\n"
+	    " dropped_poison: 1\n"
+	    " last_success_ms: 1500\n"
+	    " last_error_ms: 1900\n"
+	    " not_ingested: 9\n"
+	    " last_error: HTTP 503 two lines\n";
+	struct status_snap *s = calloc(1, sizeof(*s)), *b = calloc(1, sizeof(*b));
+	char path[128];
+	struct stat st;
+	size_t len;
+	char *text;
+
+	s->pid = 42;
+	s->updated_ms = 2000;
+	s->started_ms = 1000;
+	s->have_spool = s->memory_only = true;
+	s->queued_events = 3;
+	s->queued_bytes = 300;
+	s->pushed_events = 10;
+	s->sent_events = 7;
+	s->failed_sends = 2;
+	s->dropped_poison = 1;
+	s->dropped_corrupt = 4;
+	s->torn_tails = 5;
+	s->rss_kb = 6;
+	s->cpu_ms = 8;
+	s->not_ingested = 9;
+	s->ndests = 1;
+	snprintf(s->dests[0].name, sizeof(s->dests[0].name), "server");
+	snprintf(s->dests[0].proto, sizeof(s->dests[0].proto), "cfapi");
+	s->dests[0].state = DEST_FAILING;
+	s->dests[0].backlog_events = 3;
+	s->dests[0].backlog_bytes = 300;
+	s->dests[0].sent_events = 7;
+	s->dests[0].failed_sends = 2;
+	s->dests[0].dropped_poison = 1;
+	s->dests[0].last_success_ms = 1500;
+	s->dests[0].last_error_ms = 1900;
+	s->dests[0].not_ingested = 9;
+	snprintf(s->dests[0].last_error, sizeof(s->dests[0].last_error),
+	    "HTTP 503\ntwo lines");
+	snprintf(path, sizeof(path), "%s/content", fake_dir);
+	CHECK_INT(status_write(s, path), 0);
+	text = slurp(path, &len);
+	CHECK_STR(text, want);
+	CHECK_INT(stat(path, &st), 0);
+	CHECK_INT(st.st_mode & 07777, 0600);
+	/* and it reads back */
+	CHECK_INT(status_parse(text, len, b), 0);
+	CHECK_INT(b->not_ingested, 9);
+	CHECK_INT(b->dests[0].last_error_ms, 1900);
+	CHECK_STR(b->dests[0].last_error, "HTTP 503 two lines");
+	free(text);
+	free(s);
+	free(b);
+}
+
+TEST(writer_started_and_stopped_by_its_owner)
+{
+	struct config *cfg = new_cfg(100);
+	struct queue *q = open_q(cfg);
+	struct status_source src = { q, NULL, now_ms() };
+	struct status_writer *w;
+	struct status_snap *s = calloc(1, sizeof(*s));
+	char path[256];
+	size_t len;
+	char *text;
+
+	fake_reset(0, NULL);
+	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
+	src.sh = shipper_start(cfg, q, &fake_deps);
+	w = status_start(cfg, &src);
+	CHECK(w != NULL);
+	CHECK(wait_file(path, 3000));
+	push(q, 0, 3, -1);
+	CHECK(wait_seen(3, 5000));
+	CHECK(wait_backlog_empty(q, 5000));
+	/* the stop writes the last figures at once */
+	status_stop(w);
+	text = slurp(path, &len);
+	CHECK_INT(status_parse(text, len, s), 0);
+	CHECK_INT(s->pid, getpid());
+	CHECK_INT(s->sent_events, 3);
+	CHECK_INT(s->pushed_events, 3);
+	CHECK_STR(s->dests[0].name, "server");
+	free(text);
+	(void)shipper_stop(src.sh, 1000, NULL);
+	queue_close(q);
+	free(s);
+	config_free(cfg);
+}
+
+/* The value of "key": in a flat JSON text (numbers), or -1. */
+static long long
+json_num(const char *json, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(json, pat);
+	return p != NULL ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+TEST(json_says_what_the_text_says)
+{
+	struct config *cfg = new_cfg(100);
+	struct status_snap *s = calloc(1, sizeof(*s));
+	char path[256], text[4096], json[4096];
+	FILE *f;
+
+	s->pid = (long)getpid();
+	s->updated_ms = now_ms();
+	s->started_ms = s->updated_ms - 5000;
+	s->have_spool = true;
+	s->queued_events = 12;
+	s->queued_bytes = 3400;
+	s->dropped_budget = 2;
+	s->dropped_poison = 1;
+	s->dropped_corrupt = 3;
+	s->sent_events = 77;
+	s->ndests = 2;
+	snprintf(s->dests[0].name, sizeof(s->dests[0].name), "server");
+	snprintf(s->dests[0].proto, sizeof(s->dests[0].proto), "cfapi");
+	s->dests[0].state = DEST_DELIVERING;
+	s->dests[0].sent_events = 70;
+	s->dests[0].backlog_events = 12;
+	snprintf(s->dests[1].name, sizeof(s->dests[1].name), "b\"ack");
+	snprintf(s->dests[1].proto, sizeof(s->dests[1].proto), "syslog");
+	s->dests[1].state = DEST_FAILING;
+	s->dests[1].sent_events = 7;
+	snprintf(s->dests[1].last_error, sizeof(s->dests[1].last_error), "refused");
+	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
+	CHECK_INT(status_write(s, path), 0);
+
+	f = fmemopen(text, sizeof(text), "w");
+	CHECK_INT(status_print(cfg, f), 0);
+	fclose(f);
+	f = fmemopen(json, sizeof(json), "w");
+	CHECK_INT(status_print_json(cfg, f), 0);
+	fclose(f);
+	CHECK(strstr(text, "esxwatch: running") != NULL);
+	CHECK(strncmp(json, "{\"running\":true,", 16) == 0);
+	CHECK_INT(json_num(json, "pid"), getpid());
+	CHECK(strstr(text, "12 events (3400 bytes) queued") != NULL);
+	CHECK_INT(json_num(json, "queued_events"), 12);
+	CHECK_INT(json_num(json, "queued_bytes"), 3400);
+	CHECK(strstr(text, "dropped: 2 over storage.max_disk_buffer, 1 rejected "
+	    "(poison), 3 damaged") != NULL);
+	CHECK_INT(json_num(json, "dropped_budget"), 2);
+	CHECK_INT(json_num(json, "dropped_poison"), 1);
+	CHECK_INT(json_num(json, "dropped_corrupt"), 3);
+	CHECK(strstr(json, "\"spool\":\"disk\"") != NULL);
+	CHECK(strstr(text, "destination server (cfapi): delivering") != NULL);
+	CHECK(strstr(json, "\"destinations\":[{\"name\":\"server\",\"proto\":\"cfapi\","
+	    "\"state\":\"delivering\",\"backlog_events\":12,") != NULL);
+	CHECK(strstr(text, "destination b\"ack (syslog): failing") != NULL);
+	CHECK(strstr(json, "{\"name\":\"b\\\"ack\",\"proto\":\"syslog\","
+	    "\"state\":\"failing\",") != NULL);
+	CHECK(strstr(json, "\"last_error\":\"refused\"}]}\n") != NULL);
+
+	/* no status file, nobody running */
+	unlink(path);
+	f = fmemopen(json, sizeof(json), "w");
+	CHECK_INT(status_print_json(cfg, f), 3);
+	fclose(f);
+	CHECK(strncmp(json, "{\"running\":false,\"pid\":0,", 25) == 0);
+	CHECK(strstr(json, "\"have_status\":false}") != NULL);
+	free(s);
+	config_free(cfg);
+}
+
+int
+main(void)
+{
+	T_PROG("test_status");
+	log_init(0, "/dev/null");
+	if (fake_root("/tmp/test_status.XXXXXX") < 0)
+		return 1;
+	RUN(figures_from_the_queue_and_the_shipper_poison_once);
+	RUN(status_file_content);
+	RUN(writer_started_and_stopped_by_its_owner);
+	RUN(json_says_what_the_text_says);
+	return t_done();
+}
