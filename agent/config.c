@@ -40,7 +40,7 @@ static const char *const platform_choices[] = {
 const struct cfg_key dest_keys[] = {
 	{ .name = "hostname", .type = KT_STR, .off = D(hostname),
 	  .check = check_hostname,
-	  .doc = "Server host name or address; empty: events go to stdout" },
+	  .doc = "Log Insight server or VIP; empty in server: events go to stdout" },
 	{ .name = "proto", .type = KT_PROTO, .off = D(proto), .def = "cfapi",
 	  .doc = "The sink: one of the sinks below" },
 	{ .name = "port", .type = KT_INT, .off = D(port), .max = 65535,
@@ -51,15 +51,15 @@ const struct cfg_key dest_keys[] = {
 	{ .name = "ssl_ca_path", .type = KT_STR, .off = D(ssl_ca_path),
 	  .doc = "CA bundle (PEM); empty: the system's" },
 	{ .name = "ssl_accept_any", .type = KT_BOOL, .off = D(ssl_accept_any),
-	  .def = "no", .doc = "Accept any certificate (insecure; warned)" },
+	  .def = "no", .doc = "Accept any server certificate (insecure; logged at start)" },
 	{ .name = "ssl_cn", .type = KT_STR, .off = D(ssl_cn),
 	  .check = check_hostname,
 	  .doc = "Name the certificate must carry, when not hostname" },
 	{ .name = "reconnect", .type = KT_INT, .off = D(reconnect), .max = 525600,
-	  .def = "30", .doc = "Minutes between reconnects (0 = never)" },
+	  .def = "30", .doc = "Minutes; drop and re-open the connection; 0 = never" },
 	{ .name = "agent_id", .type = KT_STR, .off = D(agent_id),
 	  .check = check_agent_id,
-	  .doc = "Agent id in the cfapi URL; empty: generated and kept" },
+	  .doc = "cfapi agent id (in the URL); empty: a stable UUID in storage" },
 	{ .name = "format", .type = KT_ENUM, .off = D(format),
 	  .choices = format_choices, .def = "rfc5424",
 	  .doc = "syslog: rfc5424 or rfc3164; http: json_lines (default) "
@@ -93,9 +93,9 @@ const size_t nstorage_keys = NELEM(storage_keys);
 
 const struct cfg_key logging_keys[] = {
 	{ .name = "debug_level", .type = KT_INT, .off = C(debug_level),
-	  .max = 2, .doc = "0 info, 1 debug, 2 trace" },
+	  .max = 2, .doc = "0 info, 1 adds debug lines, 2 trace (-v, -vv override)" },
 	{ .name = "file", .type = KT_STR, .off = C(log_file),
-	  .doc = "Log file; empty: stderr (and syslog on ESXi)" },
+	  .doc = "The agent's own log; empty: stderr" },
 };
 const size_t nlogging_keys = NELEM(logging_keys);
 

@@ -43,11 +43,11 @@ const struct cfg_key collector_keys[] = {
 	  .max = 604800,
 	  .doc = "Seconds between runs; default: the collector's own" },
 	{ .name = "include", .type = KT_LIST, .off = K(include),
-	  .doc = "Only these items (globs; empty = all)" },
+	  .doc = "Entity names to watch (globs); empty = all" },
 	{ .name = "exclude", .type = KT_LIST, .off = K(exclude),
-	  .doc = "Not these items (globs)" },
+	  .doc = "Entity names to skip (globs), after include" },
 	{ .name = "timeout", .type = KT_INT, .off = K(timeout), .min = 1,
-	  .max = 3600, .def = "30", .doc = "Seconds per host command" },
+	  .max = 3600, .def = "30", .doc = "Seconds a command (esxcli, vdq, smartctl) may run" },
 };
 const size_t ncollector_keys = sizeof(collector_keys) /
     sizeof(collector_keys[0]);
