@@ -196,6 +196,14 @@ ini_value(struct lctx *c, const struct cfg_key *k, void *base, const char *val,
 		split_list(l, val);
 		return 0;
 	}
+	if (k->type == KT_CUSTOM) {
+		if (k->custom->apply_str != NULL)
+			return k->custom->apply_str(c, k, field, val, line,
+			    col);
+		rep(c, false, line, col, "'%s' cannot be set in liagent.ini; "
+		    "ignored", k->name);
+		return -1;
+	}
 	if (k->type == KT_KV)
 		return ini_tags(c, k, val, line, col,
 		    (struct kvlist *)(void *)field);

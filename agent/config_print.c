@@ -109,6 +109,10 @@ key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
 
 	if (k->flags & KF_NOPRINT)
 		return;
+	if (k->type == KT_CUSTOM) {
+		k->custom->print(f, k, field, in);
+		return;
+	}
 	if (k->type == KT_STR || k->type == KT_OSTR || k->type == KT_ENUM)
 		s = *(char *const *)(const void *)field;
 	if (k->type == KT_OSTR && s == NULL && (k->flags & KF_OMIT_NULL))
@@ -153,6 +157,8 @@ key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
 		    "    " : in);
 		print_kv(f, (const struct kvlist *)(const void *)field, in2);
 		return;
+	case KT_CUSTOM:
+		break;
 	}
 	fputc('\n', f);
 }
@@ -258,6 +264,7 @@ md_type(const struct cfg_key *k)
 	case KT_PROTO:	return "sink name";
 	case KT_LIST:	return "list";
 	case KT_KV:	return "mapping";
+	case KT_CUSTOM:	return k->custom->type_doc;
 	}
 	return "?";
 }

@@ -126,6 +126,7 @@ ktype_what(enum ktype t)
 	case KT_IBOOL:	return "a boolean (yes/no)";
 	case KT_LIST:	return "a list";
 	case KT_KV:	return "a mapping";
+	case KT_CUSTOM:	return "a value";
 	default:	return "a string";
 	}
 }
@@ -286,6 +287,7 @@ apply_scalar(struct lctx *c, const struct cfg_key *k, void *base, const char *s,
 		return apply_choice(c, k, field, s, isnull, line, col);
 	case KT_LIST:
 	case KT_KV:
+	case KT_CUSTOM:
 		break;
 	}
 	return -1;
@@ -347,6 +349,10 @@ key_default(const struct cfg_key *k, char *field)
 		break;
 	case KT_KV:
 		break;
+	case KT_CUSTOM:
+		if (k->custom->init != NULL)
+			k->custom->init(k, field);
+		break;
 	}
 }
 
@@ -378,6 +384,10 @@ keys_free(const struct cfg_key *tab, size_t n, void *base, enum ksel sel)
 			break;
 		case KT_KV:
 			kvlist_free((struct kvlist *)(void *)field);
+			break;
+		case KT_CUSTOM:
+			if (tab[i].custom->free != NULL)
+				tab[i].custom->free(field);
 			break;
 		default:
 			break;
@@ -471,6 +481,8 @@ apply_node(struct lctx *c, const struct cfg_key *k, void *base,
 		apply_list_node(c, k, (struct strlist *)(void *)field, v);
 		return 0;
 	}
+	if (k->type == KT_CUSTOM)
+		return k->custom->apply(c, k, field, v);
 	if (k->type == KT_KV) {
 		apply_kv_node(c, k, (struct kvlist *)(void *)field, v);
 		return 0;

@@ -31,6 +31,7 @@ enum ktype {
 	KT_FORWARD,	/* enum forward_mode */
 	KT_LIST,	/* struct strlist: sequence or ;-separated string */
 	KT_KV,		/* struct kvlist: mapping of scalars */
+	KT_CUSTOM,	/* anything else: the row's custom hooks */
 };
 
 /* Row flags. */
@@ -41,6 +42,29 @@ enum ktype {
 #define KF_NOPRINT	0x08	/* not in --print-config (internal) */
 
 struct lctx;
+struct ynode;		/* a positioned YAML node (agent/config_int.h) */
+struct cfg_key;
+
+/*
+ * A value that is not one of the types above (a mapping of its own such
+ * as rules[].storm's {max, window} or "off", a map of named mappings such
+ * as parsers): the row names these hooks.  A nested mapping is walked with
+ * a table of its own through apply_map() (agent/config_int.h).
+ */
+struct cfg_custom {
+	const char	*type_doc;	/* the docs' Type column */
+	/* YAML: 0 = stored, -1 = reported */
+	int	(*apply)(struct lctx *, const struct cfg_key *, void *field,
+		    const struct ynode *);
+	/* liagent.ini's string; NULL: not settable there (warned) */
+	int	(*apply_str)(struct lctx *, const struct cfg_key *, void *field,
+		    const char *s, int line, int col);
+	void	(*init)(const struct cfg_key *, void *field);	/* NULL: zero */
+	void	(*free)(void *field);
+	/* "INDENTname: value\n" (or a block below) */
+	void	(*print)(FILE *, const struct cfg_key *, const void *field,
+		    const char *indent);
+};
 
 /*
  * A value check: 0 (fine), -1 (error reported) or 1 (warning reported,
@@ -61,6 +85,7 @@ struct cfg_key {
 						 * NULL = empty/absent/0 */
 	const char		*doc;		/* one line, for the docs */
 	unsigned		 flags;		/* KF_* */
+	const struct cfg_custom	*custom;	/* KT_CUSTOM */
 };
 
 /* One row; use named fields so a row reads as what it declares. */
@@ -75,7 +100,7 @@ struct kpos {
 	int	line, col;
 	bool	ok;
 };
-#define KPOS_MAX	32
+#define KPOS_MAX	64
 
 /*
  * A sink's finish() hook gets this once its destination is complete

@@ -12,6 +12,7 @@
 
 #include "t.h"
 #include "../../agent/config.h"
+#include "../../agent/config_int.h"
 #include "../../collectors/collector.h"
 #include "../../output/sink.h"
 
@@ -90,14 +91,80 @@ static const struct sink sink_testsink = {
 
 /* ---- the test collector: collectors/NAME.c would hold this ---- */
 
+/* A nested value, the shape of rules[].storm: `off` or {max: N, window: S}. */
+struct limit {
+	bool	 on;
+	int	 max;
+	int	 window;
+};
+
+static const struct cfg_key limit_keys[] = {
+	{ .name = "max", .type = KT_INT, .off = offsetof(struct limit, max),
+	  .min = 1, .max = 1000, .def = "10", .doc = "events" },
+	{ .name = "window", .type = KT_INT,
+	  .off = offsetof(struct limit, window), .min = 1, .max = 3600,
+	  .def = "60", .doc = "seconds" },
+};
+
+static void
+limit_init(const struct cfg_key *k, void *field)
+{
+	struct limit *l = field;
+
+	(void)k;
+	keys_init(limit_keys, 2, l, KS_ALL);
+	l->on = true;
+}
+
+static int
+limit_apply(struct lctx *c, const struct cfg_key *k, void *field,
+    const struct ynode *v)
+{
+	struct limit *l = field;
+
+	if (v->type == YN_SCALAR && !v->null && strcmp(v->s, "off") == 0) {
+		l->on = false;
+		return 0;
+	}
+	if (!want_map(c, v, k->name))
+		return -1;
+	l->on = true;
+	apply_map(c, limit_keys, 2, l, v, k->name, NULL);
+	return 0;
+}
+
+static void
+limit_print(FILE *f, const struct cfg_key *k, const void *field,
+    const char *in)
+{
+	const struct limit *l = field;
+
+	if (!l->on)
+		fprintf(f, "%s%s: off\n", in, k->name);
+	else
+		fprintf(f, "%s%s: { max: %d, window: %d }\n", in, k->name,
+		    l->max, l->window);
+}
+
+static const struct cfg_custom limit_type = {
+	.type_doc = "`off` or {max, window}",
+	.apply = limit_apply,
+	.init = limit_init,
+	.print = limit_print,
+};
+
 struct testcoll_opts {
-	int	 depth;
+	int		 depth;
+	struct limit	 limit;
 };
 
 static const struct cfg_key testcoll_keys[] = {
 	{ .name = "depth", .type = KT_INT,
 	  .off = offsetof(struct testcoll_opts, depth), .min = 1, .max = 5,
 	  .def = "2", .doc = "test: a depth" },
+	{ .name = "limit", .type = KT_CUSTOM,
+	  .off = offsetof(struct testcoll_opts, limit), .custom = &limit_type,
+	  .doc = "test: a nested value" },
 };
 
 static int
@@ -113,7 +180,7 @@ static const struct collector collector_testcoll = {
 	.default_interval = 42,
 	.collect = tc_collect,
 	.keys = testcoll_keys,
-	.nkeys = 1,
+	.nkeys = 2,
 	.opts_size = sizeof(struct testcoll_opts),
 };
 
@@ -210,7 +277,8 @@ TEST(defaults_from_the_tables)
 	    "  token: \"\"\n") != NULL);
 	CHECK(p != NULL && strstr(p, "\n  testcoll:\n    enabled: yes\n"
 	    "    interval: 42\n") != NULL);
-	CHECK(p != NULL && strstr(p, "    depth: 2\n") != NULL);
+	CHECK(p != NULL && strstr(p, "    depth: 2\n    limit: { max: 10, "
+	    "window: 60 }\n") != NULL);
 	free(p);
 	config_free(c);
 }
@@ -219,7 +287,8 @@ TEST(values_are_applied_and_printed)
 {
 	struct config *c = load("servers:\n  t:\n    proto: testsink\n"
 	    "    level: 7\n    label: fast\n    token: s3cret\n"
-	    "collectors:\n  testcoll:\n    depth: 4\n    interval: 5\n");
+	    "collectors:\n  testcoll:\n    depth: 4\n    interval: 5\n"
+	    "    limit: off\n");
 	const struct dest_conf *d = server(c, "t");
 	const struct testsink_opts *o = d ? sink_opts(d, &sink_testsink) : NULL;
 	char *p;
@@ -242,9 +311,21 @@ TEST(values_are_applied_and_printed)
 	CHECK(p != NULL && strstr(p, "s3cret") == NULL);
 	CHECK(p != NULL && strstr(p, "  testcoll:\n    enabled: yes\n"
 	    "    interval: 5\n") != NULL);
-	CHECK(p != NULL && strstr(p, "    depth: 4\n") != NULL);
+	CHECK(p != NULL && strstr(p, "    depth: 4\n    limit: off\n") != NULL);
 	free(p);
 	config_free(c);
+	/* the nested mapping, and what it prints loads again */
+	c = load("collectors:\n  testcoll:\n    limit: { window: 5 }\n");
+	CHECK(c != NULL);
+	CHECK_INT(nerr, 0);
+	p = c ? print_to_string(c) : NULL;
+	CHECK(p != NULL && strstr(p, "    limit: { max: 10, window: 5 }\n") !=
+	    NULL);
+	config_free(c);
+	c = p ? load(p) : NULL;
+	CHECK(c != NULL);
+	config_free(c);
+	free(p);
 }
 
 TEST(values_are_validated)
@@ -276,6 +357,9 @@ TEST(values_are_validated)
 	c = load("collectors:\n  testcoll:\n    depth: 0\n");
 	CHECK(c == NULL);
 	CHECK(strstr(msgs, "3:12: 'depth': 0 is out of range 1..5") != NULL);
+	c = load("collectors:\n  testcoll:\n    limit: { max: 0 }\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "3:19: 'max': 0 is out of range 1..1000") != NULL);
 	c = load("collectors:\n  testcol:\n    depth: 1\n");
 	CHECK(c == NULL);
 	CHECK(strstr(msgs, "unknown collector 'testcol'") != NULL &&
