@@ -18,13 +18,14 @@ extern const struct collector collector_smart;
 extern const struct collector collector_logwatch;
 extern const struct collector collector_agent;
 
+/* In this order in --print-config, "known:" messages and the scheduler. */
 const struct collector *const collectors_all[] = {
 	&collector_nic,
 	&collector_datastore,
 	&collector_vsan,
 	&collector_smart,
-	&collector_logwatch,
 	&collector_agent,
+	&collector_logwatch,
 	NULL
 };
 
