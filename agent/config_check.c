@@ -221,7 +221,7 @@ regex_from_perl(const char *re)
 	char *out = xmalloc(n * 3 + 1);
 	const char *p;
 
-	while ((p = regex_perlism(re)) != NULL) {
+	for (p = regex_perlism(re); p != NULL; p = regex_perlism(re)) {
 		memcpy(out + o, re, (size_t)(p - re));
 		o += (size_t)(p - re);
 		memcpy(out + o, p[1] == 'd' ? "[0-9]" : "[^0-9]",

@@ -405,10 +405,18 @@ suggest(const char *key, const char *const *names, size_t n, char *buf,
 	return buf;
 }
 
+/* errno's text, thread-safe (a reload reads the file beside running threads). */
+static const char *
+errtext(int e, char *buf, size_t len)
+{
+	return strerror_r(e, buf, len);
+}
+
 /* The whole file, NUL-terminated, at most CONFIG_MAX_BYTES. */
 char *
 read_whole_file(struct lctx *c, const char *path, size_t *lenp)
 {
+	char eb[128];
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -416,11 +424,13 @@ read_whole_file(struct lctx *c, const char *path, size_t *lenp)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		rep(c, true, 0, 0, "cannot open: %s", strerror(errno));
+		rep(c, true, 0, 0, "cannot open: %s", errtext(errno,
+		    eb, sizeof(eb)));
 		return NULL;
 	}
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		rep(c, true, 0, 0, "cannot read: %s", strerror(EISDIR));
+		rep(c, true, 0, 0, "cannot read: %s", errtext(EISDIR,
+		    eb, sizeof(eb)));
 		goto err;
 	}
 	for (;;) {
@@ -434,7 +444,8 @@ read_whole_file(struct lctx *c, const char *path, size_t *lenp)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rep(c, true, 0, 0, "cannot read: %s", strerror(errno));
+			rep(c, true, 0, 0, "cannot read: %s",
+			    errtext(errno, eb, sizeof(eb)));
 			goto err;
 		}
 		if (n == 0)
