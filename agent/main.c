@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "config.h"
 #include "exec.h"
+#include "fs.h"
 #include "log.h"
 #include "platform.h"
 #include "queue.h"
@@ -341,7 +342,7 @@ main(int argc, char **argv)
 	if (r.cfg->server.ssl_accept_any)
 		log_warn("server: ssl_accept_any is on: the server's certificate is not checked");
 
-	if (mkdir_p(platform_storage_dir(r.cfg), 0700) == -1)
+	if (fs_mkdir_p(platform_storage_dir(r.cfg), 0700) == -1)
 		log_warn("cannot create the storage directory %s: %s",
 		    platform_storage_dir(r.cfg), strerror(errno));
 	if (open_queue(&r) == -1)

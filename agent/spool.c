@@ -31,6 +31,7 @@
 
 #include "../output/sink.h"
 #include "buf.h"
+#include "fs.h"
 #include "log.h"
 #include "platform.h"
 #include "spool.h"
@@ -1229,7 +1230,7 @@ spool_open(const struct config *cfg, const char *const *dests, size_t ndests)
 	if (base == NULL || *base == '\0')
 		base = ".";
 	/* on failure spool_open_dir() falls back to memory: never no agent */
-	if (mkdir_p(base, 0700) < 0)
+	if (fs_mkdir_p(base, 0700) < 0)
 		log_error("spool: cannot create %s: %s", base, strerror(errno));
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/spool", base) >= sizeof(dir)) {
 		log_error("spool: storage directory path too long");

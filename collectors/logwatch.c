@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../agent/buf.h"
+#include "../agent/fs.h"
 #include "../agent/log.h"
 #include "follow.h"
 #include "logline.h"
@@ -711,7 +712,7 @@ lw_init(struct collector_ctx *ctx)
 		}
 		lw->nlogs++;
 	}
-	if (mkdir_p(dir, 0700) < 0 ||
+	if (fs_mkdir_p(dir, 0700) < 0 ||
 	    snprintf(path, sizeof(path), "%s/bookmarks", dir) >= (int)sizeof(path))
 		lw->bm = NULL;
 	else

@@ -18,6 +18,7 @@
 #include "../../agent/buf.h"
 #include "../../agent/event.h"
 #include "../../agent/exec.h"
+#include "../../agent/fs.h"
 #include "../../agent/kvstore.h"
 #include "../../output/sink.h"
 
@@ -293,7 +294,7 @@ writer(void *arg)
 
 	memset(data, w->fill, sizeof(data));
 	for (int i = 0; i < 300; i++)
-		if (write_file_atomic(w->path, data, sizeof(data)) != 0)
+		if (fs_write_atomic(w->path, data, sizeof(data), 0600) != 0)
 			w->failures++;
 	return NULL;
 }
