@@ -355,7 +355,10 @@ event_deserialize(const void *data, size_t len)
 	char *name = NULL, *value = NULL;
 
 	if (get_u(&r, 1, &v) == -1 || v != 1 || get_u(&r, 8, &ts) == -1 ||
-	    get_u(&r, 4, &v) == -1 || (value = get_str(&r, v)) == NULL)
+	    get_u(&r, 4, &v) == -1)
+		goto err;
+	value = get_str(&r, v);
+	if (value == NULL)
 		goto err;
 	ev = event_new((int64_t)ts, value);
 	free(value);
@@ -363,8 +366,13 @@ event_deserialize(const void *data, size_t len)
 	if (ev == NULL || get_u(&r, 4, &n) == -1 || n > 4096)
 		goto err;
 	for (i = 0; i < n; i++) {
-		if (get_u(&r, 2, &v) == -1 || (name = get_str(&r, v)) == NULL ||
-		    get_u(&r, 4, &v) == -1 || (value = get_str(&r, v)) == NULL)
+		if (get_u(&r, 2, &v) == -1)
+			goto err;
+		name = get_str(&r, v);
+		if (name == NULL || get_u(&r, 4, &v) == -1)
+			goto err;
+		value = get_str(&r, v);
+		if (value == NULL)
 			goto err;
 		if (!field_name_valid(name) || event_set(ev, name, value) == -1)
 			goto err;
