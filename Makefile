@@ -66,7 +66,7 @@ test-deps:
 
 run: deps
 	$(MAKE) all
-	$(B)/esxwatch -c agent.yaml
+	ESXWATCH_RULES_FILE=collectors/rules/esxi.yaml $(B)/esxwatch -c agent.yaml
 
 check: all unit
 
