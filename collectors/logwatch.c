@@ -24,6 +24,7 @@
 #include "../agent/buf.h"
 #include "../agent/fs.h"
 #include "../agent/log.h"
+#include "../agent/utf8.h"
 #include "follow.h"
 #include "logline.h"
 #include "logwatch.h"
@@ -309,7 +310,7 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 	size_t i;
 
 	buf_reset(&lw->text);
-	if (buf_utf8_valid(&lw->text, line, len) < 0 ||
+	if (utf8_repair(&lw->text, line, len) < 0 ||
 	    (truncated && buf_puts(&lw->text, EVENT_TRUNC_MARKER) < 0))
 		return NULL;
 	logline_parse(line, len, lw->now, &ll);

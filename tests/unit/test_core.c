@@ -19,7 +19,9 @@
 #include "../../agent/event.h"
 #include "../../agent/exec.h"
 #include "../../agent/fs.h"
+#include "../../agent/json.h"
 #include "../../agent/kvstore.h"
+#include "../../agent/utf8.h"
 #include "../../output/sink.h"
 
 static char tmpdir[] = "/tmp/esxwatch-test-core-XXXXXX";
@@ -42,7 +44,7 @@ TEST(json_escapes_and_fixes_utf8)
 	const char in[] = "a\"b\\c\n\t\x01\xff\xc3\xa9\xe2\x82";
 
 	buf_init(&b, 0);
-	CHECK_INT(buf_json_str(&b, in, sizeof(in) - 1), 0);
+	CHECK_INT(json_put_str(&b, in, sizeof(in) - 1), 0);
 	/* é kept, 0xff and the truncated 3-byte sequence replaced */
 	CHECK_STR(b.data, "\"a\\\"b\\\\c\\n\\t\\u0001\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\"");
 	buf_free(&b);
@@ -56,7 +58,7 @@ TEST(utf8_overlong_and_surrogates_replaced)
 	/* overlong '/', a UTF-16 surrogate, a code point past U+10FFFF */
 	static const char in[] = "\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80";
 
-	buf_utf8_valid(&b, in, sizeof(in) - 1);
+	utf8_repair(&b, in, sizeof(in) - 1);
 	CHECK(strstr(b.data, "\xc0") == NULL);
 	CHECK(strstr(b.data, "\xed\xa0") == NULL);
 	CHECK(strstr(b.data, "\xf4\x90") == NULL);
