@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 static int		 log_fd = 2;
@@ -123,15 +124,13 @@ log_limited(enum log_level lvl, const char *key, int period_s,
 	struct limit_slot *s = NULL, *oldest = &limit_slots[0];
 	unsigned long suppressed;
 	char msg[3072];
-	struct timespec ts;
 	time_t now;
 	va_list ap;
 	int i;
 
 	/* Monotonic: a wall clock set back must not silence a key for as
 	 * long as it went back.  +1: 0 means "never printed". */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec + 1;
+	now = (time_t)(mono_ms() / 1000) + 1;
 
 	pthread_mutex_lock(&log_mtx);
 	for (i = 0; i < LIMIT_SLOTS; i++) {
