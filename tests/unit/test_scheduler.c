@@ -6,6 +6,7 @@
  * collectors whose calls are counted, and every emitted event lands here.
  */
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -503,9 +504,20 @@ TEST(loop_intervals_and_a_hung_collector)
 	config_free(cfg);
 }
 
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
 int
 main(void)
 {
+	int rc;
+
 	T_PROG("test_scheduler");
 	if (mkdtemp(tmpdir) == NULL) {
 		perror("mkdtemp");
@@ -517,5 +529,7 @@ main(void)
 	RUN(emit_reports_a_refused_push);
 	RUN(loop_intervals_and_a_hung_collector);
 	got_clear();
-	return t_done();
+	rc = t_done();
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return rc;
 }
