@@ -36,7 +36,7 @@ LIBOBJS	:= $(LIBSRCS:%.c=$(B)/obj/%.o)
 TESTSRCS := $(wildcard tests/unit/test_*.c)
 TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps run test test-deps unit check clean bench vib deb esxi fuzz
+.PHONY: all deps run test test-deps unit check clean bench vib deb esxi fuzz lint
 
 all: $(B)/esxwatch
 
@@ -65,13 +65,20 @@ test-deps:
 
 run: deps
 	$(MAKE) all
-	$(B)/esxwatch -c agent.yaml
+	ESXWATCH_RULES_FILE=collectors/rules/esxi.yaml $(B)/esxwatch -c agent.yaml
 
 check: all unit
+
+# The house rules (COMMON/DESIGN): no assignment in a condition, no banned
+# function, strerror only in the log helpers, file and function size limits.
+# tests/lint/allow.txt lists the files not yet clean.
+lint:
+	@python3 tests/lint/checksrc.py
 
 # The whole suite: unit tests (normal and sanitizer builds), end-to-end tests
 # against the real binary.  Last line: "N passed, N failed".
 test: test-deps
+	$(MAKE) lint
 	$(MAKE) all unit
 	$(MAKE) SANITIZE=1 all unit
 	-$(MAKE) esxi
@@ -89,7 +96,7 @@ esxi:
 # Fuzz targets (clang libFuzzer): build/fuzz/fuzz_NAME from tests/fuzz/fuzz_NAME.c.
 FUZZSRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZBINS := $(FUZZSRCS:tests/fuzz/%.c=build/fuzz/%)
-FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=fuzzer-no-link,address,undefined \
+FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=fuzzer-no-link,address,undefined -MMD -MP \
 	-DESXWATCH_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(QUEUEFLAGS)
 FUZZOBJS := $(LIBSRCS:%.c=build/fuzz/obj/%.o)
 build/fuzz/obj/%.o: %.c
@@ -118,4 +125,8 @@ deb: $(PKG_BIN)
 clean:
 	rm -rf build
 
--include $(LIBOBJS:.o=.d) $(B)/obj/agent/main.d
+# Header dependencies (-MMD): the library, the binary, the unit tests (so a
+# test binary rebuilds when tests/unit/*.h or a product header changes) and
+# the fuzz targets.
+-include $(LIBOBJS:.o=.d) $(B)/obj/agent/main.d $(TESTBINS:=.d)
+-include $(FUZZOBJS:.o=.d) $(FUZZBINS:=.d)

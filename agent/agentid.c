@@ -16,6 +16,7 @@
 #include "agentid.h"
 #include "config.h"
 #include "exec.h"
+#include "fs.h"
 #include "log.h"
 #include "platform.h"
 
@@ -92,7 +93,7 @@ agentid_parse_esxcli(const char *text, char *out, size_t outlen)
 	/* The line is "   UUID: 0x4c 0x4c 0x45 ..." (16 bytes, no zero
 	 * padding: "0x0"); some builds print one 32-digit hex string or an
 	 * already dashed UUID.  Accept all three. */
-	for (p = text; (p = strstr(p, "UUID:")) != NULL; p += 5)
+	for (p = strstr(text, "UUID:"); p != NULL; p = strstr(p + 5, "UUID:"))
 		if (p == text || p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n')
 			break;
 	if (p == NULL)
@@ -154,7 +155,6 @@ int
 agentid_generate(char *out, size_t outlen)
 {
 	unsigned char b[16];
-	size_t got = 0;
 	ssize_t n;
 	int fd;
 
@@ -163,17 +163,10 @@ agentid_generate(char *out, size_t outlen)
 	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 	if (fd == -1)
 		return -1;
-	while (got < sizeof(b)) {
-		n = read(fd, b + got, sizeof(b) - got);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		got += (size_t)n;
-	}
+	n = fs_read_upto(fd, b, sizeof(b));
 	close(fd);
+	if (n != (ssize_t)sizeof(b))
+		return -1;
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);	/* version 4 */
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);	/* RFC 4122 variant */
 	format_uuid(b, out, outlen);
@@ -189,7 +182,7 @@ read_small(const char *path, char *out, size_t outlen)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1)
 		return -1;
-	n = read(fd, out, outlen - 1);
+	n = fs_read_upto(fd, out, outlen - 1);
 	close(fd);
 	if (n < 0)
 		return -1;
@@ -201,9 +194,8 @@ read_small(const char *path, char *out, size_t outlen)
 int
 agentid_stored(const char *dir, char *out, size_t outlen)
 {
-	char path[4096], tmp[4096 + 16], id[128];
+	char path[4096], id[128];
 	size_t len;
-	int fd = -1;
 
 	if (outlen < AGENTID_LEN + 1)
 		return -1;
@@ -218,45 +210,25 @@ agentid_stored(const char *dir, char *out, size_t outlen)
 	}
 	if (agentid_generate(id, sizeof(id)) == -1) {
 		log_error("cannot read /dev/urandom for the agent id: %s",
-		    strerror(errno));
+		    log_errstr(errno));
 		return -1;
 	}
-	if (mkdir_p(dir, 0700) == -1) {
-		log_error("cannot create %s: %s", dir, strerror(errno));
+	if (fs_mkdir_p(dir, 0700) == -1) {
+		log_error("cannot create %s: %s", dir, log_errstr(errno));
 		return -1;
 	}
-	/* temp + rename: a crash never leaves a half-written id behind. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1)
-		goto err;
+	/* temp + fsync + rename + fsync of the directory: a crash never
+	 * leaves a half-written id behind, and a power cut must not give the
+	 * host a second identity. */
 	len = strlen(id);
 	id[len] = '\n';
-	if (write(fd, id, len + 1) != (ssize_t)(len + 1) || fsync(fd) == -1)
-		goto err;
+	if (fs_write_atomic(path, id, len + 1, 0600) == -1) {
+		log_error("cannot write %s: %s", path, log_errstr(errno));
+		return -1;
+	}
 	id[len] = '\0';
-	if (close(fd) == -1) {
-		fd = -1;
-		goto err;
-	}
-	fd = -1;
-	if (rename(tmp, path) == -1)
-		goto err;
-	/* the new name is durable once the directory is: a power cut must
-	 * not give the host a second identity */
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd != -1) {
-		(void)fsync(fd);
-		close(fd);
-	}
 	snprintf(out, outlen, "%s", id);
 	return 0;
-err:
-	log_error("cannot write %s: %s", path, strerror(errno));
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	return -1;
 }
 
 static int

@@ -37,21 +37,4 @@ int	 buf_vprintf(struct buf *, const char *, va_list);
 /* Detach the data (caller frees); the buffer is left empty. */
 char	*buf_steal(struct buf *);
 
-/*
- * Append s[0..n) as a JSON string literal (with the quotes).  Control
- * characters are escaped, invalid UTF-8 sequences become U+FFFD, so the
- * output is always valid JSON whatever the input.
- */
-int	 buf_json_str(struct buf *, const char *s, size_t n);
-
-/*
- * Copy s[0..n) into the buffer as valid UTF-8: every invalid sequence is
- * replaced by U+FFFD (EF BF BD).  NUL bytes are replaced as well.
- */
-int	 buf_utf8_valid(struct buf *, const char *s, size_t n);
-
-/* Length of the longest prefix of s[0..n) that is at most max bytes and does
- * not end in the middle of a UTF-8 sequence. */
-size_t	 utf8_cut(const char *s, size_t n, size_t max);
-
 #endif

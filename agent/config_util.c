@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config_int.h"
+#include "log.h"
 
 /* ------------------------------------------------------------------ */
 /* Memory and small string helpers                                     */
@@ -409,7 +410,8 @@ suggest(const char *key, const char *const *names, size_t n, char *buf,
 static const char *
 errtext(int e, char *buf, size_t len)
 {
-	return strerror_r(e, buf, len);
+	snprintf(buf, len, "%s", log_errstr(e));
+	return buf;
 }
 
 /* The whole file, NUL-terminated, at most CONFIG_MAX_BYTES. */

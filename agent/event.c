@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include "event.h"
+#include "json.h"
 #include "log.h"
+#include "utf8.h"
 
 #define FIELD_NAME_MAX	128
 
@@ -31,7 +33,7 @@ clean_text(const char *s, size_t n, size_t max)
 	size_t keep;
 
 	buf_init(&b, 0);
-	if (buf_utf8_valid(&b, s, n) == -1) {
+	if (utf8_repair(&b, s, n) == -1) {
 		buf_free(&b);
 		return NULL;
 	}
@@ -259,15 +261,15 @@ event_to_json(const struct event *ev, struct buf *out)
 	size_t i;
 
 	if (buf_printf(out, "{\"timestamp\":%" PRId64 ",\"text\":", ev->timestamp_ms) == -1 ||
-	    buf_json_str(out, ev->text, strlen(ev->text)) == -1)
+	    json_put_str(out, ev->text, strlen(ev->text)) == -1)
 		return -1;
 	for (i = 0; i < ev->nfields; i++) {
 		const struct field *f = &ev->fields[i];
 
 		if (buf_putc(out, ',') == -1 ||
-		    buf_json_str(out, f->name, strlen(f->name)) == -1 ||
+		    json_put_str(out, f->name, strlen(f->name)) == -1 ||
 		    buf_putc(out, ':') == -1 ||
-		    buf_json_str(out, f->value, strlen(f->value)) == -1)
+		    json_put_str(out, f->value, strlen(f->value)) == -1)
 			return -1;
 	}
 	return buf_putc(out, '}');
@@ -355,7 +357,10 @@ event_deserialize(const void *data, size_t len)
 	char *name = NULL, *value = NULL;
 
 	if (get_u(&r, 1, &v) == -1 || v != 1 || get_u(&r, 8, &ts) == -1 ||
-	    get_u(&r, 4, &v) == -1 || (value = get_str(&r, v)) == NULL)
+	    get_u(&r, 4, &v) == -1)
+		goto err;
+	value = get_str(&r, v);
+	if (value == NULL)
 		goto err;
 	ev = event_new((int64_t)ts, value);
 	free(value);
@@ -363,8 +368,13 @@ event_deserialize(const void *data, size_t len)
 	if (ev == NULL || get_u(&r, 4, &n) == -1 || n > 4096)
 		goto err;
 	for (i = 0; i < n; i++) {
-		if (get_u(&r, 2, &v) == -1 || (name = get_str(&r, v)) == NULL ||
-		    get_u(&r, 4, &v) == -1 || (value = get_str(&r, v)) == NULL)
+		if (get_u(&r, 2, &v) == -1)
+			goto err;
+		name = get_str(&r, v);
+		if (name == NULL || get_u(&r, 4, &v) == -1)
+			goto err;
+		value = get_str(&r, v);
+		if (value == NULL)
 			goto err;
 		if (!field_name_valid(name) || event_set(ev, name, value) == -1)
 			goto err;

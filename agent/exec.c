@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "exec.h"
+#include "log.h"
 
 #define EXEC_ERR_MAX	(64u * 1024)
 #define EXEC_TICK_MS	200	/* how often a wait looks at the abort flag */
@@ -152,13 +153,71 @@ kill_group(pid_t pid, int *statusp)
 		;
 }
 
+/* Read the tool's stdout and stderr until both close or the deadline (or a
+ * stop) passes. */
+static void
+collect(int ofd, int efd, int64_t deadline, struct buf *out, size_t max_out,
+    struct buf *err, struct exec_result *res)
+{
+	bool out_eof = false, err_eof = false, err_trunc = false;
+
+	while (!(out_eof && err_eof)) {
+		struct pollfd pfd[2];
+		int64_t left = deadline - mono_ms();
+		int n = 0, rc;
+
+		if (left <= 0 || is_aborting()) {
+			res->timed_out = true;
+			res->cancelled = left > 0;
+			break;
+		}
+		if (!out_eof) {
+			pfd[n].fd = ofd;
+			pfd[n++].events = POLLIN;
+		}
+		if (!err_eof) {
+			pfd[n].fd = efd;
+			pfd[n++].events = POLLIN;
+		}
+		rc = poll(pfd, (nfds_t)n, left > EXEC_TICK_MS ? EXEC_TICK_MS : (int)left);
+		if (rc == -1 && errno != EINTR)
+			break;
+		if (!out_eof)
+			out_eof = drain(ofd, out, max_out, &res->truncated);
+		if (!err_eof)
+			err_eof = drain(efd, err, EXEC_ERR_MAX, &err_trunc);
+	}
+}
+
+/* Output closed: the tool should exit now; wait until the deadline.  True
+ * when it was reaped. */
+static bool
+reap(pid_t pid, int64_t deadline, int *status, struct exec_result *res)
+{
+	while (!res->timed_out) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			return true;
+		if (w == -1 && errno != EINTR)
+			break;
+		if (mono_ms() >= deadline || is_aborting()) {
+			res->timed_out = true;
+			res->cancelled = mono_ms() < deadline;
+			break;
+		}
+		poll(NULL, 0, 10);
+	}
+	return false;
+}
+
 int
 exec_run(const char *const argv[], int timeout_ms, size_t max_out,
     struct exec_result *res)
 {
 	int op[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	struct buf out, err;
-	bool out_eof = false, err_eof = false, err_trunc = false, reaped = false;
+	bool reaped;
 	int64_t deadline;
 	int status = 0;
 	pid_t pid;
@@ -188,49 +247,8 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 	set_cloexec_nonblock(ep[0]);
 
 	deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 30000);
-	while (!(out_eof && err_eof)) {
-		struct pollfd pfd[2];
-		int64_t left = deadline - mono_ms();
-		int n = 0;
-
-		if (left <= 0 || is_aborting()) {
-			res->timed_out = true;
-			res->cancelled = left > 0;
-			break;
-		}
-		if (!out_eof) {
-			pfd[n].fd = op[0];
-			pfd[n++].events = POLLIN;
-		}
-		if (!err_eof) {
-			pfd[n].fd = ep[0];
-			pfd[n++].events = POLLIN;
-		}
-		if (poll(pfd, (nfds_t)n, left > EXEC_TICK_MS ? EXEC_TICK_MS : (int)left) == -1 &&
-		    errno != EINTR)
-			break;
-		if (!out_eof)
-			out_eof = drain(op[0], &out, max_out, &res->truncated);
-		if (!err_eof)
-			err_eof = drain(ep[0], &err, EXEC_ERR_MAX, &err_trunc);
-	}
-	/* Output closed: the tool should exit now; wait until the deadline. */
-	while (!res->timed_out) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid) {
-			reaped = true;
-			break;
-		}
-		if (w == -1 && errno != EINTR)
-			break;
-		if (mono_ms() >= deadline || is_aborting()) {
-			res->timed_out = true;
-			res->cancelled = mono_ms() < deadline;
-			break;
-		}
-		poll(NULL, 0, 10);
-	}
+	collect(op[0], ep[0], deadline, &out, max_out, &err, res);
+	reaped = reap(pid, deadline, &status, res);
 	if (!reaped)
 		kill_group(pid, &status);
 	close(op[0]);
@@ -256,7 +274,7 @@ fail:
 		}
 		buf_free(&out);
 		buf_reset(&err);
-		buf_printf(&err, "cannot run %s: %s", argv[0], strerror(e));
+		buf_printf(&err, "cannot run %s: %s", argv[0], log_errstr(e));
 		res->err_len = err.len;
 		res->err = buf_steal(&err);
 		res->out = calloc(1, 1);

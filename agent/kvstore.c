@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fs.h"
 #include "kvstore.h"
 #include "log.h"
 
@@ -183,15 +184,19 @@ kv_load(struct kvstore *kv)
 
 	if (fd == -1) {
 		if (errno != ENOENT)
-			log_warn("state file %s: %s", kv->path, strerror(errno));
+			log_warn("state file %s: %s", kv->path, log_errstr(errno));
 		return;
 	}
 	buf_init(&b, KV_FILE_MAX);
-	while ((n = read(fd, tmp, sizeof(tmp))) > 0)
+	for (;;) {
+		n = fs_read_upto(fd, tmp, sizeof(tmp));
+		if (n <= 0)
+			break;
 		if (buf_append(&b, tmp, (size_t)n) == -1) {
 			log_warn("state file %s is too large; ignoring the rest", kv->path);
 			break;
 		}
+	}
 	close(fd);
 	for (line = b.data; line && *line; line = end + 1) {
 		char *tab, *k, *v;
@@ -250,86 +255,6 @@ kv_close(struct kvstore *kv)
 	free(kv);
 }
 
-/* Make a rename in path's directory durable (best effort: some file
- * systems cannot fsync a directory). */
-static void
-sync_parent_dir(const char *path)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	size_t n;
-	int fd;
-
-	if (slash == NULL) {
-		dir[0] = '.';
-		n = 1;
-	} else {
-		n = slash == path ? 1 : (size_t)(slash - path);
-		if (n >= sizeof(dir))
-			return;
-		memcpy(dir, path, n);
-	}
-	dir[n] = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1)
-		return;
-	(void)fsync(fd);
-	close(fd);
-}
-
-/*
- * Write data to path atomically: temp file, fsync, rename, fsync of the
- * directory (else a power loss can undo the rename).  The temp name is
- * unique per call, so two threads saving the same path never write into
- * one temp file.
- */
-int
-write_file_atomic(const char *path, const void *data, size_t len)
-{
-	static unsigned long seq;	/* __atomic */
-	struct buf tmp;
-	const char *p = data;
-	int fd = -1, e;
-
-	buf_init(&tmp, 0);
-	if (buf_printf(&tmp, "%s.tmp.%ld.%lu", path, (long)getpid(),
-	    __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED)) == -1)
-		goto err;
-	fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1)
-		goto err;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			goto err;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (fsync(fd) == -1 || close(fd) == -1) {
-		fd = -1;
-		goto err;
-	}
-	fd = -1;
-	if (rename(tmp.data, path) == -1)
-		goto err;
-	sync_parent_dir(path);
-	buf_free(&tmp);
-	return 0;
-err:
-	e = errno;
-	if (fd != -1)
-		close(fd);
-	if (tmp.data)
-		unlink(tmp.data);
-	buf_free(&tmp);
-	errno = e;
-	return -1;
-}
-
 int
 kv_save(struct kvstore *kv)
 {
@@ -347,9 +272,9 @@ kv_save(struct kvstore *kv)
 			log_error("state %s: too large to save", kv->path);
 			return -1;
 		}
-	r = write_file_atomic(kv->path, b.data ? b.data : "", b.len);
+	r = fs_write_atomic(kv->path, b.data ? b.data : "", b.len, 0600);
 	if (r == -1)
-		log_error("cannot save state %s: %s", kv->path, strerror(errno));
+		log_error("cannot save state %s: %s", kv->path, log_errstr(errno));
 	else
 		kv->dirty = false;
 	buf_free(&b);

@@ -26,7 +26,4 @@ bool		 kv_dirty(const struct kvstore *);
 /* Write if dirty. */
 int		 kv_save(struct kvstore *);
 
-/* Replace path with data atomically (temp + fsync + rename, mode 0600). */
-int		 write_file_atomic(const char *path, const void *data, size_t len);
-
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 static int		 log_fd = 2;
@@ -34,7 +35,7 @@ log_init(int debug_level, const char *path)
 	}
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd == -1) {
-		log_error("cannot open log file %s: %s", path, strerror(errno));
+		log_error("cannot open log file %s: %s", path, log_errstr(errno));
 		return -1;
 	}
 	pthread_mutex_lock(&log_mtx);
@@ -123,15 +124,13 @@ log_limited(enum log_level lvl, const char *key, int period_s,
 	struct limit_slot *s = NULL, *oldest = &limit_slots[0];
 	unsigned long suppressed;
 	char msg[3072];
-	struct timespec ts;
 	time_t now;
 	va_list ap;
 	int i;
 
 	/* Monotonic: a wall clock set back must not silence a key for as
 	 * long as it went back.  +1: 0 means "never printed". */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec + 1;
+	now = (time_t)(mono_ms() / 1000) + 1;
 
 	pthread_mutex_lock(&log_mtx);
 	for (i = 0; i < LIMIT_SLOTS; i++) {
@@ -165,6 +164,30 @@ log_limited(enum log_level lvl, const char *key, int period_s,
 		log_msg(lvl, "%s (%lu similar messages suppressed)", msg, suppressed);
 	else
 		log_msg(lvl, "%s", msg);
+}
+
+/* strerror_r is the GNU one (returns the text) on glibc and the XSI one
+ * (fills buf, returns 0) on musl: take either. */
+static inline __attribute__((unused)) const char *
+errstr_gnu(const char *text, char *buf)
+{
+	(void)buf;
+	return text;
+}
+
+static inline __attribute__((unused)) const char *
+errstr_xsi(int rc, char *buf)
+{
+	return rc == 0 ? buf : "unknown error";
+}
+
+const char *
+log_errstr(int err)
+{
+	static _Thread_local char buf[128];
+
+	return _Generic(strerror_r(err, buf, sizeof(buf)),
+	    char *: errstr_gnu, int: errstr_xsi)(strerror_r(err, buf, sizeof(buf)), buf);
 }
 
 void

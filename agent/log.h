@@ -33,6 +33,14 @@ void	log_vmsg(enum log_level, const char *fmt, va_list);
 void	log_limited(enum log_level, const char *key, int period_s,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * The text of errno value err, for a log line.  strerror() is not
+ * thread-safe (a static buffer on some C libraries): this is the only place
+ * that calls the C library for it, and the text lives in a per-thread
+ * buffer valid until this thread's next call.
+ */
+const char *log_errstr(int err);
+
 /* Broken invariant: log and exit(1). */
 void	fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "config.h"
 #include "exec.h"
+#include "fs.h"
 #include "log.h"
 #include "platform.h"
 #include "queue.h"
@@ -389,9 +390,9 @@ install_signals(void)
 static void
 start_all(struct running *r)
 {
-	if (mkdir_p(platform_storage_dir(r->cfg), 0700) == -1)
+	if (fs_mkdir_p(platform_storage_dir(r->cfg), 0700) == -1)
 		log_warn("cannot create the storage directory %s: %s",
-		    platform_storage_dir(r->cfg), strerror(errno));
+		    platform_storage_dir(r->cfg), log_errstr(errno));
 	r->src.started_ms = now_ms();
 	r->deps.totals = shipper_totals_new();
 	r->deps.agentid = agentid_new();

@@ -82,14 +82,6 @@ platform_storage_dir(const struct config *cfg)
 	    "/var/lib/esxwatch";
 }
 
-const char *
-platform_log_dir(const struct config *cfg)
-{
-	if (cfg && cfg->log_dir && *cfg->log_dir)
-		return cfg->log_dir;
-	return "/var/log";
-}
-
 static int
 try_dir(const char *dir, const char *name, char *out, size_t outlen)
 {
@@ -120,29 +112,4 @@ platform_find_tool(const struct config *cfg, const char *name, char *out,
 		if (try_dir(dirs[i], name, out, outlen) == 0)
 			return 0;
 	return -1;
-}
-
-int
-mkdir_p(const char *path, int mode)
-{
-	char tmp[PATH_MAX];
-	size_t len = strlen(path);
-	char *p;
-
-	if (len == 0 || len >= sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(tmp, path, len + 1);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, (mode_t)mode) == -1 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, (mode_t)mode) == -1 && errno != EEXIST)
-		return -1;
-	return 0;
 }

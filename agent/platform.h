@@ -18,8 +18,6 @@ const char	*platform_name(enum platform);
 const char	*platform_hostname(const struct config *);
 /* storage.directory or the platform default (/scratch/esxwatch, /var/lib/esxwatch). */
 const char	*platform_storage_dir(const struct config *);
-/* host.log_dir or /var/log */
-const char	*platform_log_dir(const struct config *);
 /*
  * Find an executable: host.tools_dir first, then the platform's usual
  * places (/bin /sbin /usr/bin /usr/sbin /usr/lib/vmware/vsan/bin ...).
@@ -27,7 +25,5 @@ const char	*platform_log_dir(const struct config *);
  */
 int		 platform_find_tool(const struct config *, const char *name,
 		    char *out, size_t outlen);
-/* mkdir -p with mode 0700 for each created component. */
-int		 mkdir_p(const char *path, int mode);
 
 #endif

@@ -25,6 +25,7 @@
 #include "../collectors/collector.h"
 #include "clock.h"
 #include "exec.h"
+#include "fs.h"
 #include "log.h"
 #include "scheduler.h"
 
@@ -49,7 +50,6 @@ struct scheduler {
 	struct queue		*q;
 	struct entry		*entries;
 	size_t			 n;
-	unsigned long long	 emitted;	/* __atomic: emit() runs on many threads */
 	unsigned long long	 failed;
 	const char		*hostname;
 	enum platform		 platform;
@@ -105,9 +105,7 @@ emit(struct emitter *em, struct event *ev)
 			r = event_set_default(ev, tags->v[i].key, tags->v[i].value);
 	if (r == 0)
 		r = queue_push(s->q, ev);
-	if (r == 0)
-		__atomic_add_fetch(&s->emitted, 1, __ATOMIC_RELAXED);
-	else {
+	if (r != 0) {
 		__atomic_add_fetch(&s->failed, 1, __ATOMIC_RELAXED);
 		log_limited(LOG_ERROR, "emit", 60, "could not queue an event from %s",
 		    em->collector);
@@ -132,10 +130,10 @@ open_state(const struct config *cfg, const char *name)
 	if (snprintf(dir, sizeof(dir), "%s/state", base) >= (int)sizeof(dir) ||
 	    snprintf(path, sizeof(path), "%s/%s.kv", dir, name) >= (int)sizeof(path))
 		return kv_open(NULL);
-	if (mkdir_p(dir, 0700) == -1) {
+	if (fs_mkdir_p(dir, 0700) == -1) {
 		log_limited(LOG_WARN, "state-dir", 3600,
 		    "cannot create %s (%s): previous observations will not survive a restart",
-		    dir, strerror(errno));
+		    dir, log_errstr(errno));
 		return kv_open(NULL);
 	}
 	kv = kv_open(path);
@@ -359,10 +357,4 @@ sched_stop(struct scheduler *s)
 	pthread_mutex_destroy(&s->mtx);
 	pthread_cond_destroy(&s->cond);
 	free(s);
-}
-
-unsigned long long
-sched_emitted(const struct scheduler *s)
-{
-	return s ? __atomic_load_n(&s->emitted, __ATOMIC_RELAXED) : 0;
 }

@@ -27,7 +27,5 @@ void	sched_loop(struct scheduler *, volatile sig_atomic_t *stop,
 	    volatile sig_atomic_t *reload);
 /* fini() every collector and persist its state. */
 void	sched_stop(struct scheduler *);
-/* Events emitted since start. */
-unsigned long long sched_emitted(const struct scheduler *);
 
 #endif

@@ -204,7 +204,7 @@ segstore_release(struct segstore *st, size_t i, bool unlink_file)
 	 * a directory of our own, ids are not ours to unlink */
 	if (unlink_file && !st->nodisk &&
 	    unlink(seg_path(st, s->id, path, sizeof(path))) < 0 && errno != ENOENT)
-		log_warn("spool: cannot remove %s: %s", path, strerror(errno));
+		log_warn("spool: cannot remove %s: %s", path, log_errstr(errno));
 	st->gen++;	/* every read window may show what is gone */
 	memmove(s, s + 1, (st->nsegs - i - 1) * sizeof(*s));
 	st->nsegs--;
@@ -224,7 +224,7 @@ seg_open_fd(struct segstore *st, struct seg *s)
 		int err = errno;
 
 		log_limited(LOG_ERROR, "spool:open", 60, "spool: cannot open %s: %s",
-		    path, strerror(err));
+		    path, log_errstr(err));
 		errno = err;
 	}
 	return s->fd;
@@ -284,7 +284,7 @@ segstore_bytes(struct segstore *st, struct segwin *w, struct seg *s, uint64_t of
 	if (rc < 0) {
 		w->err = err;
 		log_limited(LOG_ERROR, "spool:read", 60, "spool: cannot read segment %016"
-		    PRIx64 ": %s", s->id, strerror(err));
+		    PRIx64 ": %s", s->id, log_errstr(err));
 		return -1;
 	}
 	w->ok = true;
@@ -382,7 +382,7 @@ segstore_cursor_write(const struct segstore *st, const char *name, const struct 
 	return 0;
 err:
 	log_limited(LOG_ERROR, "spool:cursor", 60, "spool: cannot save cursor %s: %s",
-	    path, strerror(errno));
+	    path, log_errstr(errno));
 	(void)unlink(tmp);
 	return -1;
 }
@@ -486,7 +486,7 @@ segstore_load(struct segstore *st, uint64_t id, bool last, struct spoolrec_scan 
 
 	seg_path(st, id, path, sizeof(path));
 	if (load_file(path, &data, &len) < 0) {
-		log_error("spool: cannot read %s: %s; skipping it", path, strerror(errno));
+		log_error("spool: cannot read %s: %s; skipping it", path, log_errstr(errno));
 		return 0;
 	}
 	sc->nrec = 0;
@@ -504,7 +504,7 @@ segstore_load(struct segstore *st, uint64_t id, bool last, struct spoolrec_scan 
 			    path, len - end);
 		}
 		if (truncate(path, (off_t)end) < 0)
-			log_error("spool: cannot truncate %s: %s", path, strerror(errno));
+			log_error("spool: cannot truncate %s: %s", path, log_errstr(errno));
 	}
 	if (sc->regions > regions0)
 		log_warn("spool: %s: %" PRIu64 " damaged regions, %" PRIu64
@@ -513,7 +513,7 @@ segstore_load(struct segstore *st, uint64_t id, bool last, struct spoolrec_scan 
 	if (sc->nrec == 0) {
 		/* nothing worth keeping */
 		if (unlink(path) < 0)
-			log_warn("spool: cannot remove %s: %s", path, strerror(errno));
+			log_warn("spool: cannot remove %s: %s", path, log_errstr(errno));
 		return 0;
 	}
 	s = seg_add(st, id);
@@ -605,7 +605,7 @@ make_dir(const char *dir)
 	struct stat st;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		log_error("spool: cannot create %s: %s", dir, strerror(errno));
+		log_error("spool: cannot create %s: %s", dir, log_errstr(errno));
 		return -1;
 	}
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -613,7 +613,7 @@ make_dir(const char *dir)
 		return -1;
 	}
 	if ((st.st_mode & 07777) != 0700 && chmod(dir, 0700) < 0)
-		log_warn("spool: cannot chmod 0700 %s: %s", dir, strerror(errno));
+		log_warn("spool: cannot chmod 0700 %s: %s", dir, log_errstr(errno));
 	return 0;
 }
 
@@ -632,7 +632,7 @@ segstore_lock(struct segstore *st)
 	snprintf(path, sizeof(path), "%s/lock", st->dir);
 	st->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (st->lockfd < 0) {
-		log_error("spool: cannot open %s: %s", path, strerror(errno));
+		log_error("spool: cannot open %s: %s", path, log_errstr(errno));
 		return -1;
 	}
 	memset(&fl, 0, sizeof(fl));
@@ -645,7 +645,7 @@ segstore_lock(struct segstore *st)
 			/* a filesystem without locks: run unguarded rather than
 			 * not durable at all */
 			log_warn("spool: cannot lock %s: %s; make sure only one "
-			    "esxwatch uses %s", path, strerror(err), st->dir);
+			    "esxwatch uses %s", path, log_errstr(err), st->dir);
 			return 0;
 		}
 		if (fcntl(st->lockfd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
@@ -659,7 +659,7 @@ segstore_lock(struct segstore *st)
 	}
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(st->lockfd, 0) < 0 || segstore_write_all(st->lockfd, pid, (size_t)n, 0) < 0)
-		log_warn("spool: cannot write %s: %s", path, strerror(errno));
+		log_warn("spool: cannot write %s: %s", path, log_errstr(errno));
 	return 0;
 }
 
@@ -689,7 +689,7 @@ segstore_seal(struct segstore *st)
 			int err = errno;
 
 			log_error("spool: fsync segment %016" PRIx64 ": %s", s->id,
-			    strerror(err));
+			    log_errstr(err));
 			seg_sync_failed(st, st->nsegs - 1, err);
 		} else {
 			s->synced = s->size;
@@ -706,7 +706,7 @@ segstore_memonly(struct segstore *st, const char *what, int err)
 	if (!st->memonly)
 		log_error("spool: cannot %s in %s: %s; keeping new events in memory "
 		    "(at most %llu MB, not crash-safe) until the disk accepts writes "
-		    "again", what, st->dir, strerror(err),
+		    "again", what, st->dir, log_errstr(err),
 		    (unsigned long long)(st->mem_max / (1024 * 1024)));
 	st->memonly = true;
 	st->last_retry_ms = mono_ms();
@@ -850,7 +850,7 @@ segstore_append(struct segstore *st, const unsigned char *rec, size_t len, uint6
 		segstore_memonly(st, "write a segment", errno);
 		if (ftruncate(s->fd, (off_t)s->size) < 0)
 			log_warn("spool: cannot cut segment %016" PRIx64 ": %s", s->id,
-			    strerror(errno));
+			    log_errstr(errno));
 		if (s->size == 0) {
 			/* an empty file: forget it, keep its id for memory */
 			char path[PATH_MAX];
@@ -907,7 +907,7 @@ segstore_sync_active(struct segstore *st, pthread_mutex_t *mu)
 	if (fsync(fd) < 0) {
 		err = errno;
 		log_limited(LOG_ERROR, "spool:fsync", 60, "spool: fsync: %s",
-		    strerror(err));
+		    log_errstr(err));
 		rc = -1;
 	}
 	close(fd);
@@ -949,7 +949,7 @@ segstore_try_disk(struct segstore *st)
 			return;
 		if (segstore_write_all(fd, s->mem, s->size, 0) < 0 || fsync(fd) < 0) {
 			log_limited(LOG_ERROR, "spool:retry", 60, "spool: the disk still "
-			    "refuses writes in %s: %s", st->dir, strerror(errno));
+			    "refuses writes in %s: %s", st->dir, log_errstr(errno));
 			close(fd);
 			(void)unlink(path);
 			return;

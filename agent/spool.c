@@ -26,6 +26,7 @@
 #include "../output/sink.h"
 #include "buf.h"
 #include "clock.h"
+#include "fs.h"
 #include "log.h"
 #include "platform.h"
 #include "segstore.h"
@@ -390,8 +391,8 @@ spool_open(const struct config *cfg, const char *const *dests, size_t ndests)
 	if (base == NULL || *base == '\0')
 		base = ".";
 	/* on failure spool_open_dir() falls back to memory: never no agent */
-	if (mkdir_p(base, 0700) < 0)
-		log_error("spool: cannot create %s: %s", base, strerror(errno));
+	if (fs_mkdir_p(base, 0700) < 0)
+		log_error("spool: cannot create %s: %s", base, log_errstr(errno));
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/spool", base) >= sizeof(dir)) {
 		log_error("spool: storage directory path too long");
 		return NULL;

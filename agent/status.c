@@ -31,7 +31,7 @@
 #include "queue.h"
 #include "shipper.h"
 #include "status.h"
-#include "../output/transport.h"
+#include "json.h"
 
 struct status_writer {
 	pthread_mutex_t			 mu;
@@ -364,7 +364,7 @@ out:
 		close(fd);
 	if (rc < 0) {
 		log_limited(LOG_WARN, "status:write", 300, "cannot write %s: %s", path,
-		    strerror(errno));
+		    log_errstr(errno));
 		(void)unlink(tmp);
 	}
 	buf_free(&b);
@@ -742,7 +742,7 @@ json_key(struct buf *b, const char *key, const void *base, const struct status_k
 }
 
 static void
-json_str(struct buf *b, const char *key, const char *v)
+status_json_str(struct buf *b, const char *key, const char *v)
 {
 	buf_printf(b, ",\"%s\":", key);
 	json_put_str(b, v, strlen(v));
@@ -753,11 +753,11 @@ json_dest(struct buf *b, const struct status_dest *d, bool first)
 {
 	buf_printf(b, "%s{\"name\":", first ? "" : ",");
 	json_put_str(b, d->name, strlen(d->name));
-	json_str(b, "proto", d->proto);
-	json_str(b, "state", state_name(d->state));
+	status_json_str(b, "proto", d->proto);
+	status_json_str(b, "state", state_name(d->state));
 	for (size_t k = 0; k < NKEYS(dest_keys); k++)
 		json_key(b, dest_keys[k].key, d, &dest_keys[k]);
-	json_str(b, "last_error", d->last_error);
+	status_json_str(b, "last_error", d->last_error);
 	buf_putc(b, '}');
 }
 
@@ -780,12 +780,12 @@ status_print_json(const struct config *cfg, FILE *out)
 	s = &v->snap;
 	rc = v->alive ? 0 : 3;
 	buf_printf(&b, "{\"running\":%s,\"pid\":%ld", v->alive ? "true" : "false", v->pid);
-	json_str(&b, "status_file", v->path);
+	status_json_str(&b, "status_file", v->path);
 	buf_printf(&b, ",\"have_status\":%s", v->have_file ? "true" : "false");
 	if (v->have_file) {
 		buf_printf(&b, ",\"updated_ms\":%" PRId64 ",\"started_ms\":%" PRId64,
 		    s->updated_ms, s->started_ms);
-		json_str(&b, "spool", spool_name(s));
+		status_json_str(&b, "spool", spool_name(s));
 		for (size_t k = 0; k < NKEYS(top_keys); k++)
 			json_key(&b, top_keys[k].key, s, &top_keys[k]);
 		buf_printf(&b, ",\"destinations\":[");

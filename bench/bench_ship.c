@@ -32,6 +32,7 @@
 #include "../agent/event.h"
 #include "../agent/log.h"
 #include "../output/sink.h"
+#include "../output/cfapi.h"
 #include "../output/transport.h"
 
 #define BATCH	500

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../agent/clock.h"
 #include "../agent/exec.h"
 #include "../agent/log.h"
 #include "esxcli.h"
@@ -469,7 +470,7 @@ static int
 collect_esxi(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
 {
 	int	 q = p->step, t = storage_timeout_s(ctx), rc;
-	int64_t	 t0 = storage_mono_ms();
+	int64_t	 t0 = mono_ms();
 	char	 cmd[128];
 
 	cmd_name(q, cmd, sizeof(cmd));
@@ -478,7 +479,7 @@ collect_esxi(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
 		if (q != Q_DEVS)
 			storage_cmd_ok(ctx, cmd);
 	} else {
-		bool timed_out = storage_mono_ms() - t0 >= (int64_t)t * 1000 - 50;
+		bool timed_out = mono_ms() - t0 >= (int64_t)t * 1000 - 50;
 
 		storage_cmd_failed(ctx, em, cmd, "datastore: `%s` %s", cmd,
 		    timed_out ? "timed out" : "failed (see the agent log)");
@@ -628,7 +629,7 @@ probe_mounts(struct ds_priv *p, const struct mnt *m, size_t n, int timeout_ms,
     int *ok)
 {
 	pid_t	 pid[DS_MAX_MOUNTS];
-	int64_t	 deadline = storage_mono_ms() + timeout_ms;
+	int64_t	 deadline = mono_ms() + timeout_ms;
 	size_t	 i, left = 0;
 
 	for (i = 0; i < n; i++) {
@@ -642,7 +643,7 @@ probe_mounts(struct ds_priv *p, const struct mnt *m, size_t n, int timeout_ms,
 		if (pid[i] > 0)
 			left++;
 	}
-	while (left > 0 && storage_mono_ms() < deadline) {
+	while (left > 0 && mono_ms() < deadline) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 		for (i = 0; i < n; i++) {

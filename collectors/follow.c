@@ -77,18 +77,6 @@ follow_free(struct follow *f)
 	free(f);
 }
 
-const char *
-follow_path(const struct follow *f)
-{
-	return f->path;
-}
-
-uint64_t
-follow_offset(const struct follow *f)
-{
-	return f->off;
-}
-
 void
 follow_start(struct follow *f, const char *bm, enum follow_start start)
 {

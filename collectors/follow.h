@@ -47,7 +47,6 @@ struct follow;
 
 struct follow	*follow_new(const char *path);
 void		 follow_free(struct follow *);
-const char	*follow_path(const struct follow *);
 /*
  * Where to begin: a bookmark string from follow_pos() (resumed if it still
  * names this file, else recovered from the rotated copies), or when bm is
@@ -64,8 +63,6 @@ int		 follow_read(struct follow *, size_t max_bytes, size_t max_lines,
 /* The bookmark for where the next read will begin; "" before the file was
  * ever opened. */
 void		 follow_pos(const struct follow *, char *out, size_t outlen);
-/* Bytes consumed from the live file so far (tests, stats). */
-uint64_t	 follow_offset(const struct follow *);
 
 /*
  * The rotated copies of path, newest first: for dir/NAME.log,

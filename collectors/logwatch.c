@@ -22,7 +22,9 @@
 #include <unistd.h>
 
 #include "../agent/buf.h"
+#include "../agent/fs.h"
 #include "../agent/log.h"
+#include "../agent/utf8.h"
 #include "follow.h"
 #include "logline.h"
 #include "logwatch.h"
@@ -101,17 +103,19 @@ logwatch_rules_path(const char *rules_file, char *out, size_t outlen)
 		"/opt/esxwatch/share/rules/esxi.yaml",
 		"/usr/share/esxwatch/rules/esxi.yaml",
 	};
-	static const char *const rel[] = {
-		"../share/rules/esxi.yaml",
-		"../collectors/rules/esxi.yaml",	/* build/esxwatch */
-		"../../collectors/rules/esxi.yaml",	/* build/asan/esxwatch */
-	};
+	const char *env = getenv("ESXWATCH_RULES_FILE");
 	char exe[PATH_MAX], *slash;
 	ssize_t n;
 	size_t i;
 
+	/* An explicit path is that path and nothing else: a wrong one is
+	 * reported, never replaced by another catalogue. */
 	if (rules_file != NULL && rules_file[0] != '\0') {
 		snprintf(out, outlen, "%s", rules_file);
+		return readable(out) ? 0 : -1;
+	}
+	if (env != NULL && env[0] != '\0') {
+		snprintf(out, outlen, "%s", env);
 		return readable(out) ? 0 : -1;
 	}
 	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
@@ -120,21 +124,21 @@ logwatch_rules_path(const char *rules_file, char *out, size_t outlen)
 			return 0;
 		}
 	}
+	/* an installation under a prefix: <prefix>/bin/esxwatch */
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash != NULL) {
-			*slash = '\0';
-			for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-				if (snprintf(out, outlen, "%s/%s", exe, rel[i]) <
-				    (int)outlen && readable(out))
-					return 0;
-			}
-		}
-	}
-	snprintf(out, outlen, "%s", "collectors/rules/esxi.yaml");
-	return readable(out) ? 0 : -1;
+	if (n <= 0)
+		goto none;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		goto none;
+	*slash = '\0';
+	if (snprintf(out, outlen, "%s/../share/rules/esxi.yaml", exe) <
+	    (int)outlen && readable(out))
+		return 0;
+none:
+	snprintf(out, outlen, "%s", fixed[0]);
+	return -1;
 }
 
 static void
@@ -306,7 +310,7 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 	size_t i;
 
 	buf_reset(&lw->text);
-	if (buf_utf8_valid(&lw->text, line, len) < 0 ||
+	if (utf8_repair(&lw->text, line, len) < 0 ||
 	    (truncated && buf_puts(&lw->text, EVENT_TRUNC_MARKER) < 0))
 		return NULL;
 	logline_parse(line, len, lw->now, &ll);
@@ -711,7 +715,7 @@ lw_init(struct collector_ctx *ctx)
 		}
 		lw->nlogs++;
 	}
-	if (mkdir_p(dir, 0700) < 0 ||
+	if (fs_mkdir_p(dir, 0700) < 0 ||
 	    snprintf(path, sizeof(path), "%s/bookmarks", dir) >= (int)sizeof(path))
 		lw->bm = NULL;
 	else

@@ -25,11 +25,12 @@
 extern const struct collector collector_logwatch;
 
 /*
- * The catalogue to load: rules_file if set, else the first that exists of
+ * The catalogue to load: rules_file if set, else $ESXWATCH_RULES_FILE if
+ * set (the source tree's tests and `make run` point it at
+ * collectors/rules/esxi.yaml), else the first that exists of
  * /opt/esxwatch/share/rules/esxi.yaml, /usr/share/esxwatch/rules/esxi.yaml,
- * <binary's dir>/../share/rules/esxi.yaml, the source tree's
- * collectors/rules/esxi.yaml (next to the binary's build directory, then
- * the working directory).  Returns 0 and the path, or -1 if none exists.
+ * <binary's dir>/../share/rules/esxi.yaml.  Returns 0 and the path, or -1
+ * (out names what was looked for) if none exists.
  */
 int	logwatch_rules_path(const char *rules_file, char *out, size_t outlen);
 

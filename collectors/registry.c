@@ -4,7 +4,10 @@
  * `const struct collector collector_NAME`, declared extern here; its
  * configuration section comes from the row (agent/config_schema.h), so
  * nothing else changes.  A test build adds rows with collector_register()
- * before it loads a configuration (tests/unit/test_plugin.c).
+ * before it loads a configuration (tests/unit/test_plugin.c); a test that
+ * needs a registry of its own defines these five symbols itself
+ * (tests/unit/test_scheduler.c), which is why the keys every collector
+ * section has live in collector_keys.c.
  */
 #include <stddef.h>
 #include <string.h>
@@ -35,24 +38,6 @@ const struct collector *const collectors_all[] = {
 static const struct collector *collectors_extra[EXTRA_MAX];
 static size_t nextra;
 
-/* The keys every collectors.NAME section has. */
-#define K(f)	offsetof(struct collector_conf, f)
-const struct cfg_key collector_keys[] = {
-	{ .name = "enabled", .type = KT_BOOL, .off = K(enabled), .def = "yes",
-	  .doc = "Run this collector" },
-	{ .name = "interval", .type = KT_INT, .off = K(interval), .min = 1,
-	  .max = 604800,
-	  .doc = "Seconds between runs; default: the collector's own" },
-	{ .name = "include", .type = KT_LIST, .off = K(include),
-	  .doc = "Entity names to watch (globs); empty = all" },
-	{ .name = "exclude", .type = KT_LIST, .off = K(exclude),
-	  .doc = "Entity names to skip (globs), after include" },
-	{ .name = "timeout", .type = KT_INT, .off = K(timeout), .min = 1,
-	  .max = 3600, .def = "30", .doc = "Seconds a command (esxcli, vdq, smartctl) may run" },
-};
-const size_t ncollector_keys = sizeof(collector_keys) /
-    sizeof(collector_keys[0]);
-#undef K
 
 size_t
 collector_count(void)

@@ -18,6 +18,7 @@
 
 #include "../agent/buf.h"
 #include "../agent/log.h"
+#include "../agent/utf8.h"
 #include "../agent/regexcheck.h"
 #include "rules.h"
 

@@ -26,6 +26,7 @@
 #include <sys/utsname.h>
 
 #include "../agent/buf.h"
+#include "../agent/clock.h"
 #include "../agent/exec.h"
 #include "../agent/log.h"
 #include "esxcli.h"
@@ -402,14 +403,14 @@ query_esxi(struct collector_ctx *ctx, struct emitter *em, const struct smart_ite
 	struct esx_out o;
 	struct smart_info si;
 	char	 cmd[400], err[200];
-	int64_t	 t0 = storage_mono_ms();
+	int64_t	 t0 = mono_ms();
 	int	 t = storage_timeout_s(ctx), rc;
 
 	snprintf(cmd, sizeof(cmd), "esxcli %s %s", it->kind == IT_SCSI ?
 	    "storage core device smart get -d" : "nvme device log smart get -A",
 	    it->arg);
 	if (esxcli_query(ctx->cfg, t, it->kind == IT_SCSI ? scsi : nvme, &o) == -1) {
-		bool to = storage_mono_ms() - t0 >= (int64_t)t * 1000 - 50;
+		bool to = mono_ms() - t0 >= (int64_t)t * 1000 - 50;
 
 		storage_cmd_failed(ctx, em, cmd, "smart: `%s` %s", cmd, to ?
 		    "timed out" : "failed (see the agent log)");

@@ -30,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../agent/json.h"
+
 struct esx_out;
 
 enum smart_health {
@@ -104,41 +106,5 @@ struct smart_scan_dev {
 int		 smart_scan_parse(const char *text, size_t len,
 		    struct smart_scan_dev *devs, int max);
 
-/*
- * The small JSON reader, exposed for the fuzz target and the tests.
- * Tolerant (trailing commas, missing commas) but bounded: JSON_MAX_NODES
- * values, JSON_MAX_DEPTH nesting, JSON_MAX_INPUT bytes.
- */
-#define JSON_MAX_NODES	65536
-#define JSON_MAX_DEPTH	64
-#define JSON_MAX_INPUT	(4u * 1024 * 1024)
-
-enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
-
-struct json_node {
-	enum json_type	 type;
-	const char	*key;		/* member name in the source text, or NULL */
-	size_t		 keylen;
-	const char	*s;		/* the token (string without quotes) */
-	size_t		 len;
-	int		 child;		/* first child, -1 */
-	int		 next;		/* next sibling, -1 */
-};
-
-struct json_doc {
-	struct json_node *n;
-	int		 count;
-};
-
-int		 json_parse(const char *text, size_t len, struct json_doc *,
-		    char *err, size_t errlen);
-void		 json_free(struct json_doc *);
-/* Dotted path of member names below node at ("smartctl.exit_status"). */
-int		 json_get(const struct json_doc *, int at, const char *path);
-/* Value as a number (JSON number or numeric string); false if not one. */
-bool		 json_num(const struct json_doc *, int node, long long *);
-/* Value as a string, unescaped (basic escapes; \u as '?'), cut to outlen. */
-bool		 json_str(const struct json_doc *, int node, char *out, size_t outlen);
-bool		 json_bool(const struct json_doc *, int node, bool *);
 
 #endif

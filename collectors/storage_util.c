@@ -90,15 +90,6 @@ storage_timeout_s(const struct collector_ctx *ctx)
 	return t > 0 ? t : 30;
 }
 
-int64_t
-storage_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The first line of s, for a log message. */
 static const char *
 line1(const char *s, char *out, size_t outlen)

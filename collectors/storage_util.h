@@ -38,7 +38,6 @@ void		 storage_cmd_ok(struct collector_ctx *, const char *cmdkey);
 int		 storage_set_num(struct event *, const char *name, long long v);
 /* collectors.NAME.timeout, at least 1 second. */
 int		 storage_timeout_s(const struct collector_ctx *);
-int64_t		 storage_mono_ms(void);
 
 /*
  * Run tool (found with platform_find_tool) with args (NULL-terminated,

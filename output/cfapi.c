@@ -16,7 +16,10 @@
 #include <string.h>
 
 #include "../agent/agentid.h"
+#include "../agent/json.h"
 #include "../agent/log.h"
+#include "../agent/utf8.h"
+#include "cfapi.h"
 #include "gzip.h"
 #include "transport.h"
 
@@ -50,124 +53,7 @@ struct cfapi {
 	uint64_t		 not_ingested;
 };
 
-/* ---- JSON ---- */
 
-/* 0: copy as is; 1: escape; 2: start of a multi-byte UTF-8 sequence */
-static const unsigned char json_class[256] = {
-	1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-	0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
-	0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,
-	0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
-	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
-	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
-	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
-	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
-};
-
-/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
- * surrogates, at most U+10FFFF), or 0. */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
-			return 0;
-		if (p[0] == 0xe0 && p[1] < 0xa0)
-			return 0;
-		if (p[0] == 0xed && p[1] > 0x9f)
-			return 0;
-		return 3;
-	}
-	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-		    (p[3] & 0xc0) != 0x80)
-			return 0;
-		if (p[0] == 0xf0 && p[1] < 0x90)
-			return 0;
-		if (p[0] == 0xf4 && p[1] > 0x8f)
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
-/*
- * Write s[0..n) escaped (no quotes) at o, which has room for 6 * n bytes;
- * returns the new end.  Runs of plain bytes are copied in one memcpy.
- */
-/* No byte of w needs attention: none < 0x20, '"', '\\' or >= 0x80
- * (the classic "has zero byte" bit trick, eight bytes at a time). */
-static inline int
-word_plain(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ULL;
-	const uint64_t highs = 0x8080808080808080ULL;
-	uint64_t lt = (w - ones * 0x20) & ~w & highs;
-	uint64_t q = w ^ (ones * 0x22), bs = w ^ (ones * 0x5c);
-
-	q = (q - ones) & ~q & highs;
-	bs = (bs - ones) & ~bs & highs;
-	return ((lt | q | bs | (w & highs)) == 0);
-}
-
-static char *
-json_esc(char *o, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s, *end = p + n;
-	const unsigned char *run;
-	uint64_t w;
-	size_t k;
-
-	while (p < end) {
-		run = p;
-		while (end - p >= 8) {
-			memcpy(&w, p, 8);
-			if (!word_plain(w))
-				break;
-			p += 8;
-		}
-		while (p < end && json_class[*p] == 0)
-			p++;
-		if (p > run) {
-			memcpy(o, run, (size_t)(p - run));
-			o += p - run;
-		}
-		if (p >= end)
-			break;
-		if (json_class[*p] == 2) {
-			if ((k = utf8_seq(p, (size_t)(end - p))) > 0) {
-				memcpy(o, p, k);
-				o += k;
-				p += k;
-			} else {
-				memcpy(o, "\xef\xbf\xbd", 3);
-				o += 3;
-				p++;
-			}
-			continue;
-		}
-		*o++ = '\\';
-		switch (*p) {
-		case '"':	*o++ = '"'; break;
-		case '\\':	*o++ = '\\'; break;
-		case '\n':	*o++ = 'n'; break;
-		case '\r':	*o++ = 'r'; break;
-		case '\t':	*o++ = 't'; break;
-		case '\b':	*o++ = 'b'; break;
-		case '\f':	*o++ = 'f'; break;
-		default:
-			*o++ = 'u'; *o++ = '0'; *o++ = '0';
-			*o++ = hex[*p >> 4];
-			*o++ = hex[*p & 15];
-			break;
-		}
-		p++;
-	}
-	return o;
-}
 
 static char *
 put_lit(char *o, const char *lit, size_t n)
@@ -192,22 +78,6 @@ put_i64(char *o, int64_t v)
 	while (n > 0)
 		*o++ = tmp[--n];
 	return o;
-}
-
-int
-json_put_str(struct buf *b, const char *s, size_t n)
-{
-	char *o;
-
-	if (n > (SIZE_MAX - 3) / 6 || buf_reserve(b, n * 6 + 3) == -1)
-		return -1;
-	o = b->data + b->len;
-	*o++ = '"';
-	o = json_esc(o, s, n);
-	*o++ = '"';
-	b->len = (size_t)(o - b->data);
-	b->data[b->len] = '\0';
-	return 0;
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../agent/fs.h"
 #include "../agent/log.h"
 #include "sink.h"
 
@@ -26,7 +27,7 @@ open_path(struct sink_ctx *ctx, const char *path)
 
 	if (fd == -1)
 		snprintf(ctx->error, sizeof(ctx->error), "cannot open %s: %s",
-		    path, strerror(errno));
+		    path, log_errstr(errno));
 	return fd;
 }
 
@@ -42,9 +43,12 @@ file_open(struct sink_ctx *ctx)
 	if (path == NULL || *path == '\0' || strcmp(path, "-") == 0) {
 		p->fd = 1;
 		p->is_stdout = true;
-	} else if ((p->fd = open_path(ctx, path)) == -1) {
-		free(p);
-		return -1;
+	} else {
+		p->fd = open_path(ctx, path);
+		if (p->fd == -1) {
+			free(p);
+			return -1;
+		}
 	}
 	ctx->priv = p;
 	return 0;
@@ -65,27 +69,11 @@ reopen_if_moved(struct sink_ctx *ctx, struct file_priv *p)
 	if (fstat(p->fd, &a) == 0 && stat(ctx->conf->path, &b) == 0 &&
 	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
 		return 0;
-	if ((fd = open_path(ctx, ctx->conf->path)) == -1)
+	fd = open_path(ctx, ctx->conf->path);
+	if (fd == -1)
 		return -1;
 	close(p->fd);
 	p->fd = fd;
-	return 0;
-}
-
-static int
-write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-
-		if (w == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
 	return 0;
 }
 
@@ -114,7 +102,7 @@ file_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after_s)
 		bool regular = !p->is_stdout && fstat(p->fd, &st) == 0 &&
 		    S_ISREG(st.st_mode);
 
-		if (write_all(p->fd, out.data, out.len) == -1) {
+		if (fs_write_all(p->fd, out.data, out.len, -1) == -1) {
 			int e = errno;
 
 			/* The batch is sent again: take a partly written one
@@ -124,7 +112,7 @@ file_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after_s)
 				/* nothing more to do: the retry appends */
 			}
 			snprintf(ctx->error, sizeof(ctx->error), "write to %s failed: %s",
-			    p->is_stdout ? "stdout" : ctx->conf->path, strerror(e));
+			    p->is_stdout ? "stdout" : ctx->conf->path, log_errstr(e));
 			buf_free(&out);
 			return SEND_RETRY;
 		}

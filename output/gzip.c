@@ -18,7 +18,8 @@ gzip_new(int level)
 {
 	struct gzip *g;
 
-	if ((g = calloc(1, sizeof(*g))) == NULL)
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
 		return NULL;
 	g->level = level;
 	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's;

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "../agent/log.h"
+#include "../agent/utf8.h"
 #include "../agent/platform.h"
+#include "syslog.h"
 #include "transport.h"
 
 #define SYSLOG_DEFAULT_SD_ID	"esxwatch@32473"

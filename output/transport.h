@@ -1,8 +1,7 @@
 /*
  * transport: what the network sinks share — libcurl setup with every TLS
  * option in ONE place, clear error messages, one keep-alive HTTP connection,
- * the HTTP status policy, and the encoders the sinks use (exposed here so
- * unit tests and the benchmark can reach them).
+ * the HTTP status policy.  The encoders are in cfapi.h and syslog.h.
  */
 #ifndef ESXWATCH_TRANSPORT_H
 #define ESXWATCH_TRANSPORT_H
@@ -93,34 +92,5 @@ bool	 hconn_will_reconnect(struct hconn *);
  * make the shipper drop every event one by one.
  */
 enum send_result transport_http_policy(long status);
-
-/* ---- encoders (cfapi.c, syslog.c), exposed for tests and the bench ---- */
-
-/* Append s as a JSON string (quotes included); valid UTF-8 passes as is,
- * invalid bytes become U+FFFD.  Fast path for plain ASCII runs. */
-int	 json_put_str(struct buf *, const char *s, size_t n);
-/* One cfapi event object {"text":..,"timestamp":..,"fields":[..]}. */
-int	 cfapi_encode_event(const struct event *, struct buf *);
-/* Parse a cfapi response body: status "ok" and the ingested count (-1 if
- * absent).  0 if status is "ok", -1 otherwise. */
-int	 cfapi_parse_response(const char *body, size_t len, long long *ingested);
-
-/* The stable agent id used in the cfapi URL lives in agent/agentid.h. */
-
-/* syslog formatting options */
-struct syslog_fmt {
-	bool		 rfc3164;
-	bool		 keep_newlines;		/* octet counting keeps them */
-	bool		 bom;			/* UTF-8 BOM before MSG (5424) */
-	int		 facility;		/* 0..23 */
-	const char	*sd_id;			/* e.g. esxwatch@32473 */
-	const char	*hostname;		/* used when the event has none */
-	size_t		 max_msg;		/* 0 = no limit (the whole message) */
-};
-/* Append one syslog message (no framing) for ev. */
-int	 syslog_format(const struct syslog_fmt *, const struct event *,
-	    struct buf *out);
-int	 syslog_facility_code(const char *name);	/* -1 if unknown */
-int	 syslog_severity_code(const char *severity);	/* default 6 */
 
 #endif

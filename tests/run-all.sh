@@ -48,6 +48,7 @@ done
 for t in build/asan/tests/test_*; do
 	[ -x "$t" ] && run_one "asan/$(basename "$t")" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$t"
 done
+run_one "lint/checksrc" python3 tests/lint/test_checksrc.py
 run_one "fuzz/smoke" sh tests/fuzz/smoke.sh
 for t in tests/e2e/test_*.py; do
 	[ -f "$t" ] && run_one "e2e/$(basename "$t" .py)" python3 "$t"

@@ -19,6 +19,9 @@ import traceback
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.abspath(os.environ.get("ESXWATCH_BIN", os.path.join(TOP, "build", "esxwatch")))
 FIXTURES = os.path.join(TOP, "tests", "fixtures")
+# The binary finds the source tree's rule catalogue only when told
+# (collectors/logwatch.h): every agent a test starts inherits this.
+os.environ.setdefault("ESXWATCH_RULES_FILE", os.path.join(TOP, "collectors", "rules", "esxi.yaml"))
 
 # The fake esxcli/localcli/vdq: replays responses/<args>.txt, with
 # <args>.rc (exit status) and <args>.sleep (seconds to hang first).

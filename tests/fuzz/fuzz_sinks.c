@@ -21,6 +21,9 @@
 #include "../../agent/event.h"
 #include "../../agent/log.h"
 #include "../../output/gzip.h"
+#include "../../agent/json.h"
+#include "../../output/cfapi.h"
+#include "../../output/syslog.h"
 #include "../../output/transport.h"
 
 static struct gzip *gz;

@@ -16,6 +16,7 @@
 #include "../../agent/buf.h"
 #include "../../agent/event.h"
 #include "../../agent/log.h"
+#include "../../output/cfapi.h"
 #include "../../output/transport.h"
 
 static char certdir[] = "/tmp/esxwatch-certs-XXXXXX";

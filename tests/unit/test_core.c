@@ -18,7 +18,10 @@
 #include "../../agent/buf.h"
 #include "../../agent/event.h"
 #include "../../agent/exec.h"
+#include "../../agent/fs.h"
+#include "../../agent/json.h"
 #include "../../agent/kvstore.h"
+#include "../../agent/utf8.h"
 #include "../../output/sink.h"
 
 static char tmpdir[] = "/tmp/esxwatch-test-core-XXXXXX";
@@ -41,7 +44,7 @@ TEST(json_escapes_and_fixes_utf8)
 	const char in[] = "a\"b\\c\n\t\x01\xff\xc3\xa9\xe2\x82";
 
 	buf_init(&b, 0);
-	CHECK_INT(buf_json_str(&b, in, sizeof(in) - 1), 0);
+	CHECK_INT(json_put_str(&b, in, sizeof(in) - 1), 0);
 	/* é kept, 0xff and the truncated 3-byte sequence replaced */
 	CHECK_STR(b.data, "\"a\\\"b\\\\c\\n\\t\\u0001\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\"");
 	buf_free(&b);
@@ -55,7 +58,7 @@ TEST(utf8_overlong_and_surrogates_replaced)
 	/* overlong '/', a UTF-16 surrogate, a code point past U+10FFFF */
 	static const char in[] = "\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80";
 
-	buf_utf8_valid(&b, in, sizeof(in) - 1);
+	utf8_repair(&b, in, sizeof(in) - 1);
 	CHECK(strstr(b.data, "\xc0") == NULL);
 	CHECK(strstr(b.data, "\xed\xa0") == NULL);
 	CHECK(strstr(b.data, "\xf4\x90") == NULL);
@@ -68,6 +71,56 @@ TEST(utf8_cut_never_splits)
 
 	CHECK_INT(utf8_cut(s, 4, 3), 2);
 	CHECK_INT(utf8_cut(s, 4, 4), 4);
+}
+
+/* A buffer too small for the worst case (6 bytes per input byte) but big
+ * enough for the result: escaped in pieces, byte for byte the same, also
+ * where a piece boundary falls inside a UTF-8 sequence. */
+TEST(json_put_str_in_pieces_near_the_limit)
+{
+	static const char *const parts[] = { "plain text ", "\xc3\xa9",
+	    "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\x80", "\"q\"\\", "\n\x01",
+	    "\xe2\x82" };
+	char in[5000];
+	struct buf whole, near, tight;
+
+	/* shift: the piece boundaries (every 512 input bytes) fall on each
+	 * byte of the multi-byte sequences in turn */
+	for (size_t shift = 0; shift < 4; shift++) {
+		size_t n = shift, k = 0;
+
+		memset(in, 'x', shift);
+		while (n + 16 < sizeof(in)) {
+			const char *p = parts[k++ % (sizeof(parts) / sizeof(parts[0]))];
+
+			memcpy(in + n, p, strlen(p));
+			n += strlen(p);
+		}
+		buf_init(&whole, 0);
+		CHECK_INT(json_put_str(&whole, in, n), 0);
+		CHECK(whole.len < 6 * n);
+		buf_init(&near, whole.len);
+		CHECK_INT(json_put_str(&near, in, n), 0);
+		CHECK_INT(near.len, whole.len);
+		CHECK(near.data != NULL && memcmp(near.data, whole.data, whole.len) == 0);
+		/* one byte short: refused, the buffer as it was */
+		buf_init(&tight, whole.len + 1);
+		CHECK_INT(buf_puts(&tight, "ab"), 0);
+		CHECK_INT(json_put_str(&tight, in, n), -1);
+		CHECK_INT(tight.len, 2);
+		CHECK_STR(tight.data, "ab");
+		buf_free(&tight);
+		buf_free(&near);
+		buf_free(&whole);
+	}
+}
+
+TEST(utf8_valid_len_stops_at_the_first_bad_byte)
+{
+	CHECK_INT(utf8_valid_len("ab\xc3\xa9", 4), 4);
+	CHECK_INT(utf8_valid_len("ab\xc0\xaf" "c", 5), 2);	/* overlong */
+	CHECK_INT(utf8_valid_len("a\xed\xa0\x80", 4), 1);	/* surrogate */
+	CHECK_INT(utf8_valid_len("a\xe2\x82", 3), 1);		/* cut short */
 }
 
 TEST(field_names)
@@ -293,7 +346,7 @@ writer(void *arg)
 
 	memset(data, w->fill, sizeof(data));
 	for (int i = 0; i < 300; i++)
-		if (write_file_atomic(w->path, data, sizeof(data)) != 0)
+		if (fs_write_atomic(w->path, data, sizeof(data), 0600) != 0)
 			w->failures++;
 	return NULL;
 }
@@ -482,6 +535,8 @@ main(void)
 	RUN(json_escapes_and_fixes_utf8);
 	RUN(utf8_overlong_and_surrogates_replaced);
 	RUN(utf8_cut_never_splits);
+	RUN(json_put_str_in_pieces_near_the_limit);
+	RUN(utf8_valid_len_stops_at_the_first_bad_byte);
 	RUN(field_names);
 	RUN(event_fields_unique_and_replaced);
 	RUN(event_text_truncated_with_marker);

@@ -3,6 +3,8 @@
  * (against a brute-force oracle), rule order, overrides, storm
  * suppression, and the built-in catalogue on real captured ESXi lines.
  */
+#include <unistd.h>
+
 #include "t.h"
 
 #include "../../agent/config.h"
@@ -531,9 +533,19 @@ TEST(catalogue_search_order)
 	CHECK_INT(logwatch_rules_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
 	CHECK_INT(logwatch_rules_path("collectors/rules/esxi.yaml", p, sizeof(p)), 0);
 	CHECK_STR(p, "collectors/rules/esxi.yaml");
-	/* Unset: an installed or the source tree's catalogue is found. */
+	/* ESXWATCH_RULES_FILE: that path and nothing else; rules_file wins. */
+	setenv("ESXWATCH_RULES_FILE", "collectors/rules/esxi.yaml", 1);
 	CHECK_INT(logwatch_rules_path("", p, sizeof(p)), 0);
-	CHECK(strlen(p) > 15 && strcmp(p + strlen(p) - 15, "rules/esxi.yaml") == 0);
+	CHECK_STR(p, "collectors/rules/esxi.yaml");
+	CHECK_INT(logwatch_rules_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
+	setenv("ESXWATCH_RULES_FILE", "/nonexistent/esxi.yaml", 1);
+	CHECK_INT(logwatch_rules_path("", p, sizeof(p)), -1);
+	/* Neither, and nothing installed: not found, even when the working
+	 * directory is the source tree (no development fallback). */
+	unsetenv("ESXWATCH_RULES_FILE");
+	if (access("/opt/esxwatch/share/rules/esxi.yaml", R_OK) != 0 &&
+	    access("/usr/share/esxwatch/rules/esxi.yaml", R_OK) != 0)
+		CHECK_INT(logwatch_rules_path("", p, sizeof(p)), -1);
 }
 
 int

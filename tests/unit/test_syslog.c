@@ -15,6 +15,7 @@
 #include "../../agent/buf.h"
 #include "../../agent/event.h"
 #include "../../agent/log.h"
+#include "../../output/syslog.h"
 #include "../../output/transport.h"
 
 static struct event *

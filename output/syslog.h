@@ -1,0 +1,30 @@
+/*
+ * syslog: the syslog sink (syslog.c).  Its message formatter, exposed for
+ * the unit tests and the fuzz target.
+ */
+#ifndef ESXWATCH_SYSLOG_H
+#define ESXWATCH_SYSLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../agent/buf.h"
+#include "../agent/event.h"
+
+/* syslog formatting options */
+struct syslog_fmt {
+	bool		 rfc3164;
+	bool		 keep_newlines;		/* octet counting keeps them */
+	bool		 bom;			/* UTF-8 BOM before MSG (5424) */
+	int		 facility;		/* 0..23 */
+	const char	*sd_id;			/* e.g. esxwatch@32473 */
+	const char	*hostname;		/* used when the event has none */
+	size_t		 max_msg;		/* 0 = no limit (the whole message) */
+};
+/* Append one syslog message (no framing) for ev. */
+int	 syslog_format(const struct syslog_fmt *, const struct event *,
+	    struct buf *out);
+int	 syslog_facility_code(const char *name);	/* -1 if unknown */
+int	 syslog_severity_code(const char *severity);	/* default 6 */
+
+#endif

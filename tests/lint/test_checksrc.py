@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""checksrc (make lint): the tree passes; a planted violation in a copy of the
+tree fails with FILE:LINE; the comparisons and initialisers that look like
+assignments do not.  Prints PASS:/FAIL: lines (tests/run-all.sh)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECKSRC = os.path.join(TOP, "tests/lint/checksrc.py")
+failed = 0
+
+
+def result(name, ok, detail=""):
+    global failed
+    print("%s: lint/%s%s" % ("PASS" if ok else "FAIL", name,
+                            "" if ok or not detail else ": " + detail))
+    if not ok:
+        failed += 1
+
+
+def run(root, *args):
+    p = subprocess.run([sys.executable, CHECKSRC, "--root", root] + list(args),
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout
+
+
+def tree_copy():
+    d = tempfile.mkdtemp(prefix="esxwatch-lint-")
+    for sub in ("agent", "collectors", "output"):
+        shutil.copytree(os.path.join(TOP, sub), os.path.join(d, sub))
+    os.makedirs(os.path.join(d, "tests/lint"))
+    shutil.copy(os.path.join(TOP, "tests/lint/allow.txt"),
+                os.path.join(d, "tests/lint/allow.txt"))
+    return d
+
+
+def plant(root, rel, text, marker):
+    """Append text to rel; the line number of marker in the file."""
+    path = os.path.join(root, rel)
+    with open(path) as f:
+        n = f.read().count("\n")
+    with open(path, "a") as f:
+        f.write(text)
+    return n + 1 + text[:text.index(marker)].count("\n")
+
+
+def one_file(code, name="agent/x.c"):
+    d = tempfile.mkdtemp(prefix="esxwatch-lint-")
+    os.makedirs(os.path.join(d, os.path.dirname(name)))
+    with open(os.path.join(d, name), "w") as f:
+        f.write(code)
+    rc, out = run(d, "--allow", "/dev/null", name)
+    shutil.rmtree(d)
+    return rc, out
+
+
+def test_tree_passes():
+    rc, out = run(TOP)
+    result("tree_passes", rc == 0 and out == "", out[:2000])
+
+
+def test_planted(name, rel, text, marker, rule):
+    d = tree_copy()
+    try:
+        line = plant(d, rel, text, marker)
+        rc, out = run(d)
+        want = "%s:%d:" % (rel, line)
+        result(name, rc != 0 and want in out and "[%s]" % rule in out,
+               "rc=%d, want %s ... [%s] in %r" % (rc, want, rule, out))
+    finally:
+        shutil.rmtree(d)
+
+
+def test_no_false_positives():
+    code = r'''
+struct p { int a, b; };
+static int f(struct p q) { return q.a; }
+int g(int x, int y, const char *s)
+{
+	int i, n = 0;
+	char b[8];
+
+	if (x == y || x <= y || x >= y || x != y)
+		n++;
+	if (f((struct p){ .a = 1, .b = x }) == 1)
+		n++;
+	while (x < y && !(x == 3))
+		x++;
+	for (i = 0, n = 1; i < n; i += 2, n = n * 2)
+		n--;
+	if (s[0] == '=' && strcmp(s, "if ((x = y))") == 0)	/* if ((a = b)) */
+		n++;
+	if (snprintf(b, sizeof(b), "%d", n) < 0 || fgets(b, 8, stdin) == NULL)
+		n++;
+	// while ((n = read()) > 0)
+	switch (x >> 1 << 2) {
+	default:
+		break;
+	}
+	return n;
+}
+'''
+    rc, out = one_file(code)
+    result("no_false_positives", rc == 0 and out == "", out)
+
+
+def test_catches():
+    cases = [
+        ("while_read", "int r(int fd, char *b)\n{\n\tint n;\n\twhile ((n = read(fd, b, 1)) > 0)\n\t\t;\n\treturn n;\n}\n", 4, "assign-in-cond"),
+        ("for_test", "void r(char *p)\n{\n\tfor (; (*p = 0) != 1;)\n\t\t;\n}\n", 3, "assign-in-cond"),
+        ("compound_op", "int r(int x)\n{\n\tif ((x += 2) > 3)\n\t\treturn 1;\n\treturn 0;\n}\n", 3, "assign-in-cond"),
+        ("shift_assign", "int r(int x)\n{\n\tif (x <<= 1)\n\t\treturn 1;\n\treturn 0;\n}\n", 3, "assign-in-cond"),
+        ("do_while", "int r(int x)\n{\n\tdo\n\t\tx--;\n\twhile ((x /= 10) != 0);\n\treturn x;\n}\n", 5, "assign-in-cond"),
+        ("strcpy", "void r(char *a)\n{\n\tstrcpy(a, \"x\");\n}\n", 3, "banned"),
+        ("popen", "void r(void)\n{\n\t(void)popen(\"ls\", \"r\");\n}\n", 3, "banned"),
+        ("strerror", "const char *r(int e)\n{\n\treturn strerror(e);\n}\n", 3, "strerror"),
+        ("long_function", "void r(void)\n{\n" + "\t;\n" * 79 + "}\n", 2, "func-size"),
+        ("long_file", "int x;\n" * 1201, 1201, "file-size"),
+    ]
+    for name, code, line, rule in cases:
+        rc, out = one_file(code)
+        want = "agent/x.c:%d:" % line
+        result("catches_" + name, rc == 1 and want in out and "[%s]" % rule in out,
+               "want %s [%s], got %r" % (want, rule, out))
+    # exactly 80 lines is within the limit; strerror in the log helpers is fine
+    rc, out = one_file("void r(void)\n{\n" + "\t;\n" * 78 + "}\n")
+    result("function_of_80_lines_ok", rc == 0, out)
+    rc, out = one_file("const char *r(int e)\n{\n\treturn strerror(e);\n}\n",
+                       "agent/log.c")
+    result("strerror_in_log_ok", rc == 0, out)
+
+
+def test_allowlist():
+    d = tempfile.mkdtemp(prefix="esxwatch-lint-")
+    try:
+        os.makedirs(os.path.join(d, "agent"))
+        with open(os.path.join(d, "agent/x.c"), "w") as f:
+            f.write("void r(char *a)\n{\n\tstrcat(a, \"x\");\n}\n")
+        allow = os.path.join(d, "allow.txt")
+        with open(allow, "w") as f:
+            f.write("# comment\nagent/x.c banned\n")
+        rc, out = run(d, "--allow", allow, "agent")
+        result("allowlist_excuses", rc == 0 and out == "", out)
+        with open(allow, "w") as f:
+            f.write("agent/x.c strerror\n")
+        rc, out = run(d, "--allow", allow, "agent")
+        result("allowlist_is_per_rule", rc == 1 and "agent/x.c:3:" in out, out)
+    finally:
+        shutil.rmtree(d)
+
+
+test_tree_passes()
+test_planted("fails_on_planted_assignment", "agent/buf.c",
+             "\nint lint_planted(int (*f)(void))\n{\n\tint x;\n\n\tif ((x = f()))\n\t\treturn x;\n\treturn 0;\n}\n",
+             "if ((x", "assign-in-cond")
+test_planted("fails_on_planted_sprintf", "output/gzip.c",
+             "\nvoid lint_planted(char *b, int n)\n{\n\tsprintf(b, \"%d\", n);\n}\n",
+             "sprintf", "banned")
+test_no_false_positives()
+test_catches()
+test_allowlist()
+print("lint: %d failed" % failed)
+sys.exit(1 if failed else 0)
