@@ -366,6 +366,30 @@ TEST(values_are_validated)
 	    strstr(msgs, "testcoll)") != NULL);
 }
 
+/* config_resolve picks the sink of a primary with nowhere to send. */
+TEST(primary_without_a_server_goes_to_stdout)
+{
+	struct config *c = config_default();
+
+	CHECK_INT(c->server.proto, PROTO_CFAPI);
+	CHECK_INT(c->server.sink_proto, PROTO_FILE);
+	CHECK(c->server.to_stdout);
+	config_free(c);
+	c = load("server:\n  proto: http\n  url: http://x/\n"
+	    "servers:\n  s:\n    proto: syslog\n    hostname: h\n");
+	CHECK(c != NULL);
+	if (c != NULL) {
+		CHECK_INT(c->server.sink_proto, PROTO_HTTP);
+		CHECK(!c->server.to_stdout);
+		CHECK_INT(c->servers[0].sink_proto, PROTO_SYSLOG);
+	}
+	config_free(c);
+	c = load("server:\n  proto: syslog\n");
+	CHECK(c != NULL && c->server.sink_proto == PROTO_FILE &&
+	    c->server.to_stdout);
+	config_free(c);
+}
+
 int
 main(void)
 {
@@ -379,6 +403,7 @@ main(void)
 	RUN(defaults_from_the_tables);
 	RUN(values_are_applied_and_printed);
 	RUN(values_are_validated);
+	RUN(primary_without_a_server_goes_to_stdout);
 	unlink(cfgpath);
 	rmdir(tmpdir);
 	return t_done();
