@@ -411,6 +411,7 @@ struct blk {
 	size_t		 depth;
 	struct esx_rec	*cur;
 	size_t		 cur_indent;	/* of the current record's header line */
+	bool		 cur_id;	/* that header is an id or title, no pair */
 	size_t		 titled, nkeys;
 	struct buf	 key;
 };
@@ -441,7 +442,7 @@ starts_record(const struct blk *b, const struct line *l, bool kv, bool child,
 	if (child && first)
 		return true;
 	if (child && vlen == 0 && (l->indent == 0 || (b->cur != NULL &&
-	    b->cur->title[0] != '\0' && l->indent <= b->cur_indent)))
+	    b->cur_id && l->indent <= b->cur_indent)))
 		return true;
 	return b->depth == 0 && is_first_key(b->cur, k, klen);
 }
@@ -461,6 +462,7 @@ block_header(struct parser *ps, struct blk *b, const struct line *l, bool kv,
 	if ((b->cur = add_rec(ps, t, tlen)) == NULL)
 		return -1;
 	b->cur_indent = l->indent;
+	b->cur_id = !kv;
 	if (tlen > 0)
 		b->titled++;
 	b->depth = 0;
@@ -481,6 +483,7 @@ block_pair(struct parser *ps, struct blk *b, const struct line *l,
 		if ((b->cur = add_rec(ps, "", 0)) == NULL)
 			return -1;
 		b->cur_indent = l->indent;
+		b->cur_id = false;
 	}
 	b->key.len = b->depth > 0 ? b->stack[b->depth - 1].keylen : 0;
 	if (b->key.data != NULL)
@@ -731,6 +734,42 @@ esx_get(const struct esx_rec *r, const char *key)
 		if (strcmp(r->keys[i], key) == 0)
 			return r->vals[i];
 	return NULL;
+}
+
+static uint64_t parse_gaps;	/* atomic: collectors run in threads */
+
+void
+esx_gap(const char *cmd, const char *entity, const char *key, const char *why)
+{
+	char lkey[256];
+
+	if (cmd == NULL)
+		cmd = "esxcli";
+	if (entity == NULL)
+		entity = "";
+	__atomic_add_fetch(&parse_gaps, 1, __ATOMIC_RELAXED);
+	snprintf(lkey, sizeof(lkey), "esxcli-gap:%s:%s", cmd, entity);
+	log_limited(LOG_WARN, lkey, 86400, "%s%s%s: expected key '%s' %s: "
+	    "the value is left out (the output's layout is not the one "
+	    "known)", cmd, entity[0] ? " " : "", entity, key ? key : "?",
+	    why ? why : "is missing");
+}
+
+const char *
+esx_want(const struct esx_rec *r, const char *cmd, const char *entity,
+    const char *key)
+{
+	const char *v = esx_get(r, key);
+
+	if (v == NULL && r != NULL)
+		esx_gap(cmd, entity, key, "is missing");
+	return v;
+}
+
+uint64_t
+esxcli_parse_gaps(void)
+{
+	return __atomic_load_n(&parse_gaps, __ATOMIC_RELAXED);
 }
 
 void

@@ -33,6 +33,7 @@
 #define ESXWATCH_ESXCLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct config;
 
@@ -73,6 +74,20 @@ int		 esxcli_parse(const char *text, size_t len, struct esx_out *out,
 		    char *err, size_t errlen);
 /* Value of exactly key in rec, NULL if absent (or rec NULL). */
 const char	*esx_get(const struct esx_rec *, const char *key);
+/*
+ * The keys a collector expects.  esx_want() returns the value of key in
+ * rec; when it is absent, the gap is logged (once per command and entity,
+ * log_limited) and counted, and NULL returned: never silently absent.
+ * esx_gap() does the same for a value present but unparseable (why says
+ * so).  cmd names the command ("network nic stats get"), entity the NIC or
+ * device ("" when none).
+ */
+const char	*esx_want(const struct esx_rec *, const char *cmd,
+		    const char *entity, const char *key);
+void		 esx_gap(const char *cmd, const char *entity, const char *key,
+		    const char *why);
+/* Expected keys found missing or unparseable since the start. */
+uint64_t	 esxcli_parse_gaps(void);
 /* Free what esxcli_parse/esxcli_query filled; out is left empty. */
 void		 esx_out_free(struct esx_out *);
 
