@@ -181,12 +181,60 @@ row_count(const struct smart_row *r, long long *out)
 	return false;
 }
 
+/*
+ * "Power-on Hours" -> "power_on_hours": lower case, runs of anything else
+ * than [a-z0-9] as one '_'.  False when nothing is left.
+ */
+static bool
+param_slug(const char *param, char *out, size_t outlen)
+{
+	size_t o = 0;
+	bool sep = false;
+
+	for (; *param != '\0' && o + 2 < outlen; param++) {
+		unsigned char c = (unsigned char)tolower((unsigned char)*param);
+
+		if (isalnum(c) && c < 0x80) {
+			if (sep && o > 0)
+				out[o++] = '_';
+			out[o++] = (char)c;
+			sep = false;
+		} else
+			sep = true;
+	}
+	out[o] = '\0';
+	return o > 0 && !isdigit((unsigned char)out[0]);
+}
+
+/*
+ * Value is the drive's normalised score: the row has a Worst (an ATA
+ * attribute) and no numeric Raw.  It is kept as such, never as a unit.
+ */
+static bool
+row_normalised(struct smart_info *si, const char *param, const struct smart_row *r)
+{
+	long long v;
+
+	if (cell_num(r->raw, &v) || is_na(r->worst))
+		return false;
+	if (cell_num(r->value, &v) && si->nnorm < SMART_MAX_NORM &&
+	    param_slug(param, si->norm[si->nnorm].name,
+	    sizeof(si->norm[si->nnorm].name))) {
+		si->norm[si->nnorm].value = v;
+		si->nnorm++;
+	}
+	return true;
+}
+
 static void
 table_row(struct smart_info *si, const char *param, const struct smart_row *r)
 {
 	long long v;
 
 #define P(s)	(strcasecmp(param, (s)) == 0)
+	if (!P("Health Status") && !P("Media Wearout Indicator") &&
+	    row_normalised(si, param, r))
+		return;
 	if (P("Health Status")) {
 		copy_trim(si->health_text, sizeof(si->health_text), r->value);
 		si->health = is_na(r->value) ? SMART_UNKNOWN :
