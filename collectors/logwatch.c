@@ -275,6 +275,26 @@ storm_summary(void *arg, const char *rule, const char *entity, uint64_t n,
 	emit(lw->em, ev);
 }
 
+/*
+ * "... Invalid sense data: 0x75 0x70 0x64.": ESXi itself says these bytes
+ * are no sense data.  Whatever rule captured them as scsi_sense, they go to
+ * esxwatch_scsi_sense_invalid and are not decoded: never a key/ASC/ASCQ
+ * that the device did not send.
+ */
+static bool
+sense_invalid(const char *line, size_t len, const struct rules_cap *c)
+{
+	static const char pfx[] = "Invalid sense data: ";
+	char want[sizeof(pfx) + RULES_CAP_VALUE_MAX];
+	int n;
+
+	if (strcmp(c->name, "scsi_sense") != 0)
+		return false;
+	n = snprintf(want, sizeof(want), "%s%s", pfx, c->value);
+	return n > 0 && (size_t)n < sizeof(want) &&
+	    memmem(line, len, want, (size_t)n) != NULL;
+}
+
 static void
 scsi_texts(struct event *ev)
 {
@@ -325,7 +345,8 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 	if (m != NULL) {
 		event_set(ev, "esxwatch_rule", m->rule->name);
 		for (i = 0; i < m->ncaps; i++)
-			set_capture(ev, m->caps[i].name, m->caps[i].value);
+			set_capture(ev, sense_invalid(line, len, &m->caps[i]) ?
+			    "scsi_sense_invalid" : m->caps[i].name, m->caps[i].value);
 		scsi_texts(ev);
 		if (m->rule->hint[0] != '\0')
 			event_set(ev, "esxwatch_hint", m->rule->hint);
