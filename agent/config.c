@@ -1073,6 +1073,7 @@ enum ktype {
 	KT_FORWARD,	/* enum forward_mode */
 	KT_LIST,	/* struct strlist: sequence or ;-separated string */
 	KT_KV,		/* struct kvlist: mapping of scalars */
+	KT_STORM,	/* rule storm: off | {max: N, window: S} (int pair) */
 };
 
 struct kspec {
@@ -1203,6 +1204,7 @@ static const struct kspec rule_keys[] = {
 	{ "enabled", KT_IBOOL, R(enabled), 0, 0, NULL, NULL, NULL },
 	{ "vob_id", KT_OSTR, R(vob_id), 0, 0, NULL, NULL, NULL },
 	{ "literal", KT_OSTR, R(literal), 0, 0, NULL, NULL, NULL },
+	{ "storm", KT_STORM, R(storm_max), 0, 0, NULL, NULL, NULL },
 };
 #undef R
 
@@ -1325,6 +1327,7 @@ ktype_what(enum ktype t)
 	case KT_IBOOL:	return "a boolean (yes/no)";
 	case KT_LIST:	return "a list";
 	case KT_KV:	return "a mapping";
+	case KT_STORM:	return "off or a mapping {max: N, window: S}";
 	default:	return "a string";
 	}
 }
@@ -1417,6 +1420,7 @@ apply_scalar(struct lctx *c, const struct kspec *k, void *base, const char *s,
 		return 0;
 	case KT_LIST:
 	case KT_KV:
+	case KT_STORM:
 		break;
 	}
 	return -1;
@@ -1838,11 +1842,61 @@ apply_kv_node(struct lctx *c, const struct kspec *k, struct kvlist *l,
 	*l = nl;
 }
 
+static void apply_map(struct lctx *, const struct kspec *, size_t, void *,
+    const struct ynode *, const char *, struct kpos *);
+
+/*
+ * A rule's storm: "off" (every match is sent: storm_max -1; "on" = the
+ * defaults), or a mapping {max: 1..100000, window: 1..86400 s}; a key left
+ * out keeps its default (0).  k->off is storm_max; storm_window is the int
+ * after it (struct rule_conf).
+ */
+static int
+apply_storm_node(struct lctx *c, const struct kspec *k, void *base,
+    const struct ynode *v)
+{
+	static const struct kspec sk[] = {
+		{ "max", KT_INT, 0, 1, 100000, NULL, NULL, NULL },
+		{ "window", KT_INT, sizeof(int), 1, 86400, NULL, NULL, NULL },
+	};
+	int *f = (int *)(void *)((char *)base + k->off), pair[2] = { 0, 0 };
+	char b[96];
+	bool off;
+
+	_Static_assert(offsetof(struct rule_conf, storm_window) ==
+	    offsetof(struct rule_conf, storm_max) + sizeof(int),
+	    "storm_window follows storm_max");
+
+	if (v->type == YN_SCALAR) {
+		if (v->null || parse_bool(v->s, &off) < 0) {
+			rep(c, true, v->line, v->col, "'storm': expected off or "
+			    "{max: N, window: S}, got '%s'", v->null ? "" :
+			    show(v->s, b, sizeof(b)));
+			return -1;
+		}
+		f[0] = off ? 0 : -1;	/* on: the defaults */
+		f[1] = 0;
+		return 0;
+	}
+	if (v->type != YN_MAP) {
+		rep(c, true, v->line, v->col, "'storm': expected off or {max: N, "
+		    "window: S}, got %s", ynode_what(v));
+		return -1;
+	}
+	apply_map(c, sk, NELEM(sk), pair, v, "storm", NULL);
+	f[0] = pair[0];
+	f[1] = pair[1];
+	return 0;
+}
+
 static int
 apply_node(struct lctx *c, const struct kspec *k, void *base,
     const struct ynode *v)
 {
 	char *field = (char *)base + k->off;
+
+	if (k->type == KT_STORM)
+		return apply_storm_node(c, k, base, v);
 
 	if (k->type == KT_LIST) {
 		apply_list_node(c, k, (struct strlist *)(void *)field, v);
@@ -3152,6 +3206,12 @@ print_rule(FILE *f, const struct rule_conf *r)
 		print_str(f, r->literal);
 		fputc('\n', f);
 	}
+	if (r->storm_max < 0)
+		fputs("    storm: off\n", f);
+	else if (r->storm_max > 0 || r->storm_window > 0)
+		fprintf(f, "    storm: { max: %d, window: %d }\n",
+		    r->storm_max > 0 ? r->storm_max : 10,
+		    r->storm_window > 0 ? r->storm_window : 60);
 }
 
 int
