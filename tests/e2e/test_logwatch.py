@@ -260,8 +260,10 @@ def test_storm_is_summarised(tmpdir):
     harness.eq(summ[0]["esxwatch_repeat_count"], "4802", "suppressed count")
     harness.eq(summ[0]["esxwatch_rule"], "scsi_cmd_failed", "summary rule")
     harness.eq(summ[0]["esxwatch_device"], "naa.xxx", "summary entity")
-    if "repeated 4,802 times in the last 60 s" not in summ[0]["text"]:
+    want = "4,802 more matches of rule scsi_cmd_failed on naa.xxx in the last 60 s (not sent one by one)"
+    if not summ[0]["text"].startswith(want):
         harness.fail("summary text: %r" % summ[0]["text"])
+    harness.eq(summ[0]["esxwatch_repeat_window_s"], "60", "summary window")
     # Another device is another storm.
     harness.eq(len([e for e in evs if e["text"] == other]), 1, "other device")
 
