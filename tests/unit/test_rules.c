@@ -263,6 +263,65 @@ storm_cb(void *arg, const char *rule, const char *entity, uint64_t n,
 	snprintf(l->last, sizeof(l->last), "%s", last);
 }
 
+struct storm_saved {
+	int n;
+	char rule[32], entity[64], state[256];
+};
+
+static void
+storm_save_cb(void *arg, const char *rule, const char *entity, const char *state)
+{
+	struct storm_saved *sv = arg;
+
+	sv->n++;
+	snprintf(sv->rule, sizeof(sv->rule), "%s", rule);
+	snprintf(sv->entity, sizeof(sv->entity), "%s", entity);
+	snprintf(sv->state, sizeof(sv->state), "%s", state);
+}
+
+/* Per-rule limits, and a checkpoint that carries the counts over a restart. */
+TEST(storm_per_rule_and_checkpoint)
+{
+	struct storm *s = storm_new(10, 60000, 100), *s2;
+	struct storm_log l;
+	struct storm_saved sv;
+	int i, emitted = 0;
+
+	memset(&l, 0, sizeof(l));
+	memset(&sv, 0, sizeof(sv));
+	for (i = 0; i < 50; i++)
+		emitted += storm_hit_at(s, "audit", "dev\tnaa.1", 3, 5000, 1000 + i,
+		    "line", 4, storm_cb, &l);
+	CHECK_INT(emitted, 3);
+	/* limit <= 0 (storm: off): every match. */
+	for (i = 0, emitted = 0; i < 50; i++)
+		emitted += storm_hit_at(s, "all", "", 0, 5000, 1000 + i, "x", 1,
+		    storm_cb, &l);
+	CHECK_INT(emitted, 50);
+	CHECK(storm_dirty(s));
+	storm_foreach(s, storm_save_cb, &sv);
+	storm_clean(s);
+	CHECK(!storm_dirty(s));
+	CHECK_INT(sv.n, 1);		/* only the window that limits anything */
+	CHECK_STR(sv.rule, "audit");
+	CHECK_STR(sv.entity, "dev\tnaa.1");
+	CHECK_STR(sv.state, "1000 5000 3 50 47 line");
+	storm_free(s);
+
+	/* After a crash: restored, the window goes on and its count is reported. */
+	s2 = storm_new(10, 60000, 100);
+	CHECK_INT(storm_restore(s2, sv.rule, sv.entity, sv.state), 0);
+	CHECK_INT(storm_hit_at(s2, "audit", "dev\tnaa.1", 3, 5000, 2000, "more", 4,
+	    storm_cb, &l), 0);
+	CHECK_INT(storm_due(s2, 6001, false, storm_cb, &l), 1);
+	CHECK_INT(l.suppressed, 48);
+	CHECK_STR(l.last, "more");
+	CHECK_INT(storm_restore(s2, "r", "e", "garbage"), -1);
+	CHECK_INT(storm_restore(s2, "r", "e", "1 0 3 5 1 x"), -1);	/* window 0 */
+	CHECK_INT(storm_restore(s2, "r", "e", "1 10 3 5 9 x"), -1);	/* more than counted */
+	storm_free(s2);
+}
+
 TEST(storm_suppression)
 {
 	struct storm *s = storm_new(10, 60000, 100);
@@ -547,6 +606,7 @@ main(void)
 	RUN(override_and_disable);
 	RUN(prefilter_oracle);
 	RUN(storm_suppression);
+	RUN(storm_per_rule_and_checkpoint);
 	RUN(scsi_codes);
 	RUN(catalogue);
 	RUN(catalogue_quoted_forms);
