@@ -560,4 +560,37 @@ def test_storm_with_forward_all_ships_every_line(tmpdir):
     harness.eq([e["esxwatch_repeat_count"] for e in summ], ["30"], "summarised")
 
 
+def test_invalid_sense_and_relayed_time(tmpdir):
+    """ESXi's "Invalid sense data" goes to esxwatch_scsi_sense_invalid, never
+    to the sense fields (KB 318611 line); a line received through a syslog
+    relay keeps the host's own time (KB 318898 line, relay 5 h behind)."""
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    invalid = vmk8("2021-02-02T19:38:02.935Z cpu14:2097225)ScsiDeviceIO: 4062: Cmd(0x45ba92263280) 0x1a, "
+                   "CmdSN 0x1fea2a8 from world 0 to dev \"mpx.vmhba32:C0:T0:L0\" failed H:0x7 D:0x0 P:0x0 "
+                   "Invalid sense data: 0xc7 0xf 0x43.")
+    valid = vmk7(fixture_line("vmkernel-log/esxi51-scsi-errors-heartbeat.log", 2))
+    relayed = fixture_line("vobd-log/relayed-kb318898.log", 1)
+    write(os.path.join(log, "vmkernel.log"), [invalid, valid], "w")
+    write(os.path.join(log, "vobd.log"), [relayed], "w")
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes}\n"
+        "  vobd: {directory: %s, include: vobd.log, read_from_head: yes}\n" % (log, log)))
+    rc, out, err = a.run("--once")
+    harness.eq(rc, 0, "exit status")
+    by = {e["text"]: e for e in logwatch_events(tmpdir)}
+    e = by[invalid]
+    harness.eq(e.get("esxwatch_scsi_sense_invalid"), "0xc7 0xf 0x43", "invalid sense")
+    for f in ("esxwatch_scsi_sense", "esxwatch_scsi_sense_text"):
+        harness.eq(e.get(f), None, f + " of invalid sense")
+    harness.eq(e.get("esxwatch_scsi_host_status"), "7", "host status still decoded")
+    e = by[valid]
+    harness.eq(e.get("esxwatch_scsi_sense"), "0x0 0x0 0x0", "possible sense kept")
+    harness.eq(e.get("esxwatch_scsi_sense_invalid"), None, "not invalid")
+    e = by[relayed]
+    harness.eq(e.get("esxwatch_rule"), "uplink_down", "relayed line matched")
+    t = time.gmtime(e["timestamp"] / 1000)
+    harness.eq((t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min), (11, 29, 3, 25), "host's time, not the relay's")
+
+
 harness.main(globals())
