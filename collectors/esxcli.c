@@ -372,8 +372,9 @@ key_like(const char *k, size_t len)
 			digit = true;
 		else if (c == '-')
 			dash = true;
-		else if (!isalpha(c) && strchr("()/?%#'+&[]_", c) == NULL)
-			return false;
+		else if (!isalpha(c) && (c == '\0' ||
+		    strchr("()/?%#'+&[]_", c) == NULL))
+			return false;	/* (strchr finds the terminator) */
 	}
 	return space || !(digit && dash);
 }

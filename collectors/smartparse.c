@@ -279,6 +279,27 @@ table_row(struct smart_info *si, const char *param, const struct smart_row *r)
 #undef P
 }
 
+/*
+ * A parameter printed both as a normalised score and as a reading (a
+ * table with the row twice, one with a Worst): the reading cannot be
+ * trusted either, and is left out.
+ */
+static void
+distrust_normalised(struct smart_info *si)
+{
+	for (size_t i = 0; i < si->nnorm; i++) {
+		const char *n = si->norm[i].name;
+
+		if (strcmp(n, "drive_temperature") == 0)
+			si->temperature_c = SMART_NONE;
+		else if (strcmp(n, "driver_rated_max_temperature") == 0 ||
+		    strcmp(n, "drive_rated_max_temperature") == 0)
+			si->max_temperature_c = SMART_NONE;
+		else if (strcmp(n, "power_on_hours") == 0)
+			si->power_on_hours = SMART_NONE;
+	}
+}
+
 int
 smart_from_table(const struct esx_out *o, bool raw_lowbyte, struct smart_info *si,
     char *err, size_t errlen)
@@ -314,6 +335,7 @@ smart_from_table(const struct esx_out *o, bool raw_lowbyte, struct smart_info *s
 		snprintf(err, errlen, "not a SMART table (no rows)");
 		return -1;
 	}
+	distrust_normalised(si);
 	/* Every table esxcli prints starts with Health Status; without it
 	 * the output was cut short, and no health may be claimed. */
 	if (si->health_text[0] == '\0') {
