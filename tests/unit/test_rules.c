@@ -3,6 +3,8 @@
  * (against a brute-force oracle), rule order, overrides, storm
  * suppression, and the built-in catalogue on real captured ESXi lines.
  */
+#include <unistd.h>
+
 #include "t.h"
 
 #include "../../agent/config.h"
@@ -320,6 +322,41 @@ TEST(storm_per_rule_and_checkpoint)
 	CHECK_INT(storm_restore(s2, "r", "e", "1 0 3 5 1 x"), -1);	/* window 0 */
 	CHECK_INT(storm_restore(s2, "r", "e", "1 10 3 5 9 x"), -1);	/* more than counted */
 	storm_free(s2);
+}
+
+static void report(void *, bool, const char *);
+
+/* The storm key of a rule: off, {max, window}, and a key left out. */
+TEST(storm_key_parsed)
+{
+	static const char yaml[] = "rules:\n"
+	    "  - name: audit\n    match: 'sshd accepted'\n    storm: off\n"
+	    "  - name: tight\n    match: 'foo bar'\n    storm: {max: 3, window: 10}\n"
+	    "  - name: wide\n    match: 'foo baz'\n    storm: {window: 600}\n"
+	    "  - name: plain\n    match: 'foo qux'\n";
+	char path[] = "/tmp/esxwatch-test-storm-XXXXXX";
+	struct rule_conf *v = NULL;
+	size_t n = 0;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_INT(write(fd, yaml, sizeof(yaml) - 1), (long long)(sizeof(yaml) - 1));
+	close(fd);
+	CHECK_INT(config_load_rules_file(path, &v, &n, report, NULL), 0);
+	CHECK_INT(n, 4);
+	if (n == 4) {
+		CHECK_INT(v[0].storm_max, -1);
+		CHECK_INT(v[1].storm_max, 3);
+		CHECK_INT(v[1].storm_window, 10);
+		CHECK_INT(v[2].storm_max, 0);
+		CHECK_INT(v[2].storm_window, 600);
+		CHECK_INT(v[3].storm_max, 0);
+		CHECK_INT(v[3].storm_window, 0);
+	}
+	rule_conf_free_array(v, n);
+	unlink(path);
 }
 
 TEST(storm_suppression)
@@ -725,6 +762,7 @@ main(void)
 	RUN(override_and_disable);
 	RUN(prefilter_oracle);
 	RUN(storm_suppression);
+	RUN(storm_key_parsed);
 	RUN(catalogue_swept_rules_esxi7_and_8);
 	RUN(storm_per_rule_and_checkpoint);
 	RUN(scsi_codes);
