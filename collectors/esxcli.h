@@ -11,10 +11,16 @@
  *            then "   Key: value" lines; children of a "Parent:" line,
  *            indented further, become "Parent.Child".  (nic get,
  *            nic stats get, syslog config get, nvme log smart get)
- *   keyed    a list of blocks: each header line at column 0 (maybe ending
- *            in ':') starts a record whose title is that line, then its
- *            indented "Key: value" lines.  (storage core device list,
- *            path list, vsan storage list)
+ *   keyed    a list of blocks: each header line (maybe ending in ':')
+ *            starts a record whose title is that line, then its indented
+ *            "Key: value" lines.  (storage core device list, path list,
+ *            vsan storage list)
+ *
+ * Layout is not trusted: any indentation, tabs, "Key:value" without the
+ * space.  A key is words (no '.', ':' or ','), so a device id or path UID
+ * line is a record header wherever it is indented; a blank line closes
+ * nesting; a record's first key coming round again starts the next
+ * record; only an empty "Parent:" has children.
  *
  * One generic parser detects the shape.  A block with a title and a keyed
  * list of one record look the same; they are reported as ESX_BLOCK, so a
