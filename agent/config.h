@@ -108,6 +108,8 @@ struct rule_conf {
 	int		 enabled;	/* 1 yes, 0 no */
 	char		*vob_id;	/* optional: the VOB id the rule is about */
 	char		*literal;	/* optional: required literal for the prefilter */
+	int		 storm_max;	/* 0 = default (10), -1 = storm: off */
+	int		 storm_window;	/* s, 0 = default (60) */
 	/* where the rule was defined, for error messages */
 	char		*src_file;
 	int		 src_line;

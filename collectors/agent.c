@@ -15,6 +15,7 @@
 #include "../agent/log.h"
 #include "../agent/status.h"
 #include "collector.h"
+#include "esxcli.h"
 
 static int
 set_u64(struct event *ev, const char *name, uint64_t v)
@@ -52,6 +53,7 @@ status_event(const struct status_snap *s)
 	    set_u64(ev, "esxwatch_not_ingested", s->not_ingested) < 0 ||
 	    set_u64(ev, "esxwatch_rss_kb", s->rss_kb) < 0 ||
 	    set_u64(ev, "esxwatch_cpu_ms", s->cpu_ms) < 0 ||
+	    set_u64(ev, "esxwatch_parse_gaps", esxcli_parse_gaps()) < 0 ||
 	    event_set(ev, "esxwatch_spool", !s->have_spool ? "none" :
 	    s->memory_only ? "memory" : "disk") < 0 ||
 	    set_u64(ev, "esxwatch_destinations", s->ndests) < 0 ||

@@ -349,34 +349,57 @@ out:
 /* ---- blocks and keyed lists ------------------------------------------ */
 
 /*
- * "Key: value" -> key and value; "Key:" -> key and "".  The key ends at
- * the first ": " because values hold colons of their own (PCI addresses,
- * IQNs, "Bus Info: 0000:02:01:0").
+ * What a key looks like: words ("Link Status", "Size(MB)", "IsSSD?",
+ * "On-disk format version"), never an identifier.  Device ids, path UIDs
+ * and IQNs hold '.', ':' or ',' ("naa.6000...", "sata.vmhba0-sata.0:0-t10...",
+ * "iqn.1998-01.com.vmware:esx01"), and a UUID a digit and a '-' without
+ * a space: those lines are record keys, not "Key: value" pairs.
+ */
+static bool
+key_like(const char *k, size_t len)
+{
+	bool space = false, digit = false, dash = false;
+	size_t i;
+
+	if (len == 0 || len > 80 || !isalpha((unsigned char)k[0]))
+		return false;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)k[i];
+
+		if (c == ' ')
+			space = true;
+		else if (isdigit(c))
+			digit = true;
+		else if (c == '-')
+			dash = true;
+		else if (!isalpha(c) && (c == '\0' ||
+		    strchr("()/?%#'+&[]_", c) == NULL))
+			return false;	/* (strchr finds the terminator) */
+	}
+	return space || !(digit && dash);
+}
+
+/*
+ * "Key: value", "Key:value" (KB pages, vsish, copied output), "Key:" ->
+ * key and value.  The key ends at the first ':' and must look like a key;
+ * the value keeps its own colons (PCI addresses, IQNs, "Bus Info:
+ * 0000:02:01:0").
  */
 static bool
 split_kv(const char *p, size_t len, const char **k, size_t *klen,
     const char **v, size_t *vlen)
 {
-	size_t i;
+	const char *colon = memchr(p, ':', len);
 
-	for (i = 0; i + 1 < len; i++)
-		if (p[i] == ':' && p[i + 1] == ' ')
-			break;
-	if (i + 1 < len) {
-		*k = p;
-		*klen = i;
-		*v = p + i + 2;
-		*vlen = len - i - 2;
-	} else if (len > 0 && p[len - 1] == ':') {
-		*k = p;
-		*klen = len - 1;
-		*v = p + len;
-		*vlen = 0;
-	} else
+	if (colon == NULL)
 		return false;
+	*k = p;
+	*klen = (size_t)(colon - p);
+	*v = colon + 1;
+	*vlen = len - *klen - 1;
 	trim(k, klen);
 	trim(v, vlen);
-	return *klen > 0;
+	return key_like(*k, *klen);
 }
 
 struct nest {
@@ -384,84 +407,150 @@ struct nest {
 	size_t	keylen;		/* length of the joined prefix after this level */
 };
 
+struct blk {
+	struct nest	 stack[ESX_MAX_DEPTH];
+	size_t		 depth;
+	struct esx_rec	*cur;
+	size_t		 cur_indent;	/* of the current record's header line */
+	bool		 cur_id;	/* that header is an id or title, no pair */
+	size_t		 titled, nkeys;
+	struct buf	 key;
+};
+
+/* The first key of the record: seeing it again is the next record. */
+static bool
+is_first_key(const struct esx_rec *r, const char *k, size_t klen)
+{
+	return r != NULL && r->n > 0 && strlen(r->keys[0]) == klen &&
+	    memcmp(r->keys[0], k, klen) == 0;
+}
+
 /*
- * Headers are recognised at column 0 only (esxcli indents keys by 3): a
- * "Parent:" key further in is a nested structure, not a new record.
+ * Does line l (a header, a parent, or a pair; child = the next non-blank
+ * line is indented further) start a new record?  From the record's shape,
+ * never from the column alone: a line that is no "Key: value" (device id,
+ * path UID, title); a first line with children ("SMART And Health Info:",
+ * "UUID: 52e1..."); a "Title:" with children at column 0 or not deeper
+ * than the record's own header; and the record's first key coming round
+ * again at the top level (a record whose header was lost).
  */
+static bool
+starts_record(const struct blk *b, const struct line *l, bool kv, bool child,
+    const char *k, size_t klen, size_t vlen, bool first)
+{
+	if (!kv)
+		return true;
+	if (child && first)
+		return true;
+	if (child && vlen == 0 && (l->indent == 0 || (b->cur != NULL &&
+	    b->cur_id && l->indent <= b->cur_indent)))
+		return true;
+	return b->depth == 0 && is_first_key(b->cur, k, klen);
+}
+
+static int
+block_header(struct parser *ps, struct blk *b, const struct line *l, bool kv,
+    const char *k, size_t klen, const char *v, size_t vlen, bool child)
+{
+	const char *t = l->p + l->indent;
+	size_t tlen = l->len - l->indent;
+
+	if (kv && !child)
+		tlen = 0;	/* a repeated first key: an untitled record */
+	if (tlen > 0 && t[tlen - 1] == ':')
+		tlen--;
+	trim(&t, &tlen);
+	if ((b->cur = add_rec(ps, t, tlen)) == NULL)
+		return -1;
+	b->cur_indent = l->indent;
+	b->cur_id = !kv;
+	if (tlen > 0)
+		b->titled++;
+	b->depth = 0;
+	/* "UUID: 52e1..." as a header also says what it is. */
+	if (kv && (vlen > 0 || !child)) {
+		if (add_kv(ps, b->cur, k, klen, v, vlen) == -1)
+			return -1;
+		b->nkeys++;
+	}
+	return 0;
+}
+
+static int
+block_pair(struct parser *ps, struct blk *b, const struct line *l,
+    const char *k, size_t klen, const char *v, size_t vlen, bool child)
+{
+	if (b->cur == NULL) {
+		if ((b->cur = add_rec(ps, "", 0)) == NULL)
+			return -1;
+		b->cur_indent = l->indent;
+		b->cur_id = false;
+	}
+	b->key.len = b->depth > 0 ? b->stack[b->depth - 1].keylen : 0;
+	if (b->key.data != NULL)
+		b->key.data[b->key.len] = '\0';
+	if ((b->depth > 0 && buf_putc(&b->key, '.') == -1) ||
+	    buf_append(&b->key, k, klen) == -1) {
+		set_err(ps, "key too long", l);
+		return -1;
+	}
+	if (add_kv(ps, b->cur, b->key.data, b->key.len, v, vlen) == -1)
+		return -1;
+	b->nkeys++;
+	/* Only an empty "Parent:" has children: a value indented unevenly
+	 * under a "Key: value" is its sibling. */
+	if (child && vlen == 0 && b->depth < ESX_MAX_DEPTH) {
+		b->stack[b->depth].indent = l->indent;
+		b->stack[b->depth].keylen = b->key.len;
+		b->depth++;
+	}
+	return 0;
+}
+
 static int
 parse_blocks(struct parser *ps, size_t first)
 {
-	struct nest stack[ESX_MAX_DEPTH];
-	size_t depth = 0, i, j, titled = 0, nkeys = 0;
-	struct esx_rec *cur = NULL;
-	struct buf key = BUF_INIT;
+	struct blk b;
+	size_t i, j;
 	int rc = -1;
 
-	buf_init(&key, 64 * 1024);
+	memset(&b, 0, sizeof(b));
+	buf_init(&b.key, 64 * 1024);
 	for (i = first; i < ps->nlines; i = j) {
 		const struct line *l = &ps->lines[i];
 		const char *c = l->p + l->indent, *k = NULL, *v = NULL;
 		size_t clen = l->len - l->indent, klen = 0, vlen = 0;
-		bool parent, kv;
+		bool child, kv, blank_after = false;
 
-		for (j = i + 1; j < ps->nlines; j++)
+		for (j = i + 1; j < ps->nlines; j++) {
 			if (ps->lines[j].len > ps->lines[j].indent)
 				break;
+			blank_after = true;
+		}
 		if (clen == 0)
 			continue;
-		parent = j < ps->nlines && ps->lines[j].indent > l->indent;
+		child = j < ps->nlines && !blank_after &&
+		    ps->lines[j].indent > l->indent;
 		kv = split_kv(c, clen, &k, &klen, &v, &vlen);
-		if (l->indent == 0 && (parent || !kv)) {
-			/* A record header: device id, path UID, title. */
-			const char *t = c;
-			size_t tlen = clen;
-
-			if (tlen > 0 && t[tlen - 1] == ':')
-				tlen--;
-			trim(&t, &tlen);
-			if ((cur = add_rec(ps, t, tlen)) == NULL)
+		while (b.depth > 0 && b.stack[b.depth - 1].indent >= l->indent)
+			b.depth--;
+		if (starts_record(&b, l, kv, child, k, klen, vlen, i == first)) {
+			if (block_header(ps, &b, l, kv, k, klen, v, vlen,
+			    child) == -1)
 				goto out;
-			titled++;
-			depth = 0;
-			/* "UUID: 52e1..." as a header also says what it is. */
-			if (kv && vlen > 0) {
-				if (add_kv(ps, cur, k, klen, v, vlen) == -1)
-					goto out;
-				nkeys++;
-			}
-			continue;
-		}
-		while (depth > 0 && stack[depth - 1].indent >= l->indent)
-			depth--;
-		if (!kv)
-			continue;	/* stray line inside a block */
-		if (cur == NULL && (cur = add_rec(ps, "", 0)) == NULL)
+		} else if (block_pair(ps, &b, l, k, klen, v, vlen, child) == -1)
 			goto out;
-		key.len = depth > 0 ? stack[depth - 1].keylen : 0;
-		if (key.data != NULL)
-			key.data[key.len] = '\0';
-		if ((depth > 0 && buf_putc(&key, '.') == -1) ||
-		    buf_append(&key, k, klen) == -1) {
-			set_err(ps, "key too long", l);
-			goto out;
-		}
-		if (add_kv(ps, cur, key.data, key.len, v, vlen) == -1)
-			goto out;
-		nkeys++;
-		if (parent && depth < ESX_MAX_DEPTH) {
-			stack[depth].indent = l->indent;
-			stack[depth].keylen = key.len;
-			depth++;
-		}
+		if (blank_after)
+			b.depth = 0;	/* a blank line closes every nesting */
 	}
-	if (nkeys == 0) {
+	if (b.nkeys == 0) {
 		set_err(ps, "unrecognised esxcli output", &ps->lines[first]);
 		goto out;
 	}
-	ps->out->shape = titled >= 2 ? ESX_KEYED : ESX_BLOCK;
+	ps->out->shape = b.titled >= 2 ? ESX_KEYED : ESX_BLOCK;
 	rc = 0;
 out:
-	buf_free(&key);
+	buf_free(&b.key);
 	return rc;
 }
 
@@ -646,6 +735,42 @@ esx_get(const struct esx_rec *r, const char *key)
 		if (strcmp(r->keys[i], key) == 0)
 			return r->vals[i];
 	return NULL;
+}
+
+static uint64_t parse_gaps;	/* atomic: collectors run in threads */
+
+void
+esx_gap(const char *cmd, const char *entity, const char *key, const char *why)
+{
+	char lkey[256];
+
+	if (cmd == NULL)
+		cmd = "esxcli";
+	if (entity == NULL)
+		entity = "";
+	__atomic_add_fetch(&parse_gaps, 1, __ATOMIC_RELAXED);
+	snprintf(lkey, sizeof(lkey), "esxcli-gap:%s:%s", cmd, entity);
+	log_limited(LOG_WARN, lkey, 86400, "%s%s%s: expected key '%s' %s: "
+	    "the value is left out (the output's layout is not the one "
+	    "known)", cmd, entity[0] ? " " : "", entity, key ? key : "?",
+	    why ? why : "is missing");
+}
+
+const char *
+esx_want(const struct esx_rec *r, const char *cmd, const char *entity,
+    const char *key)
+{
+	const char *v = esx_get(r, key);
+
+	if (v == NULL && r != NULL)
+		esx_gap(cmd, entity, key, "is missing");
+	return v;
+}
+
+uint64_t
+esxcli_parse_gaps(void)
+{
+	return __atomic_load_n(&parse_gaps, __ATOMIC_RELAXED);
 }
 
 void

@@ -11,10 +11,16 @@
  *            then "   Key: value" lines; children of a "Parent:" line,
  *            indented further, become "Parent.Child".  (nic get,
  *            nic stats get, syslog config get, nvme log smart get)
- *   keyed    a list of blocks: each header line at column 0 (maybe ending
- *            in ':') starts a record whose title is that line, then its
- *            indented "Key: value" lines.  (storage core device list,
- *            path list, vsan storage list)
+ *   keyed    a list of blocks: each header line (maybe ending in ':')
+ *            starts a record whose title is that line, then its indented
+ *            "Key: value" lines.  (storage core device list, path list,
+ *            vsan storage list)
+ *
+ * Layout is not trusted: any indentation, tabs, "Key:value" without the
+ * space.  A key is words (no '.', ':' or ','), so a device id or path UID
+ * line is a record header wherever it is indented; a blank line closes
+ * nesting; a record's first key coming round again starts the next
+ * record; only an empty "Parent:" has children.
  *
  * One generic parser detects the shape.  A block with a title and a keyed
  * list of one record look the same; they are reported as ESX_BLOCK, so a
@@ -33,6 +39,7 @@
 #define ESXWATCH_ESXCLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct config;
 
@@ -73,6 +80,20 @@ int		 esxcli_parse(const char *text, size_t len, struct esx_out *out,
 		    char *err, size_t errlen);
 /* Value of exactly key in rec, NULL if absent (or rec NULL). */
 const char	*esx_get(const struct esx_rec *, const char *key);
+/*
+ * The keys a collector expects.  esx_want() returns the value of key in
+ * rec; when it is absent, the gap is logged (once per command and entity,
+ * log_limited) and counted, and NULL returned: never silently absent.
+ * esx_gap() does the same for a value present but unparseable (why says
+ * so).  cmd names the command ("network nic stats get"), entity the NIC or
+ * device ("" when none).
+ */
+const char	*esx_want(const struct esx_rec *, const char *cmd,
+		    const char *entity, const char *key);
+void		 esx_gap(const char *cmd, const char *entity, const char *key,
+		    const char *why);
+/* Expected keys found missing or unparseable since the start. */
+uint64_t	 esxcli_parse_gaps(void);
 /* Free what esxcli_parse/esxcli_query filled; out is left empty. */
 void		 esx_out_free(struct esx_out *);
 

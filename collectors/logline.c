@@ -257,6 +257,38 @@ level70(const char *s, size_t len)
 	return 0;
 }
 
+/*
+ * A syslog relay puts its own "MMM dd hh:mm:ss HOST " (and maybe a
+ * "PROG: ") before the line it received; when the host's own stamp follows
+ * (ISO, or "MMM dd hh:mm:ss " of a 5.x host: KB 318898 quotes "Nov 28
+ * 22:25:19 10.2.0.103 Nov 29 03:25:19 vobd: ..."), that line is what to
+ * parse: the host's time, not the relay's (hours off when the relay runs
+ * in another zone).  Returns the offset of that stamp after at most two
+ * tokens, 0 if there is none.
+ */
+static size_t
+relayed_stamp(const char *line, size_t len, size_t i, int64_t now)
+{
+	int64_t ts;
+	size_t n;
+	int tok;
+
+	for (tok = 0; tok < 2; tok++) {
+		while (i < len && line[i] != ' ')
+			i++;
+		while (i < len && line[i] == ' ')
+			i++;
+		if (i >= len)
+			return 0;
+		if (logline_iso8601(line + i, len - i, &ts) > 0)
+			return i;
+		n = syslog_stamp(line + i, len - i, now, &ts);
+		if (n > 0 && i + n < len && line[i + n] == ' ')
+			return i;
+	}
+	return 0;
+}
+
 void
 logline_parse(const char *line, size_t len, int64_t now, struct logline *out)
 {
@@ -272,6 +304,11 @@ logline_parse(const char *line, size_t len, int64_t now, struct logline *out)
 		n = syslog_stamp(line, len, now, &ts);
 		if (n == 0 || n >= len || line[n] != ' ')
 			goto cont;
+		i = relayed_stamp(line, len, n + 1, now);
+		if (i > 0) {
+			logline_parse(line + i, len - i, now, out);
+			return;
+		}
 		out->ts_ms = ts;
 		i = n + 1;
 		/* "vobd: " / "vmkernel: " after the syslog stamp. */

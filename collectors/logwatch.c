@@ -255,9 +255,9 @@ storm_summary(void *arg, const char *rule, const char *entity, uint64_t n,
 		return;
 	thousands(n, count, sizeof(count));
 	ev = ev_new("alert", ru ? ru->severity : "warning",
-	    "esxwatch: rule %s%s%s: the same message repeated %s times in the "
-	    "last %lld s (not sent one by one); last one: %s", rule,
-	    tab ? " on " : "", tab ? tab + 1 : "", count,
+	    "%s more match%s of rule %s%s%s in the last %lld s (not sent one by "
+	    "one); the last: %s", count, n == 1 ? "" : "es", rule,
+	    tab ? " on " : "", tab ? tab + 1 : "",
 	    (long long)(window_ms / 1000), last);
 	if (ev == NULL)
 		return;
@@ -277,6 +277,26 @@ storm_summary(void *arg, const char *rule, const char *entity, uint64_t n,
 	if (ru != NULL && ru->hint[0] != '\0')
 		event_set(ev, "esxwatch_hint", ru->hint);
 	emit(lw->em, ev);
+}
+
+/*
+ * "... Invalid sense data: 0x75 0x70 0x64.": ESXi itself says these bytes
+ * are no sense data.  Whatever rule captured them as scsi_sense, they go to
+ * esxwatch_scsi_sense_invalid and are not decoded: never a key/ASC/ASCQ
+ * that the device did not send.
+ */
+static bool
+sense_invalid(const char *line, size_t len, const struct rules_cap *c)
+{
+	static const char pfx[] = "Invalid sense data: ";
+	char want[sizeof(pfx) + RULES_CAP_VALUE_MAX];
+	int n;
+
+	if (strcmp(c->name, "scsi_sense") != 0)
+		return false;
+	n = snprintf(want, sizeof(want), "%s%s", pfx, c->value);
+	return n > 0 && (size_t)n < sizeof(want) &&
+	    memmem(line, len, want, (size_t)n) != NULL;
 }
 
 static void
@@ -329,7 +349,8 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 	if (m != NULL) {
 		event_set(ev, "esxwatch_rule", m->rule->name);
 		for (i = 0; i < m->ncaps; i++)
-			set_capture(ev, m->caps[i].name, m->caps[i].value);
+			set_capture(ev, sense_invalid(line, len, &m->caps[i]) ?
+			    "scsi_sense_invalid" : m->caps[i].name, m->caps[i].value);
 		scsi_texts(ev);
 		if (m->rule->hint[0] != '\0')
 			event_set(ev, "esxwatch_hint", m->rule->hint);
@@ -393,6 +414,24 @@ twin_seen(struct lw *lw, const struct rule *ru, const char *text, size_t len,
 	return false;
 }
 
+/*
+ * Storm control of one match: the rule's own storm: {max, window}, the
+ * defaults, or none (storm: off: every match is sent).  1 = send it.
+ */
+static int
+storm_pass(struct lw *lw, const struct rule *ru, const char *entity,
+    const char *text, size_t len)
+{
+	int limit = ru->storm_max > 0 ? ru->storm_max : LOGWATCH_STORM_LIMIT;
+	int64_t window = ru->storm_window > 0 ?
+	    (int64_t)ru->storm_window * 1000 : LOGWATCH_STORM_WINDOW_MS;
+
+	if (ru->storm_max < 0)
+		return 1;
+	return storm_hit_at(lw->storm, ru->name, entity, limit, window, lw->now,
+	    text, len, storm_summary, lw);
+}
+
 /* One complete event text (a line, or lines joined by event_marker). */
 static void
 handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
@@ -415,14 +454,15 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 	}
 	if (!matched && lf->log->conf->forward != FORWARD_ALL)
 		return;
-	if (matched) {
-		if (!storm_hit(lw->storm, m.rule->name, entity, lw->now, text,
-		    len, storm_summary, lw)) {
-			lw->suppressed++;
+	if (matched && !storm_pass(lw, m.rule, entity, text, len)) {
+		lw->suppressed++;
+		/* forward: all ships every line; the storm only limits alerts. */
+		if (lf->log->conf->forward != FORWARD_ALL)
 			return;
-		}
-		lw->alerts++;
+		matched = 0;
 	}
+	if (matched)
+		lw->alerts++;
 	emit(lw->em, make_event(lw, lf, text, len, truncated,
 	    matched ? &m : NULL));
 }
@@ -579,6 +619,80 @@ scan(struct lw *lw, struct lw_log *lg)
 	closedir(d);
 }
 
+/*
+ * Storm counts live next to the bookmarks, in the same file and the same
+ * atomic save: a bookmark never gets ahead of the counts of the lines
+ * before it, so a kill -9 loses no count (the lines after the bookmark are
+ * read and counted again).  Key "storm:RULE\tENTITY", value the state text
+ * of storm_foreach().
+ */
+#define LW_STORM_PFX	"storm:"
+
+static int
+storm_key_del(void *arg, const char *key, const char *value)
+{
+	struct buf *keys = arg;
+
+	(void)value;
+	if (buf_append(keys, key, strlen(key) + 1) < 0)
+		return 1;
+	return 0;
+}
+
+static void
+storm_key_put(void *arg, const char *rule, const char *entity, const char *state)
+{
+	struct lw *lw = arg;
+	char key[RULES_CAP_VALUE_MAX + 256];
+
+	if (snprintf(key, sizeof(key), LW_STORM_PFX "%s\t%s", rule, entity) <
+	    (int)sizeof(key))
+		(void)kv_set(lw->bm, key, state);
+}
+
+static void
+storm_checkpoint(struct lw *lw)
+{
+	struct buf keys = BUF_INIT;
+	size_t off;
+
+	buf_init(&keys, 4u * 1024 * 1024);
+	kv_foreach(lw->bm, LW_STORM_PFX, storm_key_del, &keys);
+	for (off = 0; off < keys.len; off += strlen(keys.data + off) + 1)
+		kv_del(lw->bm, keys.data + off);
+	buf_free(&keys);
+	storm_foreach(lw->storm, storm_key_put, lw);
+	storm_clean(lw->storm);
+}
+
+static int
+storm_key_load(void *arg, const char *key, const char *value)
+{
+	struct lw *lw = arg;
+	const char *rule = key + strlen(LW_STORM_PFX), *tab = strchr(rule, '\t');
+	char name[256];
+	size_t rl;
+
+	if (tab == NULL)
+		return 0;
+	rl = (size_t)(tab - rule);
+	if (rl >= sizeof(name))
+		return 0;
+	memcpy(name, rule, rl);
+	name[rl] = '\0';
+	if (storm_restore(lw->storm, name, tab + 1, value) < 0)
+		log_limited(LOG_WARN, "logwatch-storm", 3600, "logwatch: a saved "
+		    "storm count of rule %s is unreadable; it starts again", name);
+	return 0;
+}
+
+static void
+storm_load(struct lw *lw)
+{
+	kv_foreach(lw->bm, LW_STORM_PFX, storm_key_load, lw);
+	storm_clean(lw->storm);
+}
+
 static void
 save_bookmarks(struct lw *lw, struct emitter *em)
 {
@@ -591,7 +705,7 @@ save_bookmarks(struct lw *lw, struct emitter *em)
 		if (pos[0] != '\0' && strcmp(pos, lw->files[i]->saved) != 0)
 			changed = true;
 	}
-	if (!changed)
+	if (!changed && !storm_dirty(lw->storm))
 		return;
 	/* The lines before these positions must be safely queued first. */
 	if (emit_sync(em) != 0) {
@@ -608,6 +722,7 @@ save_bookmarks(struct lw *lw, struct emitter *em)
 		if (kv_set(lw->bm, lf->path, pos) == 0)
 			snprintf(lf->saved, sizeof(lf->saved), "%s", pos);
 	}
+	storm_checkpoint(lw);
 	if (kv_save(lw->bm) < 0)
 		log_limited(LOG_WARN, "logwatch-bm", 300, "logwatch: cannot save "
 		    "the bookmarks: lines may be read again after a restart");
@@ -634,6 +749,8 @@ prune_cb(void *arg, const char *key, const char *value)
 	char **nv;
 
 	(void)value;
+	if (strncmp(key, LW_STORM_PFX, strlen(LW_STORM_PFX)) == 0)
+		return 0;	/* storm counts, not a bookmark */
 	if (slash != NULL) {
 		dl = (size_t)(slash - key);
 		for (i = 0; i < p->lw->nlogs; i++) {
@@ -728,6 +845,7 @@ lw_init(struct collector_ctx *ctx)
 			goto err;
 	}
 	prune_bookmarks(lw);
+	storm_load(lw);
 	ctx->priv = lw;
 	log_debug("logwatch: %zu filelogs, %zu rules", lw->nlogs,
 	    rules_count(lw->rules));
@@ -748,7 +866,9 @@ lw_collect(struct collector_ctx *ctx, struct emitter *em)
 		return -1;
 	lw->em = em;
 	lw->now = now_ms();
-	storm_due(lw->storm, lw->now, false, storm_summary, lw);
+	/* A summary sent: its count is no longer owed; say so at once. */
+	if (storm_due(lw->storm, lw->now, false, storm_summary, lw) > 0)
+		save_bookmarks(lw, em);
 	for (i = 0; i < lw->nlogs; i++)
 		scan(lw, &lw->logs[i]);
 	lw->first_scan = false;

@@ -183,9 +183,16 @@ nic_from_esxcli(const struct esx_rec *row, const struct esx_rec *stats,
 	v = get_any(row, "MAC Address", "MACAddress", NULL);
 	copy_str(ni->mac, sizeof(ni->mac), v ? v : "");
 	ni->mtu = parse_ll(esx_get(row, "MTU"));
-	for (i = 0; stats != NULL && i < NIC_NCOUNTERS; i++)
-		ni->have[i] = parse_u64(esx_get(stats, nic_counters[i].label),
-		    &ni->ctr[i]);
+	if (get_any(row, "Link Status", "LinkStatus", "Link") == NULL)
+		esx_gap("network nic list", ni->name, "Link Status", "is missing");
+	for (i = 0; stats != NULL && i < NIC_NCOUNTERS; i++) {
+		v = esx_want(stats, "network nic stats get", ni->name,
+		    nic_counters[i].label);
+		ni->have[i] = parse_u64(v, &ni->ctr[i]);
+		if (v != NULL && !ni->have[i])
+			esx_gap("network nic stats get", ni->name,
+			    nic_counters[i].label, "has no number");
+	}
 	return 0;
 }
 

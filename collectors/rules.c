@@ -290,6 +290,8 @@ rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen
 	ru->match = xstrdup(rc->match);
 	ru->regex = xstrdup(rc->regex);
 	ru->enabled = rc->enabled != 0;
+	ru->storm_max = rc->storm_max;
+	ru->storm_window = rc->storm_window;
 	if (ru->name == NULL || ru->severity == NULL || ru->hint == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -727,6 +729,8 @@ struct storm_ent {
 	char		*key;		/* rule \0 entity */
 	size_t		 rlen;
 	int64_t		 start;
+	int64_t		 window;	/* of this rule */
+	uint64_t	 limit;		/* of this rule */
 	uint64_t	 count;
 	uint64_t	 suppressed;
 	char		*last;
@@ -738,6 +742,7 @@ struct storm {
 	int64_t		 window;
 	struct storm_ent *v;
 	size_t		 n, cap, max;
+	bool		 dirty;		/* changed since storm_clean() */
 };
 
 struct storm *
@@ -815,36 +820,56 @@ storm_find(struct storm *s, const char *rule, const char *entity, bool create)
 	return e;
 }
 
-static void
-storm_report(struct storm_ent *e, storm_fn cb, void *arg, int64_t window)
+static int
+storm_report(struct storm *s, struct storm_ent *e, storm_fn cb, void *arg)
 {
-	if (e->suppressed > 0)
-		cb(arg, e->key, e->key + e->rlen + 1, e->suppressed, window,
+	int n = 0;
+
+	if (e->suppressed > 0) {
+		cb(arg, e->key, e->key + e->rlen + 1, e->suppressed, e->window,
 		    e->last ? e->last : "");
+		s->dirty = true;
+		n = 1;
+	}
 	e->suppressed = 0;
+	return n;
 }
 
 int
 storm_hit(struct storm *s, const char *rule, const char *entity, int64_t now,
     const char *line, size_t len, storm_fn cb, void *arg)
 {
+	if (s == NULL)
+		return 1;
+	return storm_hit_at(s, rule, entity, s->limit, s->window, now, line,
+	    len, cb, arg);
+}
+
+int
+storm_hit_at(struct storm *s, const char *rule, const char *entity, int limit,
+    int64_t window, int64_t now, const char *line, size_t len, storm_fn cb,
+    void *arg)
+{
 	struct storm_ent *e;
 
-	if (s == NULL || s->limit <= 0)
+	if (s == NULL || limit <= 0 || window <= 0)
 		return 1;
 	e = storm_find(s, rule, entity, true);
 	if (e == NULL)
 		return 1;		/* no room to count: emit, never drop */
-	if (!e->used || e->count == 0 || now - e->start >= s->window ||
+	s->dirty = true;
+	if (!e->used || e->count == 0 || now - e->start >= e->window ||
 	    now < e->start) {
 		/* A new window: report what the old one suppressed first. */
-		storm_report(e, cb, arg, s->window);
+		storm_report(s, e, cb, arg);
 		e->used = true;
 		e->start = now;
 		e->count = 0;
 	}
+	e->window = window;
+	e->limit = (uint64_t)limit;
 	e->count++;
-	if (e->count <= (uint64_t)s->limit)
+	if (e->count <= (uint64_t)limit)
 		return 1;
 	e->suppressed++;
 	if (len >= STORM_LINE_MAX)
@@ -858,25 +883,118 @@ storm_hit(struct storm *s, const char *rule, const char *entity, int64_t now,
 	return 0;
 }
 
-void
+int
 storm_due(struct storm *s, int64_t now, bool all, storm_fn cb, void *arg)
 {
 	size_t i;
+	int n = 0;
 
 	if (s == NULL)
-		return;
+		return 0;
 	for (i = 0; i < s->n; i++) {
 		struct storm_ent *e = &s->v[i];
 
 		if (!e->used)
 			continue;
-		if (all || now - e->start >= s->window || now < e->start) {
-			storm_report(e, cb, arg, s->window);
-			if (!all || now - e->start >= s->window) {
+		if (all || now - e->start >= e->window || now < e->start) {
+			n += storm_report(s, e, cb, arg);
+			if (!all || now - e->start >= e->window) {
 				/* Window over: the entry may be reused. */
 				e->used = false;
 				e->count = 0;
+				s->dirty = true;
 			}
 		}
 	}
+	return n;
+}
+
+/* ---- checkpoint ---------------------------------------------------- */
+
+/*
+ * State text: "start window limit count suppressed last-line".  Only the
+ * windows that limit anything: a window below its limit lost in a crash
+ * costs at most limit-1 alerts sent again, never a count.
+ */
+void
+storm_foreach(const struct storm *s, storm_state_fn fn, void *arg)
+{
+	char st[STORM_LINE_MAX + 96];
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++) {
+		const struct storm_ent *e = &s->v[i];
+
+		if (!e->used || e->count == 0 ||
+		    (e->suppressed == 0 && e->count < e->limit))
+			continue;
+		snprintf(st, sizeof(st), "%lld %lld %llu %llu %llu %s",
+		    (long long)e->start, (long long)e->window,
+		    (unsigned long long)e->limit, (unsigned long long)e->count,
+		    (unsigned long long)e->suppressed, e->last ? e->last : "");
+		fn(arg, e->key, e->key + e->rlen + 1, st);
+	}
+}
+
+static bool
+next_num(const char **p, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(*p, &end, 10);
+	if (errno != 0 || end == *p || *end != ' ' || *out < 0)
+		return false;
+	*p = end + 1;
+	return true;
+}
+
+int
+storm_restore(struct storm *s, const char *rule, const char *entity,
+    const char *state)
+{
+	long long start, window, limit, count, supp;
+	const char *p = state;
+	struct storm_ent *e;
+	size_t len;
+
+	if (s == NULL || !next_num(&p, &start) || !next_num(&p, &window) ||
+	    !next_num(&p, &limit) || !next_num(&p, &count) ||
+	    !next_num(&p, &supp) || window <= 0 || limit <= 0 || count <= 0 ||
+	    supp > count)
+		return -1;
+	e = storm_find(s, rule, entity, true);
+	if (e == NULL)
+		return -1;
+	e->used = true;
+	e->start = start;
+	e->window = window;
+	e->limit = (uint64_t)limit;
+	e->count = (uint64_t)count;
+	e->suppressed = (uint64_t)supp;
+	len = strlen(p);
+	if (len >= STORM_LINE_MAX)
+		len = utf8_cut(p, len, STORM_LINE_MAX - 1);
+	free(e->last);
+	e->last = malloc(len + 1);
+	if (e->last != NULL) {
+		memcpy(e->last, p, len);
+		e->last[len] = '\0';
+	}
+	return 0;
+}
+
+bool
+storm_dirty(const struct storm *s)
+{
+	return s != NULL && s->dirty;
+}
+
+void
+storm_clean(struct storm *s)
+{
+	if (s != NULL)
+		s->dirty = false;
 }

@@ -16,8 +16,9 @@
  * Plain "(...)" groups are not reported.
  *
  * Storm suppression (struct storm) is separate: per rule and entity (the
- * first capture), after `limit` matches in `window_ms` further matches are
- * only counted and reported in one summary when the window ends.
+ * first capture), after `limit` matches in `window_ms` (the rule's own
+ * storm: {max, window}, else the defaults) further matches are only
+ * counted and reported in one summary when the window ends.
  */
 #ifndef ESXWATCH_RULES_H
 #define ESXWATCH_RULES_H
@@ -45,6 +46,8 @@ struct rule {
 	char		**files;	/* filelog names; none = all */
 	size_t		 nfiles;
 	bool		 enabled;
+	int		 storm_max;	/* 0 = default, -1 = off (rule_conf) */
+	int		 storm_window;	/* s, 0 = default */
 	bool		 has_re;
 	regex_t		 re;
 	size_t		 ncaps;
@@ -115,7 +118,28 @@ typedef void	(*storm_fn)(void *arg, const char *rule, const char *entity,
 int		 storm_hit(struct storm *, const char *rule, const char *entity,
 		    int64_t now_ms, const char *line, size_t len, storm_fn cb,
 		    void *arg);
-void		 storm_due(struct storm *, int64_t now_ms, bool all,
+/* The same with this rule's own limit and window (limit <= 0: no storm
+ * control, every match is emitted). */
+int		 storm_hit_at(struct storm *, const char *rule, const char *entity,
+		    int limit, int64_t window_ms, int64_t now_ms, const char *line,
+		    size_t len, storm_fn cb, void *arg);
+/* Returns the number of summaries handed to cb. */
+int		 storm_due(struct storm *, int64_t now_ms, bool all,
 		    storm_fn cb, void *arg);
+
+/*
+ * Checkpoint.  The counts of open windows are saved with the log
+ * bookmarks (logwatch), so a crash loses none: storm_foreach() hands every
+ * open window to fn as a state text, storm_restore() reopens one from it
+ * (-1 if the text is malformed).  storm_dirty() says whether anything
+ * changed since storm_clean().
+ */
+typedef void	(*storm_state_fn)(void *arg, const char *rule, const char *entity,
+		    const char *state);
+void		 storm_foreach(const struct storm *, storm_state_fn fn, void *arg);
+int		 storm_restore(struct storm *, const char *rule, const char *entity,
+		    const char *state);
+bool		 storm_dirty(const struct storm *);
+void		 storm_clean(struct storm *);
 
 #endif

@@ -5,8 +5,10 @@
  * machinery (agent/config_schema.h); what spans keys — exactly one of
  * match or regex, a rule defined twice, files naming filelogs — is here.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../agent/config_int.h"
 
@@ -43,6 +45,66 @@ const struct cfg_key filelog_keys[] = {
 const size_t nfilelog_keys = NELEM(filelog_keys);
 #undef F
 
+/*
+ * rules[].storm: "off" (every match is sent: storm_max -1; "on" = the
+ * defaults) or {max: 1..100000, window: 1..86400 s}, a key left out keeping
+ * its default (0 = the catalogue's 10 per 60 s).  The row's field is
+ * storm_max; storm_window is the int right after it (struct rule_conf).
+ */
+static const struct cfg_key storm_keys[] = {
+	{ .name = "max", .type = KT_INT, .off = 0, .min = 1, .max = 100000,
+	  .doc = "Alerts per window and entity before the rest are counted (10)" },
+	{ .name = "window", .type = KT_INT, .off = sizeof(int), .min = 1,
+	  .max = 86400, .doc = "The window, seconds (60)" },
+};
+
+static int
+storm_apply(struct lctx *c, const struct cfg_key *k, void *field,
+    const struct ynode *v)
+{
+	int *f = field, pair[2] = { 0, 0 };
+
+	_Static_assert(offsetof(struct rule_conf, storm_window) ==
+	    offsetof(struct rule_conf, storm_max) + sizeof(int),
+	    "storm_window follows storm_max");
+	if (v->type == YN_SCALAR && !v->null && (strcasecmp(v->s, "off") == 0 ||
+	    strcasecmp(v->s, "no") == 0 || strcasecmp(v->s, "false") == 0)) {
+		f[0] = -1;
+		f[1] = 0;
+		return 0;
+	}
+	if (v->type == YN_SCALAR && !v->null && (strcasecmp(v->s, "on") == 0 ||
+	    strcasecmp(v->s, "yes") == 0 || strcasecmp(v->s, "true") == 0)) {
+		f[0] = f[1] = 0;
+		return 0;
+	}
+	if (!want_map(c, v, k->name))
+		return -1;
+	apply_map(c, storm_keys, NELEM(storm_keys), pair, v, k->name, NULL);
+	f[0] = pair[0];
+	f[1] = pair[1];
+	return 0;
+}
+
+static void
+storm_print(FILE *f, const struct cfg_key *k, const void *field,
+    const char *in)
+{
+	const int *v = field;
+
+	if (v[0] < 0)
+		fprintf(f, "%s%s: off\n", in, k->name);
+	else if (v[0] > 0 || v[1] > 0)
+		fprintf(f, "%s%s: { max: %d, window: %d }\n", in, k->name,
+		    v[0] > 0 ? v[0] : 10, v[1] > 0 ? v[1] : 60);
+}
+
+static const struct cfg_custom storm_type = {
+	.type_doc = "`off` or {max, window}",
+	.apply = storm_apply,
+	.print = storm_print,
+};
+
 /* In the order --print-config writes them. */
 #define R(f)	offsetof(struct rule_conf, f)
 static const struct cfg_key rule_keys[] = {
@@ -67,6 +129,9 @@ static const struct cfg_key rule_keys[] = {
 	  .flags = KF_OMIT_NULL, .doc = "The VOB id the rule is about" },
 	{ .name = "literal", .type = KT_OSTR, .off = R(literal),
 	  .flags = KF_OMIT_NULL, .doc = "Required literal for the prefilter" },
+	{ .name = "storm", .type = KT_CUSTOM, .off = R(storm_max),
+	  .custom = &storm_type,
+	  .doc = "Alerts per window: off (every match) or {max: 10, window: 60}" },
 };
 #undef R
 

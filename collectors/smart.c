@@ -146,6 +146,13 @@ info_fields(struct event *ev, const struct smart_item *it, const struct smart_in
 		(void)event_set(ev, "esxwatch_serial", si->serial);
 	if (si->raw_lowbyte)
 		(void)event_set(ev, "esxwatch_raw_lowbyte", "true");
+	for (size_t i = 0; i < si->nnorm; i++) {
+		char name[80];
+
+		if (snprintf(name, sizeof(name), "esxwatch_%s_normalized",
+		    si->norm[i].name) < (int)sizeof(name))
+			(void)storage_set_num(ev, name, si->norm[i].value);
+	}
 	(void)event_set(ev, "esxwatch_smart_source", it->kind == IT_SCSI ?
 	    "esxcli" : it->kind == IT_NVME ? "esxcli-nvme" : "smartctl");
 }

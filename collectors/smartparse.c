@@ -181,12 +181,60 @@ row_count(const struct smart_row *r, long long *out)
 	return false;
 }
 
+/*
+ * "Power-on Hours" -> "power_on_hours": lower case, runs of anything else
+ * than [a-z0-9] as one '_'.  False when nothing is left.
+ */
+static bool
+param_slug(const char *param, char *out, size_t outlen)
+{
+	size_t o = 0;
+	bool sep = false;
+
+	for (; *param != '\0' && o + 2 < outlen; param++) {
+		unsigned char c = (unsigned char)tolower((unsigned char)*param);
+
+		if (isalnum(c) && c < 0x80) {
+			if (sep && o > 0)
+				out[o++] = '_';
+			out[o++] = (char)c;
+			sep = false;
+		} else
+			sep = true;
+	}
+	out[o] = '\0';
+	return o > 0 && !isdigit((unsigned char)out[0]);
+}
+
+/*
+ * Value is the drive's normalised score: the row has a Worst (an ATA
+ * attribute) and no numeric Raw.  It is kept as such, never as a unit.
+ */
+static bool
+row_normalised(struct smart_info *si, const char *param, const struct smart_row *r)
+{
+	long long v;
+
+	if (cell_num(r->raw, &v) || is_na(r->worst))
+		return false;
+	if (cell_num(r->value, &v) && si->nnorm < SMART_MAX_NORM &&
+	    param_slug(param, si->norm[si->nnorm].name,
+	    sizeof(si->norm[si->nnorm].name))) {
+		si->norm[si->nnorm].value = v;
+		si->nnorm++;
+	}
+	return true;
+}
+
 static void
 table_row(struct smart_info *si, const char *param, const struct smart_row *r)
 {
 	long long v;
 
 #define P(s)	(strcasecmp(param, (s)) == 0)
+	if (!P("Health Status") && !P("Media Wearout Indicator") &&
+	    row_normalised(si, param, r))
+		return;
 	if (P("Health Status")) {
 		copy_trim(si->health_text, sizeof(si->health_text), r->value);
 		si->health = is_na(r->value) ? SMART_UNKNOWN :
@@ -231,6 +279,27 @@ table_row(struct smart_info *si, const char *param, const struct smart_row *r)
 #undef P
 }
 
+/*
+ * A parameter printed both as a normalised score and as a reading (a
+ * table with the row twice, one with a Worst): the reading cannot be
+ * trusted either, and is left out.
+ */
+static void
+distrust_normalised(struct smart_info *si)
+{
+	for (size_t i = 0; i < si->nnorm; i++) {
+		const char *n = si->norm[i].name;
+
+		if (strcmp(n, "drive_temperature") == 0)
+			si->temperature_c = SMART_NONE;
+		else if (strcmp(n, "driver_rated_max_temperature") == 0 ||
+		    strcmp(n, "drive_rated_max_temperature") == 0)
+			si->max_temperature_c = SMART_NONE;
+		else if (strcmp(n, "power_on_hours") == 0)
+			si->power_on_hours = SMART_NONE;
+	}
+}
+
 int
 smart_from_table(const struct esx_out *o, bool raw_lowbyte, struct smart_info *si,
     char *err, size_t errlen)
@@ -266,6 +335,7 @@ smart_from_table(const struct esx_out *o, bool raw_lowbyte, struct smart_info *s
 		snprintf(err, errlen, "not a SMART table (no rows)");
 		return -1;
 	}
+	distrust_normalised(si);
 	/* Every table esxcli prints starts with Health Status; without it
 	 * the output was cut short, and no health may be claimed. */
 	if (si->health_text[0] == '\0') {

@@ -18,11 +18,13 @@
  *     value (raw_lowbyte): then the temperature is still right, counters are
  *     reported modulo 256 (a growth is still seen) and the power-on hours,
  *     which are almost always above 255, are not reported at all.
- *   - without Raw (4 columns, or Raw N/A), ESXi's Value column is what is
- *     reported for temperature and power-on hours (it is what ESXi calls
- *     the value; on NVMe it is the real count); counters are taken from
- *     Value only when the row has no Worst (a real count, not a
- *     normalised 0..253 score).
+ *   - without Raw (4 columns, or Raw N/A), a row with a Worst is an ATA
+ *     attribute and its Value the drive's *normalised* score (1..253,
+ *     vendor-defined direction and scale; a Crucial SSD at 34 C shows 66,
+ *     a WD disk 116).  It is never reported as a temperature, hours or a
+ *     count: it goes to norm[] (esxwatch_<parameter>_normalized) and the
+ *     unit-carrying fields stay absent.  A row without a Worst (NVMe) has
+ *     real values in Value: those are reported as such.
  */
 #ifndef ESXWATCH_SMARTPARSE_H
 #define ESXWATCH_SMARTPARSE_H
@@ -50,6 +52,13 @@ enum smart_health {
 #define NVME_CW_VOLATILE	0x10
 
 #define SMART_NONE	(-1LL)	/* a value the drive did not report */
+#define SMART_MAX_NORM	24	/* normalised values kept per drive */
+
+/* A normalised score where no raw value exists ("drive_temperature", 66). */
+struct smart_norm {
+	char		name[48];	/* parameter as a field-name part */
+	long long	value;
+};
 
 struct smart_info {
 	enum smart_health health;
@@ -67,6 +76,8 @@ struct smart_info {
 	long long	critical_warning;	/* NVMe bit mask */
 	int		layout;			/* esxcli table: 4 or 5 columns; 0 otherwise */
 	bool		raw_lowbyte;
+	struct smart_norm norm[SMART_MAX_NORM];
+	size_t		nnorm;
 	char		model[96];		/* smartctl: model_name */
 	char		serial[64];
 };

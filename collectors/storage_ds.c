@@ -129,8 +129,10 @@ add_devices(struct ds_snap *s, const struct esx_out *o, char *err, size_t errlen
 		const char *id = r->title && *r->title ? r->title : esx_get(r, "Device");
 		struct ds_dev *d;
 
-		if (id == NULL || *id == '\0' || esx_get(r, "Status") == NULL)
+		if (id == NULL || *id == '\0')
 			continue;	/* not a device record */
+		if (esx_want(r, "storage core device list", id, "Status") == NULL)
+			continue;
 		if (ds_find_dev(s, id) != NULL)
 			continue;
 		d = &s->devs[s->ndev++];
@@ -160,6 +162,8 @@ add_paths(struct ds_snap *s, const struct esx_out *o, char *err, size_t errlen)
 		const char *st = esx_get(&o->recs[i], "State");
 		struct ds_dev *d;
 
+		if (dev != NULL && st == NULL)
+			esx_gap("storage core path list", dev, "State", "is missing");
 		if (dev == NULL || st == NULL)
 			continue;
 		used++;

@@ -425,8 +425,13 @@ def test_smart_tables_and_nvme(d):
     eq(e["esxwatch_reallocated_sectors"], "0", "reallocated")
     eq(e["esxwatch_pending_sectors"], "0", "pending")
     e = only(evs, esxwatch_kind="sample", esxwatch_device=SATA_OLD)
-    eq(e["esxwatch_temperature_c"], "116", "4-column temperature")
-    eq(e["esxwatch_power_on_hours"], "70", "4-column power-on hours")
+    # 4 columns (no Raw): Value is the drive's normalised score, never a
+    # temperature or hours; it is reported as such.
+    for f in ("esxwatch_temperature_c", "esxwatch_power_on_hours", "esxwatch_reallocated_sectors"):
+        if f in e:
+            fail("4-column table: %s from a normalised value: %r" % (f, e[f]))
+    eq(e["esxwatch_drive_temperature_normalized"], "116", "4-column normalised temperature")
+    eq(e["esxwatch_power_on_hours_normalized"], "70", "4-column normalised hours")
     e = only(evs, esxwatch_kind="sample", esxwatch_device=WD_NVME)
     eq(e["esxwatch_adapter"], "vmhba0", "adapter")
     eq(e["esxwatch_temperature_c"], "39", "kelvin")
@@ -507,6 +512,9 @@ def test_smart_above_rated_max_temperature(d):
     h = smart_host(d)
     a = Agent(d, config(h, {"smart": 3600}))
     t = smart_table(SMART_4COL, param="Drive Temperature", column="Value", value="48")
+    # Without a Worst the Value is a real reading (a normalised score of an
+    # ATA attribute has one, and is never taken as C).
+    t = retable(t, "Drive Temperature", "Worst", "N/A")
     t = retable(t, "Driver Rated Max Temperature", "Value", "70")
     h.set_both("storage core device smart get -d " + SATA_OLD, text=t)
     evs, _ = once(a)

@@ -6,7 +6,10 @@
  * value a string, esx_get finding the first key of every record).  The
  * records then go through the nic reader (a `nic list` row with the next
  * record as its `nic stats get` block), which must keep its strings
- * terminated.
+ * terminated.  Block and keyed records: no key holds a ':' (the key of
+ * "Key:value" ends at the first one) or starts/ends with a blank, and a
+ * record's first key is in it once (seeing it again starts the next
+ * record).  Expected keys that are absent are counted, never silently.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +52,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			total += strlen(r->keys[k]) + strlen(r->vals[k]);
 		if (r->n > 0 && esx_get(r, r->keys[0]) != r->vals[0])
 			__builtin_trap();
+		if (out.shape == ESX_BLOCK || out.shape == ESX_KEYED) {
+			for (k = 0; k < r->n; k++) {
+				size_t kl = strlen(r->keys[k]);
+
+				if (kl == 0 || strchr(r->keys[k], ':') != NULL ||
+				    r->keys[k][0] == ' ' || r->keys[k][kl - 1] == ' ')
+					__builtin_trap();
+				if (k > 0 && strcmp(r->keys[k], r->keys[0]) == 0)
+					__builtin_trap();
+			}
+		}
+		{
+			uint64_t g = esxcli_parse_gaps();
+			const char *v = esx_want(r, "fuzz", "", "Fuzz Key");
+
+			if ((v == NULL) != (esxcli_parse_gaps() == g + 1))
+				__builtin_trap();
+		}
 	}
 	sink = total;
 	(void)sink;

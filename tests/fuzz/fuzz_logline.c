@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: the log line header parser (collectors/logline.c) on
  * arbitrary bytes — no NUL terminator, NULs inside, any length.  Checks
- * that msg stays inside the line and that the appname is a short string.
+ * that msg stays inside the line and that the appname is a short string,
+ * and that a syslog relay's prefix before an ISO stamp changes nothing.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +29,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (logline_vob_id(line, size, id, sizeof(id)) >= sizeof(id))
 		abort();
-	(void)logline_iso8601(line, size, &ms);
+	/* Behind a syslog relay's "MMM dd hh:mm:ss HOST " the host's own ISO
+	 * stamp wins: the same time, program and message as without it. */
+	if (logline_iso8601(line, size, &ms) > 0 && size < 65536) {
+		static const char pfx[] = "Nov 28 22:25:19 relay01 ";
+		struct logline rl;
+		char *rel = malloc(sizeof(pfx) - 1 + size);
+
+		if (rel != NULL) {
+			memcpy(rel, pfx, sizeof(pfx) - 1);
+			memcpy(rel + sizeof(pfx) - 1, line, size);
+			logline_parse(rel, sizeof(pfx) - 1 + size, 1796040000000LL, &rl);
+			if (rl.ts_ms != ll.ts_ms || strcmp(rl.appname, ll.appname) != 0 ||
+			    rl.msglen != ll.msglen)
+				abort();
+			free(rel);
+		}
+	}
 	free(line);
 	return 0;
 }

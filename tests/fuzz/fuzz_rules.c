@@ -33,6 +33,20 @@ summary(void *arg, const char *rule, const char *entity, uint64_t n,
 		abort();
 }
 
+/* A saved window restores into a fresh suppressor, and saves the same. */
+static void
+restore_into(void *arg, const char *rule, const char *entity, const char *state)
+{
+	struct storm *s2 = storm_new(2, 1000, 4);
+
+	(void)arg;
+	if (s2 == NULL)
+		return;
+	if (storm_restore(s2, rule, entity, state) != 0)
+		abort();
+	storm_free(s2);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -113,7 +127,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < 5; i++)
 			storm_hit(st, m.rule->name, m.ncaps ? m.caps[0].value : "",
 			    (int64_t)i * 400, line, size, summary, NULL);
+		/* A rule's own limit, and the checkpoint round trip. */
+		for (i = 0; i < 4; i++)
+			storm_hit_at(st, "own", m.ncaps ? m.caps[0].value : "", 1,
+			    5000, (int64_t)i, line, size, summary, NULL);
+		storm_foreach(st, restore_into, NULL);
 	}
+	if (storm_restore(st, "r", "e", "garbage") == 0)
+		abort();
 	storm_due(st, 100000, true, summary, NULL);
 	storm_free(st);
 	free(line);

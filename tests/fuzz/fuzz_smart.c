@@ -1,7 +1,8 @@
 /* libFuzzer target for collectors/smartparse.c: the same bytes go through
  * the smartctl JSON reader, the --scan parser and (via esxcli_parse) the
  * SMART table and NVMe log interpreters.  None may crash, leak or read out
- * of bounds; the results must be in range.  Seeds beyond the fixtures:
+ * of bounds; the results must be in range, and a normalised score (4-column
+ * tables) never also appears as a temperature or hours.  Seeds beyond the fixtures:
  * tests/fuzz/seeds/smart/ (an ATA smartctl JSON, a --scan output). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +23,22 @@ check(const struct smart_info *si)
 		abort();
 	if (smart_health_name(smart_health_of(si->health_text)) == NULL)
 		abort();
+	/* A normalised score is never also reported with a unit. */
+	if (si->nnorm > SMART_MAX_NORM)
+		abort();
+	for (size_t i = 0; i < si->nnorm; i++) {
+		const char *n = si->norm[i].name;
+
+		if (memchr(n, '\0', sizeof(si->norm[i].name)) == NULL ||
+		    n[0] < 'a' || n[0] > 'z' || strspn(n,
+		    "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(n))
+			abort();
+		if ((strcmp(n, "drive_temperature") == 0 &&
+		    si->temperature_c != SMART_NONE) ||
+		    (strcmp(n, "power_on_hours") == 0 &&
+		    si->power_on_hours != SMART_NONE))
+			abort();
+	}
 }
 
 int

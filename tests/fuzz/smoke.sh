@@ -16,7 +16,7 @@ seeds() {	# target -> seed files: fixtures, and tests/fuzz/seeds/TARGET/*
 	f=tests/fixtures
 	ls tests/fuzz/seeds/"$1"/* 2>/dev/null
 	case "$1" in
-	esxcli) ls $f/esxi/esxcli-*/* ;;
+	esxcli) ls $f/esxi/esxcli-*/* $f/esxi-layout/*.txt ;;
 	vdq) ls $f/esxi/vdq-*/* ;;
 	smart) ls $f/esxi/esxcli-storage-core-device-smart-get/* $f/esxi/esxcli-nvme-*/* \
 		$f/esxi/smartctl-json/* ;;

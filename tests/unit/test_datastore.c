@@ -273,6 +273,33 @@ TEST(colon_header_path_list)
 	esx_out_free(&paths);
 }
 
+/* Path records whose keys are indented (not at column 0): the dead path
+ * stays dead, never merged into the live one. */
+TEST(indented_path_records_stay_apart)
+{
+	struct esx_out paths, d1;
+	struct ds_snap s;
+	char	 err[200];
+	const char *dev = "naa.6000d31000771000000000000000000d\n"
+	    "   Display Name: COMPELNT iSCSI Disk\n   Status: on\n";
+
+	parse_file("tests/fixtures/esxi-layout/path-list-compellent-indented-keys-dead.txt",
+	    &paths);
+	parse_str(dev, &d1);
+	CHECK_INT(ds_snap_build(&s, &d1, &paths, NULL, NULL, NULL, NULL, err,
+	    sizeof(err)), 0);
+	CHECK_INT(s.ndev, 1);
+	if (s.ndev == 1) {
+		CHECK_INT(s.devs[0].active, 1);
+		CHECK_INT(s.devs[0].dead, 1);
+		CHECK_INT(s.devs[0].total, 2);
+		CHECK_INT(ds_dev_state(&s.devs[0], 2), DS_DEGRADED);
+	}
+	ds_snap_free(&s);
+	esx_out_free(&d1);
+	esx_out_free(&paths);
+}
+
 /* A datastore whose name is a prefix of another's ("DS1", "DS10") does not
  * lend its filesystem type to the other's device. */
 TEST(datastore_names_are_whole_names)
@@ -351,6 +378,7 @@ main(void)
 	RUN(device_status_values);
 	RUN(real_path_list_counts);
 	RUN(colon_header_path_list);
+	RUN(indented_path_records_stay_apart);
 	RUN(datastore_names_are_whole_names);
 	RUN(bad_inputs);
 	esx_out_free(&devs);

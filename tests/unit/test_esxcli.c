@@ -554,6 +554,106 @@ script(const char *dir, const char *name, const char *body)
 }
 
 /* The runner: localcli first, exit status, timeout, unparsable output. */
+/*
+ * Layouts that are not esxcli's own (tests/fixtures/esxi-layout/README.md):
+ * uneven indentation and "Key:value" without a space still give every
+ * counter, in one record.
+ */
+TEST(uneven_and_spaceless_block)
+{
+	static const struct { const char *k, *v; } want[] = {
+		{ "Packets received", "701280499176" },
+		{ "Packets sent", "687061948450" },
+		{ "Bytes received", "664124780523852" },
+		{ "Bytes sent", "676938646792793" },
+		{ "Receive packets dropped", "2452783244" },
+		{ "Transmit packets dropped", "0" },
+		{ "Multicast packets received", "976222150" },
+		{ "Broadcast packets received", "0" },
+		{ "Total receive errors", "0" },
+		{ "Receive CRC errors", "0" },
+		{ "Receive frame errors", "0" },
+		{ "Receive FIFO errors", "0" },
+		{ "Receive missed errors", "0" },
+		{ "Transmit window errors", "0" },
+	};
+	size_t i;
+
+	CHECK_INT(parse_file("../esxi-layout/nic-stats-kb341594-uneven-spaceless.txt"), 0);
+	CHECK_INT(out.n, 1);
+	if (out.n == 1) {
+		CHECK_STR(out.recs[0].title, "NIC statistics for vmnic2");
+		CHECK_INT(out.recs[0].n, 23);
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			CHECK_STR(esx_get(&out.recs[0], want[i].k), want[i].v);
+	}
+	esx_out_free(&out);
+	/* A value indented under a "Key: value" is a sibling, not a child. */
+	CHECK_INT(parse_str("   A: 1\n      B: 2\n   C:\n      D: 4\n   E:5\n"), 0);
+	CHECK_STR(esx_get(&out.recs[0], "B"), "2");
+	CHECK_STR(esx_get(&out.recs[0], "C.D"), "4");
+	CHECK_STR(esx_get(&out.recs[0], "E"), "5");
+	esx_out_free(&out);
+	/* Colons in a spaceless value stay in it. */
+	CHECK_INT(parse_str("   Remote Host:udp://10.0.0.1:514\n   Bus Info:0000:02:01:0\n"), 0);
+	CHECK_STR(esx_get(&out.recs[0], "Remote Host"), "udp://10.0.0.1:514");
+	CHECK_STR(esx_get(&out.recs[0], "Bus Info"), "0000:02:01:0");
+	esx_out_free(&out);
+}
+
+/* Record keys not at column 0 never merge two records. */
+TEST(indented_record_keys)
+{
+	CHECK_INT(parse_file("../esxi-layout/path-list-compellent-indented-keys-dead.txt"), 0);
+	CHECK_INT(out.n, 2);
+	CHECK_INT(out.shape, ESX_KEYED);
+	if (out.n == 2) {
+		CHECK_STR(esx_get(&out.recs[0], "State"), "active");
+		CHECK_STR(esx_get(&out.recs[1], "State"), "dead");
+		CHECK_STR(esx_get(&out.recs[1], "Runtime Name"), "vmhba38:C0:T0:L1");
+	}
+	esx_out_free(&out);
+	/* KB 308204 as the page shows it: the keys lost their indent. */
+	CHECK_INT(parse_file("../esxi-layout/vm-process-list-kb308204-indent-lost.txt"), 0);
+	CHECK_INT(out.n, 1);
+	if (out.n == 1) {
+		CHECK_STR(out.recs[0].title, "RH4U5-101VM");
+		CHECK_STR(esx_get(&out.recs[0], "World ID"), "8339");
+		CHECK_STR(esx_get(&out.recs[0], "VMX Cartel ID"), "vm_cartel_ID");
+	}
+	esx_out_free(&out);
+	/* The first key coming round again: a record whose header was lost. */
+	CHECK_INT(parse_str("   UID: p1\n   State: active\n\n   UID: p2\n   State: dead\n"), 0);
+	CHECK_INT(out.n, 2);
+	if (out.n == 2)
+		CHECK_STR(esx_get(&out.recs[1], "State"), "dead");
+	esx_out_free(&out);
+	/* Indented "UUID: ..." headers with children. */
+	CHECK_INT(parse_str("  UUID: 52e1\n     Name: a\n     Space Health:\n"
+	    "        State: green\n  UUID: 52e2\n     Name: b\n"), 0);
+	CHECK_INT(out.n, 2);
+	if (out.n == 2) {
+		CHECK_STR(esx_get(&out.recs[0], "Space Health.State"), "green");
+		CHECK_STR(esx_get(&out.recs[1], "Name"), "b");
+	}
+	esx_out_free(&out);
+}
+
+/* An expected key that is missing is counted (and logged), not silent. */
+TEST(expected_keys_are_counted)
+{
+	uint64_t before = esxcli_parse_gaps();
+
+	CHECK_INT(parse_str("   A: 1\n"), 0);
+	CHECK_STR(esx_want(&out.recs[0], "test cmd", "dev1", "A"), "1");
+	CHECK_INT(esxcli_parse_gaps(), before);
+	CHECK(esx_want(&out.recs[0], "test cmd", "dev1", "B") == NULL);
+	CHECK_INT(esxcli_parse_gaps(), before + 1);
+	esx_gap("test cmd", "dev1", "A", "has no number");
+	CHECK_INT(esxcli_parse_gaps(), before + 2);
+	esx_out_free(&out);
+}
+
 TEST(query_runs_localcli_first)
 {
 	char dir[] = "/tmp/test_esxcli.XXXXXX", path[PATH_MAX];
@@ -617,6 +717,9 @@ main(void)
 	RUN(truncated_and_odd_rows);
 	RUN(errors_and_garbage);
 	RUN(hostile_table_is_bounded);
+	RUN(uneven_and_spaceless_block);
+	RUN(indented_record_keys);
+	RUN(expected_keys_are_counted);
 	RUN(query_runs_localcli_first);
 	return t_done();
 }

@@ -157,6 +157,39 @@ TEST(syslog_5x)
 	CHECK_INT(L.ts_ms, 1767225599000LL);	/* 2025-12-31T23:59:59Z */
 }
 
+/*
+ * A syslog relay's "MMM dd hh:mm:ss HOST" before the host's own stamp: the
+ * host's time wins.  The KB 318898 line is verbatim (relay 5 h behind);
+ * the 7.0 and 8.0 lines are the captured vobd lines above with a relay
+ * prefix as rsyslog's default file template writes it.
+ */
+TEST(relayed_lines_keep_host_time)
+{
+	const char *f7 = "tests/fixtures/logs/vobd-log/esxi6-link-down-up.log";
+	char line[2048];
+
+	parse(fixture_line("tests/fixtures/logs/vobd-log/relayed-kb318898.log", 1));
+	CHECK_STR(L.appname, "vobd");
+	CHECK_INT(L.ts_ms, 1795922719000LL);	/* Nov 29 03:25:19, not Nov 28 22:25:19 */
+	CHECK(strncmp(msg(), "Nov 29 03:25:19.927: 8596737035540us:", 37) == 0);
+
+	snprintf(line, sizeof(line), "Apr 30 02:25:58 esx01.example.com %s",
+	    fixture_line(f7, 2));
+	parse(line);
+	CHECK_INT(L.ts_ms, 1588231558464LL);	/* 2020-04-30T07:25:58.464Z */
+	CHECK_STR(msg(), "[netCorrelator] 842494494us: [vob.net.vmnic.linkstate.down] vmnic vmnic6 linkstate down");
+
+	parse("Mar  4 00:06:07 10.0.0.5 vobd: 2025-03-04T05:06:07.737Z In(14) vobd[2097521]:  [UserLevelCorrelator] 1012726884193us: [vob.user.ssh.session.closed] SSH session was closed");
+	CHECK_INT(L.ts_ms, 1741064767737LL);
+	CHECK_STR(L.appname, "vobd");
+	CHECK(strncmp(msg(), "[UserLevelCorrelator]", 21) == 0);
+
+	/* 5.x without a relay is unchanged: the first stamp is the host's. */
+	parse("Aug 15 06:07:13 vobd: Aug 15 06:07:13.285: 171974745962us: x");
+	CHECK_INT(L.ts_ms, 1786774033000LL);
+	CHECK_STR(L.appname, "vobd");
+}
+
 TEST(vmksummary)
 {
 	parse(fixture_line("tests/fixtures/logs/vmksummary-log/esxi5-heartbeat-kb2004566.log", 1));
@@ -248,6 +281,7 @@ main(void)
 	RUN(esxi7_and_8_vobd);
 	RUN(hostd_forms);
 	RUN(syslog_5x);
+	RUN(relayed_lines_keep_host_time);
 	RUN(vmksummary);
 	RUN(header_variants);
 	RUN(vob_ids);

@@ -122,6 +122,36 @@ TEST(reads_esxcli_90_and_stats)
 	}
 }
 
+/* Uneven indentation and "Key:value": every counter, none silently lost. */
+TEST(uneven_spaceless_stats_give_every_counter)
+{
+	struct esx_out list, stats;
+	struct nic_info ni;
+	uint64_t gaps = esxcli_parse_gaps();
+	const char *odd = " NIC statistics for vmnic0\n   Packets received: 12\n"
+	    "   Receive CRC errors: lots\n";
+	int i, all = 1;
+
+	parse_fix("esxcli-network-nic-list/esxi90-vmxnet3.txt", &list);
+	parse_fix("../esxi-layout/nic-stats-kb341594-uneven-spaceless.txt", &stats);
+	CHECK_INT(nic_from_esxcli(&list.recs[0], &stats.recs[0], &ni), 0);
+	for (i = 0; i < NIC_NCOUNTERS; i++)
+		all &= ni.have[i];
+	CHECK(all);
+	CHECK_INT(ni.ctr[ctr("rx_errors")], 0);
+	CHECK_INT(ni.ctr[ctr("rx_dropped")], 2452783244LL);
+	CHECK_INT(esxcli_parse_gaps(), gaps);
+	esx_out_free(&stats);
+	/* A counter missing or not a number: absent, and counted. */
+	CHECK_INT(esxcli_parse(odd, strlen(odd), &stats, NULL, 0), 0);
+	CHECK_INT(nic_from_esxcli(&list.recs[0], &stats.recs[0], &ni), 0);
+	CHECK(ni.have[ctr("rx_packets")]);
+	CHECK(!ni.have[ctr("rx_crc_errors")]);
+	CHECK_INT(esxcli_parse_gaps(), gaps + NIC_NCOUNTERS - 1);
+	esx_out_free(&stats);
+	esx_out_free(&list);
+}
+
 TEST(reads_esxcli_55_and_keyvalue)
 {
 	struct esx_out list;
@@ -481,6 +511,7 @@ main(void)
 {
 	T_PROG("test_nic");
 	RUN(reads_esxcli_90_and_stats);
+	RUN(uneven_spaceless_stats_give_every_counter);
 	RUN(reads_esxcli_55_and_keyvalue);
 	RUN(first_sight_has_no_delta_and_no_change);
 	RUN(crc_growth_gives_delta_and_alerts);

@@ -265,6 +265,100 @@ storm_cb(void *arg, const char *rule, const char *entity, uint64_t n,
 	snprintf(l->last, sizeof(l->last), "%s", last);
 }
 
+struct storm_saved {
+	int n;
+	char rule[32], entity[64], state[256];
+};
+
+static void
+storm_save_cb(void *arg, const char *rule, const char *entity, const char *state)
+{
+	struct storm_saved *sv = arg;
+
+	sv->n++;
+	snprintf(sv->rule, sizeof(sv->rule), "%s", rule);
+	snprintf(sv->entity, sizeof(sv->entity), "%s", entity);
+	snprintf(sv->state, sizeof(sv->state), "%s", state);
+}
+
+/* Per-rule limits, and a checkpoint that carries the counts over a restart. */
+TEST(storm_per_rule_and_checkpoint)
+{
+	struct storm *s = storm_new(10, 60000, 100), *s2;
+	struct storm_log l;
+	struct storm_saved sv;
+	int i, emitted = 0;
+
+	memset(&l, 0, sizeof(l));
+	memset(&sv, 0, sizeof(sv));
+	for (i = 0; i < 50; i++)
+		emitted += storm_hit_at(s, "audit", "dev\tnaa.1", 3, 5000, 1000 + i,
+		    "line", 4, storm_cb, &l);
+	CHECK_INT(emitted, 3);
+	/* limit <= 0 (storm: off): every match. */
+	for (i = 0, emitted = 0; i < 50; i++)
+		emitted += storm_hit_at(s, "all", "", 0, 5000, 1000 + i, "x", 1,
+		    storm_cb, &l);
+	CHECK_INT(emitted, 50);
+	CHECK(storm_dirty(s));
+	storm_foreach(s, storm_save_cb, &sv);
+	storm_clean(s);
+	CHECK(!storm_dirty(s));
+	CHECK_INT(sv.n, 1);		/* only the window that limits anything */
+	CHECK_STR(sv.rule, "audit");
+	CHECK_STR(sv.entity, "dev\tnaa.1");
+	CHECK_STR(sv.state, "1000 5000 3 50 47 line");
+	storm_free(s);
+
+	/* After a crash: restored, the window goes on and its count is reported. */
+	s2 = storm_new(10, 60000, 100);
+	CHECK_INT(storm_restore(s2, sv.rule, sv.entity, sv.state), 0);
+	CHECK_INT(storm_hit_at(s2, "audit", "dev\tnaa.1", 3, 5000, 2000, "more", 4,
+	    storm_cb, &l), 0);
+	CHECK_INT(storm_due(s2, 6001, false, storm_cb, &l), 1);
+	CHECK_INT(l.suppressed, 48);
+	CHECK_STR(l.last, "more");
+	CHECK_INT(storm_restore(s2, "r", "e", "garbage"), -1);
+	CHECK_INT(storm_restore(s2, "r", "e", "1 0 3 5 1 x"), -1);	/* window 0 */
+	CHECK_INT(storm_restore(s2, "r", "e", "1 10 3 5 9 x"), -1);	/* more than counted */
+	storm_free(s2);
+}
+
+static void report(void *, bool, const char *);
+
+/* The storm key of a rule: off, {max, window}, and a key left out. */
+TEST(storm_key_parsed)
+{
+	static const char yaml[] = "rules:\n"
+	    "  - name: audit\n    match: 'sshd accepted'\n    storm: off\n"
+	    "  - name: tight\n    match: 'foo bar'\n    storm: {max: 3, window: 10}\n"
+	    "  - name: wide\n    match: 'foo baz'\n    storm: {window: 600}\n"
+	    "  - name: plain\n    match: 'foo qux'\n";
+	char path[] = "/tmp/esxwatch-test-storm-XXXXXX";
+	struct rule_conf *v = NULL;
+	size_t n = 0;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_INT(write(fd, yaml, sizeof(yaml) - 1), (long long)(sizeof(yaml) - 1));
+	close(fd);
+	CHECK_INT(config_load_rules_file(path, &v, &n, report, NULL), 0);
+	CHECK_INT(n, 4);
+	if (n == 4) {
+		CHECK_INT(v[0].storm_max, -1);
+		CHECK_INT(v[1].storm_max, 3);
+		CHECK_INT(v[1].storm_window, 10);
+		CHECK_INT(v[2].storm_max, 0);
+		CHECK_INT(v[2].storm_window, 600);
+		CHECK_INT(v[3].storm_max, 0);
+		CHECK_INT(v[3].storm_window, 0);
+	}
+	rule_conf_free_array(v, n);
+	unlink(path);
+}
+
 TEST(storm_suppression)
 {
 	struct storm *s = storm_new(10, 60000, 100);
@@ -491,6 +585,125 @@ static const struct {
 	{ "2011-08-09T10:43:26.857Z cpu2:853571)WARNING: ScsiDevice: 1223: Device :naa.60a98000572d54724a34642d71325763 has been removed or is permanently inaccessible.", "vmkernel", "pdl_device_lost", "device", "naa.60a98000572d54724a34642d71325763" },
 };
 
+/*
+ * The rules added from the KB sweep: each fires on its real line (the
+ * message as its source printed it, see the comment above the rule in
+ * collectors/rules/esxi.yaml), under the ESXi 7 and the ESXi 8 header, and
+ * on nothing else: every line of the table must match exactly its own rule
+ * (first match wins, so a rule that fired on a neighbour's line fails it).
+ * Neighbours from the same sources match no rule.
+ */
+static const struct {
+	const char *filelog, *body, *rule, *cap1, *val1;
+} swept[] = {
+	/* KB 323075: USB/SD boot device */
+	{ "vmkernel", "WARNING: ScsiPath: 6506: Path vmhba32:C0:T0:L0 is being removed", "scsipath_being_removed", "path", "vmhba32:C0:T0:L0" },
+	{ "vmkernel", "WARNING: ScsiPath: 6820: Failed to issue command 0x0 (cmdSN 0x0) on path vmhba32:C0:T0:L0: No connection", "scsipath_cmd_no_connection", "path", "vmhba32:C0:T0:L0" },
+	{ "vmkernel", "WARNING: NMP: nmpUnclaimPath:1561: NMP device \"mpx.vmhba32:C0:T0:L0\" quiesce state change failed: Busy", "nmp_unclaim_busy", "device", "mpx.vmhba32:C0:T0:L0" },
+	/* KB 318611 / 83376 */
+	{ "vmkernel", "ALERT: Bootbank cannot be found at path '/bootbank'", "bootbank_not_found", "path", "/bootbank" },
+	{ "vmkernel", "WARNING: FS3: 633: VMFS volume LOCKER-5fecb7ff-8662d6b5-7732-24b6fde3ff81/5fecb7ff-8662d6b5-7732-24b6fde3ff81 on mpx.vmhba32:C0:T0:L0:7 has been detected corrupted", "vmfs_volume_corrupted", "datastore", "LOCKER-5fecb7ff-8662d6b5-7732-24b6fde3ff81" },
+	{ "vmkernel", "WARNING: Res3: 7148: Volume 5fecb7ff-8662d6b5-7732-24b6fde3ff81 (\"LOCKER-5fecb7ff-8662d6b5-7732-24b6fde3ff81\") might be damaged on the disk. Resource cluster metadata corruption has been detected.", "vmfs_metadata_damaged", "volume_uuid", "5fecb7ff-8662d6b5-7732-24b6fde3ff81" },
+	{ "vmkernel", "WARNING: [type 6] Invalid clusterNum 2251799813685250.", "vmfs_invalid_cluster", "cluster", "2251799813685250" },
+	{ "vmkernel", "ScsiDeviceIO: 4062: Cmd(0x45ba92263280) 0x1a, CmdSN 0x1fea2a8 from world 0 to dev \"mpx.vmhba32:C0:T0:L0\" failed H:0x7 D:0x0 P:0x0 Invalid sense data: 0xc7 0xf 0x43.", "scsi_cmd_failed", "device", "mpx.vmhba32:C0:T0:L0" },
+	/* boot device lost (vCenter event text, running-system.com) */
+	{ "hostd", "Event 121 : Lost connectivity to the device mpx.vmhba32:C0:T0:L0 backing the boot filesystem /vmfs/devices/disks/mpx.vmhba32:C0:T0:L0. As a result, host configuration changes will not be saved to persistent storage.", "boot_device_lost", "device", "mpx.vmhba32:C0:T0:L0" },
+	/* KB 326859, KB 338435 */
+	{ "vmkernel", "ScsiDeviceIO: 4325: Cmd(0x45be74dae040) 0x28, CmdSN 0xd65263a8 from world 0 to dev \"naa.#####\" failed H:0x0 D:0x2 P:0x0 Valid sense data: 0x3 0x11 0x0", "medium_error", "scsi_sense", "0x3 0x11 0x0" },
+	{ "vmkernel", "NMP: nmp_CompleteCommandForPath: Command 0x28 (0x41000b10f000) to NMP device \"naa.600601601f70190016361881f3b4de11\" failed on physical path \"vmhba3:C0:T2:L10\" H:0x0 D:0x2 P:0x0 Valid sense data: 0x2 0x4 0x3.", "nmp_path_cmd_failed", "path", "vmhba3:C0:T2:L10" },
+	/* KB 2062592, KB 436435: FC */
+	{ "vmkernel", "<3> rport-13:0-3: blocked FC remote port time out: saving binding", "fc_rport_blocked", "rport", "rport-13:0-3" },
+	{ "vmkernel", "<3>lpfc820 0000:05:00.1: 1:(0):0203 Devloss timeout on WWPN <WWPN> NPort x270024 Data: x0 x7 x0", "fc_devloss_timeout", "wwpn", "<WWPN>" },
+	{ "vmkernel", "WARNING: lpfc : vmhba2 lpfc_validate_fcp_abort:7541: 3111 Outstanding FCP I/O Abort Request still pending on io_buf 0x45d9a3566430, xri x373", "fc_abort_pending", "adapter", "vmhba2" },
+	{ "vmkernel", "VSCSI: 3772: handle 9356242661154838(GID:8214)(vscsi0:1):processing reset for handle ... state 1381192706", "vscsi_reset", "vscsi", "vscsi0:1" },
+	/* KB 410618: iSCSI */
+	{ "vmkernel", "WARNING: iscsi_vmk: iscsivmk_ConnReceiveAtomic: vmhba34:CH:0 T:6 CN:0: Failed to receive data: Connection closed by peer", "iscsi_receive_failed", "target", "6" },
+	{ "vmkernel", "iscsi_vmk: iscsivmk_ConnRxNotifyFailure: vmhba34:CH:0 T:6 CN:0: Connection rx notifying failure: Failed to Receive. State=Online", "iscsi_rx_failure", "adapter", "vmhba34" },
+	{ "vmkernel", "WARNING: iscsi_vmk: iscsivmk_StopConnection: vmhba34:CH:0 T:6 CN:0: iSCSI connection is being marked \"OFFLINE\"", "iscsi_connection_offline", "adapter", "vmhba34" },
+	{ "vmkernel", "WARNING: iscsi_vmk: iscsivmk_StartConnection: vmhba34:CH:0 T:6 CN:0: iSCSI connection is being marked \"ONLINE\"", "iscsi_connection_online", "target", "6" },
+	/* KB 399074: NIC error stats (hostd) */
+	{ "hostd", "Error stats for pnic: vmnic1", "pnic_error_stats", "nic", "vmnic1" },
+	/* vSAN: cormachogan.com, virtuallysensei.com, KB 430990, 438445, 400669 */
+	{ "vmkernel", "WARNING: LSOM: LSOMEventNotify:6440: Virtual SAN device 52db4996-ffdd-9957-485c-e2dcf1057f66 is under permanent error.", "vsan_lsom_permanent_error", "vsan_uuid", "52db4996-ffdd-9957-485c-e2dcf1057f66" },
+	{ "vmkernel", "Disk Event permanent error for MD 52827e2f-7a2c-8931-e978-1e57a2ff9078 (naa.51402ec0104cc514:2)", "vsan_disk_event_permanent_error", "device", "naa.51402ec0104cc514" },
+	{ "vmkernel", "WARNING: LSOM: LSOMScrubReadComplete:2983: Throttled: Checksum error on comp <UUID>, offset XXX (computed CRC 0x9bf89627 != saved CRC 0x5bf554a1 (NF)) 4096", "vsan_checksum_error", "component", "<UUID>" },
+	{ "vmkernel", "LSOM: LSOMThrowAsyncCongestionVOB:550: LSOM MemCong in ##### Congestion State: Exceeded. Congestion Threshold: 200 Current Congestion: 204.", "vsan_congestion_exceeded", "congestion", "MemCong" },
+	{ "vmkernel", "LSOM: LSOMGetSSDCongestion:1242: Throttled: Stuck elevator detection triggered, 5273ca46-03c2-895c-382d-a2ab09df063e plogLog 17179869184 plogLogThresh 17179869184 ssdCong 0 ssdCongThresh 200", "vsan_stuck_elevator", "vsan_uuid", "5273ca46-03c2-895c-382d-a2ab09df063e" },
+	/* KB 435833, 311064, 367534, ugg.li: machine checks and panics */
+	{ "vmkernel", "MCA: 191: UC Excp G5 B6 Sbb80000000000e0b A0 M10100000 P0/0 I/O error reported by PCI 0000:10:02.0.", "mca_uncorrected_error", "pci", "0000:10:02.0" },
+	{ "vmkernel", "System has encountered a Hardware Error - Please contact the hardware vendor", "hardware_error_vendor", NULL, NULL },
+	{ "vmkernel", "@BlueScreen: Machine Check Exception on PCPU5 in world 2097171:netCoalesce2", "psod_machine_check", "cpu", "5" },
+	{ "vmkernel", "@BlueScreen: #PF Exception 14 in world 63406:vmast.63405 IP 0x41801cd9c266 addr 0x0", "psod_page_fault", "world", "vmast.63405" },
+	{ "vmkernel", "#PF Exception 14 in world 1001599386:fdsAIO IP 0x420017c7c1d2 addr 0xe8", "psod_page_fault", "world", "fdsAIO" },
+	{ "vmkernel", "@BlueScreen: ASSERT bora/vmkernel/main/pframe_int.h:527", "psod_bluescreen", "panic", "ASSERT bora/vmkernel/main/pframe_int.h:527" },
+	{ "vmkernel", "Backtrace for current CPU #36, worldID=1001599386, fp=0x430874608c80", "kernel_backtrace", "cpu", "36" },
+	{ "vmkernel", "Backtrace for Current CPU - 5:", "kernel_backtrace", "cpu", "5" },
+	{ "vmkernel", "World: ResetToVMKOnPanic:3185: PRDA 0x420049000000 ss 0x0 ds 0xf50 es 0xf50 fs 0x0 gs 0x0", "panic_reset", NULL, NULL },
+	/* neighbours in the same sources: no rule */
+	{ "vmkernel", "J6: CommitOnDiskTxn:3620: 'VMFS6-UNITY': world: 1001393546 done with onDiskTxn: 0x43132528dbb0 for file (<FD c6 r199>) numMemTxns: 1 with status Success.", NULL, NULL, NULL },
+	{ "vmkernel", "Fil3: FS3_WaitOrCancelExistingScanner:3179: Cancel requested, disabling the scanner. file Data 0x43132566c4b0", NULL, NULL, NULL },
+	{ "vmkernel", "lpfc : vmhba2 lpfc_issue_gidft:2188: fc4 type 1", NULL, NULL, NULL },
+	{ "vmkernel", "lpfc: lpfc_cmpl_els_prli:2050: vmhba2 0103 PRLI completes to NPort x140200 Data: x0 xf0160 x14 x0 x1", NULL, NULL, NULL },
+	{ "vmkernel", "VMB: 65: Reserved * MPNs starting @ ****", NULL, NULL, NULL },
+	{ "vmkernel", "0x4538da49afd0:[0x42001810f88c]CpuSched_StartWorld@vmkernel#nover+0xf9 stack: 0x0, 0x0, 0x0, 0x420017d0bb9c, 0x0", NULL, NULL, NULL },
+	{ "hostd", "--> droppedRx: 4640800", NULL, NULL, NULL },
+};
+
+TEST(catalogue_swept_rules_esxi7_and_8)
+{
+	static const char *const h7[] = {
+		"2024-03-05T06:07:08.123Z cpu4:2098636)",
+		"2024-03-05T06:07:08.123Z warning hostd[2100510] [Originator@6876 sub=Statssvc] ",
+	};
+	static const char *const h8[] = {
+		"2024-03-05T06:07:08.123Z In(182) vmkernel: cpu4:2098636)",
+		"2024-03-05T06:07:08.123Z Wa(164) Hostd[2100510]: [Originator@6876 sub=Statssvc] ",
+	};
+	struct rule_conf *v = NULL;
+	size_t n = 0, i, k, fired = 0;
+	struct rules *r;
+	struct rules_match m;
+	char line[2048];
+
+	CHECK_INT(config_load_rules_file("collectors/rules/esxi.yaml", &v, &n, report, NULL), 0);
+	r = build(v, n);
+	for (i = 0; i < sizeof(swept) / sizeof(swept[0]); i++) {
+		int hi = strcmp(swept[i].filelog, "hostd") == 0;
+
+		for (k = 0; k < 2; k++) {
+			int got;
+
+			snprintf(line, sizeof(line), "%s%s", k == 0 ? h7[hi] : h8[hi], swept[i].body);
+			got = rules_match(r, swept[i].filelog, line, strlen(line), &m);
+			if (swept[i].rule == NULL) {
+				if (got)
+					T_FAILF("swept %zu (ESXi %s): matched %s, want none", i,
+					    k ? "8" : "7", m.rule->name);
+				continue;
+			}
+			if (!got) {
+				T_FAILF("swept %zu (ESXi %s): no match, want %s", i, k ? "8" : "7",
+				    swept[i].rule);
+				continue;
+			}
+			if (strcmp(m.rule->name, swept[i].rule) != 0) {
+				T_FAILF("swept %zu (ESXi %s): matched %s, want %s", i,
+				    k ? "8" : "7", m.rule->name, swept[i].rule);
+				continue;
+			}
+			fired++;
+			if (swept[i].cap1 && (cap(&m, swept[i].cap1) == NULL ||
+			    strcmp(cap(&m, swept[i].cap1), swept[i].val1) != 0))
+				T_FAILF("swept %zu: %s = %s, want %s", i, swept[i].cap1,
+				    cap(&m, swept[i].cap1) ? cap(&m, swept[i].cap1) : "(none)",
+				    swept[i].val1);
+		}
+	}
+	CHECK_INT(fired, 2 * 34);
+	rules_free(r);
+	rule_conf_free_array(v, n);
+}
+
 TEST(catalogue_quoted_forms)
 {
 	struct rule_conf *v = NULL;
@@ -559,6 +772,9 @@ main(void)
 	RUN(override_and_disable);
 	RUN(prefilter_oracle);
 	RUN(storm_suppression);
+	RUN(storm_key_parsed);
+	RUN(catalogue_swept_rules_esxi7_and_8);
+	RUN(storm_per_rule_and_checkpoint);
 	RUN(scsi_codes);
 	RUN(catalogue);
 	RUN(catalogue_quoted_forms);

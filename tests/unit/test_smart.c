@@ -34,6 +34,16 @@ table_file(const char *path, bool lowbyte, struct smart_info *si)
 	return rc;
 }
 
+/* The normalised value of a parameter slug, SMART_NONE if not kept. */
+static long long
+norm(const struct smart_info *si, const char *name)
+{
+	for (size_t i = 0; i < si->nnorm; i++)
+		if (strcmp(si->norm[i].name, name) == 0)
+			return si->norm[i].value;
+	return SMART_NONE;
+}
+
 TEST(table_4col)
 {
 	struct smart_info si;
@@ -43,9 +53,14 @@ TEST(table_4col)
 	CHECK_INT(si.layout, 4);
 	CHECK_INT(si.health, SMART_OK);
 	CHECK_STR(si.health_text, "OK");
-	/* No Raw column: ESXi's Value is what it reports. */
-	CHECK_INT(si.temperature_c, 116);
-	CHECK_INT(si.power_on_hours, 70);
+	/* No Raw column: Value is the drive's normalised score (116 for a
+	 * disk at about 34 C), never a temperature or hours. */
+	CHECK_INT(si.temperature_c, SMART_NONE);
+	CHECK_INT(si.power_on_hours, SMART_NONE);
+	CHECK_INT(norm(&si, "drive_temperature"), 116);
+	CHECK_INT(norm(&si, "power_on_hours"), 70);
+	CHECK_INT(norm(&si, "reallocated_sector_count"), 200);
+	CHECK_INT(norm(&si, "driver_rated_max_temperature"), SMART_NONE);	/* N/A */
 	/* Counters only as normalised scores (they have a Worst): not counts. */
 	CHECK_INT(si.reallocated_sectors, SMART_NONE);
 	CHECK_INT(si.max_temperature_c, SMART_NONE);	/* N/A */
@@ -55,8 +70,11 @@ TEST(table_4col)
 	    false, &si), 0);
 	CHECK_INT(si.layout, 4);
 	CHECK_INT(si.health, SMART_OK);
-	CHECK_INT(si.temperature_c, 60);
-	CHECK_INT(si.power_on_hours, 99);
+	CHECK_INT(si.temperature_c, SMART_NONE);
+	CHECK_INT(si.power_on_hours, SMART_NONE);
+	CHECK_INT(norm(&si, "drive_temperature"), 60);
+	CHECK_INT(norm(&si, "power_on_hours"), 99);
+	CHECK_INT(norm(&si, "read_sectors_tot_count"), SMART_NONE);	/* N/A */
 }
 
 TEST(table_5col_full_raw)
@@ -74,6 +92,7 @@ TEST(table_5col_full_raw)
 	CHECK_INT(si.pending_sectors, 0);
 	CHECK_INT(si.uncorrectable_errors, 0);
 	CHECK_INT(si.uncorrectable_sectors, 0);
+	CHECK_INT(si.nnorm, 0);		/* every row has its Raw */
 }
 
 TEST(table_5col_lowbyte)
@@ -106,6 +125,7 @@ TEST(table_nvme_raw_na)
 	CHECK_INT(si.power_on_hours, 0);
 	/* Raw N/A and Worst N/A: Value is the real count. */
 	CHECK_INT(si.reallocated_sectors, 0);
+	CHECK_INT(si.nnorm, 0);
 }
 
 TEST(table_health_values)
