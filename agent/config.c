@@ -275,6 +275,11 @@ dest_init(struct dest_conf *d, const char *name)
 	d->sd_id = xstrdup("esxwatch@32473");
 	d->max_message_size = 2048;
 	d->timeout = 30;
+	d->trust = xstrdup("verify");
+	d->username = xstrdup("");
+	d->password = xstrdup("");
+	d->password_file = xstrdup("");
+	d->provider = xstrdup("Local");
 }
 
 static void
@@ -294,6 +299,11 @@ dest_free(struct dest_conf *d)
 	free(d->path);
 	free(d->facility);
 	free(d->sd_id);
+	free(d->trust);
+	free(d->username);
+	free(d->password);
+	free(d->password_file);
+	free(d->provider);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -1104,6 +1114,12 @@ static const char *const facility_choices[] = {
 static const char *const platform_choices[] = {
 	"auto", "esxi", "linux", NULL
 };
+static const char *const trust_choices[] = {
+	"verify", "first_use", "any", NULL
+};
+static const char *const provider_choices[] = {
+	"Local", "ActiveDirectory", "vIDM", NULL
+};
 static const char *const forward_choices[] = { "matches", "all", NULL };
 static const char *const severity_choices[] = {
 	"info", "warning", "error", "critical", NULL
@@ -1133,6 +1149,11 @@ static const struct kspec dest_keys[] = {
 	{ "max_message_size", KT_INT, D(max_message_size), 480, 65507, NULL,
 	    NULL, NULL },
 	{ "timeout", KT_INT, D(timeout), 1, 3600, NULL, NULL, NULL },
+	{ "trust", KT_ENUM, D(trust), 0, 0, trust_choices, NULL, NULL },
+	{ "username", KT_STR, D(username), 0, 0, NULL, NULL, NULL },
+	{ "password", KT_STR, D(password), 0, 0, NULL, NULL, NULL },
+	{ "password_file", KT_STR, D(password_file), 0, 0, NULL, NULL, NULL },
+	{ "provider", KT_ENUM, D(provider), 0, 0, provider_choices, NULL, NULL },
 };
 #undef D
 
@@ -1211,7 +1232,7 @@ struct kpos {
 	int	line, col;
 	bool	ok;		/* the value was valid and stored */
 };
-#define KPOS_MAX	24
+#define KPOS_MAX	32
 
 static int
 kspec_index(const struct kspec *tab, size_t n, const char *name)
@@ -1916,6 +1937,39 @@ want_map(struct lctx *c, const struct ynode *v, const char *what)
 }
 
 /*
+ * trust and its older spellings: ssl_accept_any is trust: any; a
+ * liagent.ini without a CA bundle or ssl_accept_any trusts on first use,
+ * as liagent does.  Authenticated ingestion needs exactly one password.
+ */
+static void
+dest_trust_auth(struct lctx *c, struct dest_conf *d, const struct kpos *pos)
+{
+	int ti = kspec_index(dest_keys, NELEM(dest_keys), "trust");
+	int ai = kspec_index(dest_keys, NELEM(dest_keys), "ssl_accept_any");
+	int ui = kspec_index(dest_keys, NELEM(dest_keys), "username");
+
+	if (pos[ti].line == 0) {
+		if (d->ssl_accept_any)
+			set_str(&d->trust, "any");
+		else if (c->ini && d->ssl_ca_path[0] == '\0')
+			set_str(&d->trust, "first_use");
+	} else if (strcmp(d->trust, "any") == 0)
+		d->ssl_accept_any = true;
+	else if (d->ssl_accept_any && pos[ai].line != 0)
+		rep(c, true, pos[ti].line, pos[ti].col, "'trust': '%s' "
+		    "contradicts 'ssl_accept_any: yes' (which is trust: any)",
+		    d->trust);
+	if (d->username[0] == '\0')
+		return;
+	if (d->password[0] == '\0' && d->password_file[0] == '\0')
+		rep(c, true, pos[ui].line, pos[ui].col, "'username': set "
+		    "'password' or 'password_file' too");
+	else if (d->password[0] != '\0' && d->password_file[0] != '\0')
+		rep(c, true, pos[ui].line, pos[ui].col, "'password' and "
+		    "'password_file': set only one of them");
+}
+
+/*
  * What can only be checked once a destination is complete: the format
  * that fits the protocol, TLS over UDP, required host names.
  */
@@ -1950,6 +2004,7 @@ dest_finish(struct lctx *c, struct dest_conf *d, const struct kpos *pos,
 			    "ssl: no");
 		d->ssl = false;
 	}
+	dest_trust_auth(c, d, pos);
 	if (primary)
 		return;
 	if ((d->proto == PROTO_CFAPI || d->proto == PROTO_SYSLOG) &&
@@ -2620,8 +2675,8 @@ ini_keyval(struct iini *ii, const char *key, const char *val, int line,
 			ini_value(c, &storage_keys[1], cfg, val, line, vcol);
 		else if (strcmp(key, "ssl_accept_any_trusted") == 0)
 			ini_unknown(ii, key, line, kcol, "has no effect: "
-			    "esxwatch does not pin certificates, any "
-			    "certificate the CA bundle trusts is accepted");
+			    "with ssl_ca_path any certificate the CA bundle "
+			    "trusts is accepted and none is pinned");
 		else if (strcmp(key, "central_config") == 0 ||
 		    strcmp(key, "filter") == 0)
 			ini_unknown(ii, key, line, kcol, "is not supported by "
@@ -3115,6 +3170,13 @@ print_dest(FILE *f, const struct dest_conf *d, const char *in)
 	print_str(f, d->sd_id);
 	fprintf(f, "\n%smax_message_size: %d\n", in, d->max_message_size);
 	fprintf(f, "%stimeout: %d\n", in, d->timeout);
+	fprintf(f, "%strust: %s\n%susername: ", in, d->trust, in);
+	print_str(f, d->username);
+	/* the secret itself is never printed */
+	fprintf(f, "\n%spassword: %s\n%spassword_file: ", in,
+	    d->password[0] != '\0' ? "<redacted>" : "\"\"", in);
+	print_str(f, d->password_file);
+	fprintf(f, "\n%sprovider: %s\n", in, d->provider);
 }
 
 static void

@@ -55,6 +55,12 @@ struct dest_conf {
 	char		*sd_id;		/* syslog SD-ID, default esxwatch@32473 */
 	int		 max_message_size; /* syslog over UDP, default 2048 */
 	int		 timeout;	/* seconds per request/connect, default 30 */
+	/* certificate trust and authenticated ingestion (CONTRACT §4) */
+	char		*trust;		/* verify | first_use | any */
+	char		*username;	/* cfapi: POST /api/v1/sessions */
+	char		*password;	/* never logged or printed */
+	char		*password_file;	/* a 0600 file holding the password */
+	char		*provider;	/* Local | ActiveDirectory | vIDM */
 };
 
 struct collector_conf {
