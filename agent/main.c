@@ -25,6 +25,7 @@
 #include "scheduler.h"
 #include "shipper.h"
 #include "status.h"
+#include "../output/transport.h"
 
 #define SHUTDOWN_DRAIN_MS	5000
 #define ONCE_DRAIN_MS		30000
@@ -49,7 +50,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config] [--status]\n"
-	    "                [-v]... [-V] [-h]\n"
+	    "                [--trust-reset NAME] [-v]... [-V] [-h]\n"
 	    "\n"
 	    "  -c, --config FILE   configuration file (agent.yaml or liagent.ini)\n"
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
@@ -57,6 +58,8 @@ usage(FILE *f)
 	    "      --print-config  print the effective configuration as YAML and exit\n"
 	    "      --status        show the running agent's delivery state and exit\n"
 	    "                      (0 running, 3 not running)\n"
+	    "      --trust-reset NAME  forget the pinned certificate of destination NAME\n"
+	    "                      (server for the primary) and exit\n"
 	    "  -v                  more logging (repeatable; overrides logging.debug_level)\n"
 	    "  -V, --version       print the version and exit\n"
 	    "  -h, --help          this help\n");
@@ -245,12 +248,13 @@ main(int argc, char **argv)
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "print-config", no_argument, NULL, 'P' },
 		{ "status", no_argument, NULL, 'S' },
+		{ "trust-reset", required_argument, NULL, 'T' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct running r = { NULL, NULL, NULL, NULL };
-	const char *path = NULL;
+	const char *path = NULL, *trust_name = NULL;
 	bool once = false, check = false, print = false, status = false, delivered;
 	int verbose = -1, ch;
 	struct sigaction sa;
@@ -271,6 +275,9 @@ main(int argc, char **argv)
 			break;
 		case 'S':
 			status = true;
+			break;
+		case 'T':
+			trust_name = optarg;
 			break;
 		case 'v':
 			verbose = verbose < 0 ? 1 : verbose + 1;
@@ -329,6 +336,14 @@ main(int argc, char **argv)
 		config_free(r.cfg);
 		return 0;
 	}
+	if (trust_name != NULL) {
+		char msg[1200];
+		int rc = trust_reset(r.cfg, trust_name, msg, sizeof(msg));
+
+		fprintf(rc < 0 ? stderr : stdout, "esxwatch: %s\n", msg);
+		config_free(r.cfg);
+		return rc == -2 ? 2 : rc == -1 ? 1 : 0;
+	}
 	if (status) {
 		int rc = status_print(r.cfg, stdout);
 
@@ -338,8 +353,6 @@ main(int argc, char **argv)
 	setup_logging(r.cfg, verbose);
 	if (path == NULL)
 		log_info("no configuration file found; running with the defaults");
-	if (r.cfg->server.ssl_accept_any)
-		log_warn("server: ssl_accept_any is on: the server's certificate is not checked");
 
 	if (mkdir_p(platform_storage_dir(r.cfg), 0700) == -1)
 		log_warn("cannot create the storage directory %s: %s",
@@ -356,6 +369,7 @@ main(int argc, char **argv)
 
 	if (once) {
 		struct queue_stats before, after;
+		uint64_t not_ingested = cfapi_not_ingested();
 
 		/* Exit 0 only if every event was delivered: none left queued,
 		 * none rejected, none dropped over the disk budget. */
@@ -368,6 +382,9 @@ main(int argc, char **argv)
 			delivered = false;	/* stopped before finishing */
 		queue_stats(r.q, &after);
 		if (after.dropped_events > before.dropped_events)
+			delivered = false;
+		/* accepted by Log Insight but not ingested: not delivered */
+		if (cfapi_not_ingested() > not_ingested)
 			delivered = false;
 		if (!delivered)
 			log_error("--once: not every event was delivered");

@@ -40,6 +40,7 @@ static _Atomic uint64_t	total_not_ingested;
 
 struct cfapi {
 	struct hconn		 h;
+	struct trust		 trust;
 	struct gzip		*gz;
 	bool			 compress;
 	bool			 gzip_off;	/* refused on this connection */
@@ -415,7 +416,10 @@ cfapi_open(struct sink_ctx *ctx)
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		goto err;
 	}
-	if (hconn_open(&c->h, d, url.data, ctx->error, sizeof(ctx->error)) == -1)
+	if (trust_init(&c->trust, ctx->cfg, d, ctx->name, d->ssl, ctx->error,
+	    sizeof(ctx->error)) == -1 ||
+	    hconn_open_trust(&c->h, d, &c->trust, url.data, ctx->error,
+	    sizeof(ctx->error)) == -1)
 		goto err;
 	if ((c->hdr_plain = make_headers(d, false)) == NULL ||
 	    (c->hdr_gzip = make_headers(d, true)) == NULL ||
@@ -423,10 +427,6 @@ cfapi_open(struct sink_ctx *ctx)
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		goto err;
 	}
-	if (d->ssl && d->ssl_accept_any)
-		log_warn("%s: ssl_accept_any is set: the server's certificate "
-		    "is NOT checked; anyone on the path can read and change "
-		    "the events", ctx->name);
 	transport_redact_url(url.data, redacted, sizeof(redacted));
 	log_info("%s: cfapi to %s%s", ctx->name, redacted,
 	    c->compress ? " (gzip)" : "");
