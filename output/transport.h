@@ -115,6 +115,8 @@ enum send_result transport_http_policy(long status);
 /* Append s as a JSON string (quotes included); valid UTF-8 passes as is,
  * invalid bytes become U+FFFD.  Fast path for plain ASCII runs. */
 int	 json_put_str(struct buf *, const char *s, size_t n);
+/* "key": in a JSON object: a pointer past the colon (and blanks), or NULL. */
+const char *json_find_key(const char *body, size_t len, const char *key);
 /* One cfapi event object {"text":..,"timestamp":..,"fields":[..]}. */
 int	 cfapi_encode_event(const struct event *, struct buf *);
 /* Parse a cfapi response body: status "ok" and the ingested count (-1 if
