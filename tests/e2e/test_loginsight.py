@@ -144,6 +144,237 @@ def test_trust_any_is_ssl_accept_any_and_warns_once(d):
             fail("trust: any is not ssl_accept_any in --print-config")
 
 
+# ---- event times and authenticated ingestion ----
+
+PASSWORD = "S3cr3t-pw-\u00e9\"q"      # quote and non-ASCII: JSON-escaped in the login
+USER = "esxwatch-ingest"
+
+
+def iso(ms):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + ".%03dZ" % (ms % 1000)
+
+
+def auth(port, ca, password=PASSWORD, extra=""):
+    return li(port, ", ssl_ca_path: %s, username: %s, password: %s%s"
+              % (ca, USER, json.dumps(password), extra))
+
+
+def test_outage_unauthenticated_clamped_but_event_time_kept(d):
+    """The server's clock is 20 minutes ahead of the events (they waited
+    in the spool through an outage): it clamps `timestamp`, the event's
+    own time survives in esxwatch_event_time."""
+    h = sinkutil.make_host(d, ndisks=10)
+    with receivers.CfapiReceiver(clock_offset_s=1200) as r:
+        a = Agent(d, sinkutil.config(h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}" % r.port))
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once (stderr: %s)" % err[-500:])
+        eq(len(r.stored), 10, "events")
+        for sent, kept in zip(r.events, r.stored):
+            if kept["_authenticated"]:
+                fail("an unauthenticated request counted as authenticated")
+            lost = kept["timestamp"] - sent["timestamp"]
+            if not 590000 <= lost <= 610000:
+                fail("unauthenticated timestamp moved by %d ms, want ~600000 (clamped)" % lost)
+            eq(kept["esxwatch_event_time"], iso(sent["timestamp"]), "esxwatch_event_time")
+
+
+def test_outage_authenticated_keeps_timestamp(d):
+    c = pki(d)
+    h = sinkutil.make_host(d, ndisks=10)
+    with receivers.CfapiReceiver(tls=(c.server_crt, c.server_key), clock_offset_s=1200,
+                                 users={USER: PASSWORD}) as r:
+        a = Agent(d, sinkutil.config(h, auth(r.port, c.ca, extra=", provider: Local")))
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once (stderr: %s)" % err[-800:])
+        if r.violations:
+            fail("violations: %s" % r.violations[:3])
+        eq([x["ok"] for x in r.logins], [True], "logins")
+        eq(r.logins[0]["provider"], "Local", "provider")
+        eq(len(r.stored), 10, "events")
+        for sent, kept in zip(r.events, r.stored):
+            if not kept["_authenticated"]:
+                fail("an event was sent without a valid session")
+            eq(kept["timestamp"], sent["timestamp"], "authenticated timestamp kept")
+            eq(kept["esxwatch_event_time"], iso(sent["timestamp"]), "esxwatch_event_time")
+        if PASSWORD in err or "Bearer" in err:
+            fail("a secret in the log")
+
+
+def event_key(e):
+    return (e["text"], e["timestamp"], e.get("esxwatch_device"))
+
+
+def test_session_renewed_before_ttl_and_after_expiry_no_loss_no_dup(d):
+    c = pki(d)
+    h = sinkutil.make_host(d, ndisks=3)
+    out = os.path.join(d, "copy.jsonl")
+    with receivers.CfapiReceiver(tls=(c.server_crt, c.server_key), users={USER: PASSWORD},
+                                 session_ttl=4) as r:
+        a = Agent(d, sinkutil.config(h, auth(r.port, c.ca),
+                                     servers="servers:\n  copy: {proto: file, path: %s}\n" % out))
+        a.start()
+        try:
+            # ttl 4 s: renewed at 90 % of it, before any request is refused
+            wait_for(lambda: len(r.logins) >= 3, timeout=30, what="three logins")
+            refused = [q for q in r.requests if q.get("authenticated") is False and
+                       "authorization" in q.get("headers", {})]
+            eq(len(refused), 0, "requests refused before the ttl ran out")
+            # now the server ends every session early, mid-stream
+            n0 = len(r.logins)
+            r.expire_sessions()
+            wait_for(lambda: len(r.logins) > n0 and len(r.stored) > 0 and
+                     r.requests[-1].get("authenticated") is True and
+                     any(q.get("authenticated") is False and q["t"] > r.logins[n0 - 1]["t"]
+                         for q in r.requests), timeout=30, what="a 401 and a new login")
+            time.sleep(2)
+        finally:
+            eq(a.stop(), 0, "agent exit status")
+        with open(out) as f:
+            copy = [json.loads(l) for l in f if l.strip()]
+        got = [event_key(e) for e in r.stored]
+        if len(set(got)) != len(got):
+            fail("duplicated events: %d of %d" % (len(got) - len(set(got)), len(got)))
+        missing = set(event_key(e) for e in copy) - set(got)
+        if missing:
+            fail("%d events lost (e.g. %r)" % (len(missing), sorted(missing)[:1]))
+        if not all(e["_authenticated"] for e in r.stored):
+            fail("an event was stored unauthenticated")
+        if r.violations:
+            fail("violations: %s" % r.violations[:3])
+
+
+def test_wrong_password_falls_back_with_one_warning(d):
+    c = pki(d)
+    h = sinkutil.make_host(d, ndisks=5)
+    with receivers.CfapiReceiver(tls=(c.server_crt, c.server_key), users={USER: "other"}) as r:
+        a = Agent(d, sinkutil.config(h, auth(r.port, c.ca)))
+        a.start()
+        try:
+            wait_for(lambda: len(r.stored) >= 10, timeout=30, what="events over two intervals")
+        finally:
+            a.kill9()
+        err = a.stderr_text()
+        w = [l for l in err.splitlines() if "refused" in l and USER in l]
+        eq(len(w), 1, "fallback warnings")
+        if "warning" not in w[0] or "unauthenticated" not in w[0]:
+            fail("not the fallback warning: %r" % w[0])
+        eq(len(r.logins), 1, "login attempts")
+        if any("authorization" in q.get("headers", {}) for q in r.requests if not q.get("login")):
+            fail("an Authorization header after a refused login")
+        if PASSWORD in err:
+            fail("the password in the log")
+
+
+def test_password_file_must_be_0600(d):
+    c = pki(d)
+    h = sinkutil.make_host(d, ndisks=2)
+    pw = os.path.join(d, "li.pw")
+    with open(pw, "w") as f:
+        f.write(PASSWORD + "\n")
+    os.chmod(pw, 0o644)
+    with receivers.CfapiReceiver(tls=(c.server_crt, c.server_key), users={USER: PASSWORD}) as r:
+        srv = li(r.port, ", ssl_ca_path: %s, username: %s, password_file: %s" % (c.ca, USER, pw))
+        a = Agent(d, sinkutil.config(h, srv))
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once (stderr: %s)" % err[-500:])
+        if "0600" not in err or len(r.logins) != 0:
+            fail("a 0644 password_file was used (logins %d): %s" % (len(r.logins), err[-500:]))
+        os.chmod(pw, 0o600)
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once with 0600 (stderr: %s)" % err[-500:])
+        eq([x["ok"] for x in r.logins], [True], "login with the password file")
+
+
+def test_no_secret_in_any_output(d):
+    c = pki(d)
+    h = sinkutil.make_host(d, ndisks=3)
+    with receivers.CfapiReceiver(tls=(c.server_crt, c.server_key), users={USER: PASSWORD},
+                                 session_ttl=3) as r:
+        a = Agent(d, sinkutil.config(h, auth(r.port, c.ca)) + "logging: {debug_level: 2}\n")
+        outputs = []
+        rc, out, err = a.run("--print-config")
+        eq(rc, 0, "--print-config")
+        if "password: <redacted>" not in out:
+            fail("password not shown as <redacted>:\n%s" % out)
+        outputs += [out, err]
+        rc, out, err = a.run("--check-config")
+        outputs += [out, err]
+        a.start()
+        try:
+            wait_for(lambda: len(r.logins) >= 2 and len(r.stored) >= 6, timeout=30,
+                     what="logins and events")
+            r.expire_sessions()
+            n = len(r.logins)
+            wait_for(lambda: len(r.logins) > n, timeout=20, what="a login after expiry")
+            rc, out, err = a.run("--status")
+            outputs += [out, err]
+            rc, out, err = a.run("--status", "--json")
+            outputs += [out, err]
+        finally:
+            a.stop()
+        outputs.append(a.stderr_text())
+        for root, _, files in os.walk(a.storage):
+            for fn in files:
+                with open(os.path.join(root, fn), "rb") as f:
+                    outputs.append(f.read().decode("utf-8", "replace"))
+        secrets = [PASSWORD, json.dumps(PASSWORD)[1:-1]] + list(r.sessions)
+        for text in outputs:
+            for sec in secrets:
+                if sec in text:
+                    fail("a secret (%s...) appears in an output: %r" % (sec[:4], text[:200]))
+
+
+# ---- accounting, gzip, the plain port ----
+
+def test_once_exits_1_when_not_everything_was_ingested(d):
+    h = sinkutil.make_host(d, ndisks=10)
+    with receivers.CfapiReceiver(script=["200:ingested=3"]) as r:
+        a = Agent(d, sinkutil.config(h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}" % r.port))
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 1, "--once exit status with a short ingested (stderr: %s)" % err[-500:])
+        if "ingested 3 of 10" not in err:
+            fail("the shortfall is not logged: %s" % err[-500:])
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once when everything is ingested")
+
+
+def test_gzip_falls_back_after_two_5xx(d):
+    h = sinkutil.make_host(d, ndisks=10)
+    with receivers.CfapiReceiver(script=["502", "502"]) as r:
+        a = Agent(d, sinkutil.config(h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}" % r.port))
+        a.start()
+        try:
+            wait_for(lambda: len(r.requests) >= 4, timeout=30, what="four requests")
+        finally:
+            a.kill9()
+        enc = [q["encoding"] for q in r.requests]
+        eq(enc[:3], ["gzip", "gzip", None], "encodings of the first requests")
+        if any(e is not None for e in enc[3:]):
+            fail("gzip again after the fallback: %r" % enc)
+        # the same batch, retried plain: the same JSON, byte for byte long
+        eq(r.requests[2]["body_len"], r.requests[1]["body_len"], "the batch retried plain")
+        eq(r.requests[2]["wire_bytes"], r.requests[2]["body_len"], "plain on the wire")
+        msgs = [l for l in a.stderr_text().splitlines() if "twice in a row" in l]
+        eq(len(msgs), 1, "fallback messages")
+        if r.violations:
+            fail("violations: %s" % r.violations[:3])
+
+
+def test_ssl_against_the_plain_port_says_so(d):
+    h = sinkutil.make_host(d, ndisks=2)
+    with receivers.CfapiReceiver() as r:
+        a = Agent(d, sinkutil.config(h, li(r.port)))
+        a.start()
+        try:
+            wait_for(lambda: "answered plain HTTP" in a.stderr_text(), timeout=20,
+                     what="the plain-port message")
+        finally:
+            a.kill9()
+        line = [l for l in a.stderr_text().splitlines() if "answered plain HTTP" in l][0]
+        if "port 9000 is Log Insight's plain port, 9543 its TLS port" not in line:
+            fail("message: %r" % line)
+
+
 if __name__ == "__main__":
     import harness
     harness.main(globals())
