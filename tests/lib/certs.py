@@ -6,7 +6,8 @@ standard library only.
 
     c = certs.make(dirpath)
     c.ca, c.server_crt, c.server_key, c.other_ca, c.wrong_crt, c.wrong_key
-    c.self1_crt, c.self1_key, c.self2_crt, c.self2_key
+    s = certs.make_self_signed(dirpath)
+    s.self1_crt, s.self1_key, s.self2_crt, s.self2_key
     certs.pin(crt)  # "sha256//..." of its public key, as openssl computes it
 """
 import os
@@ -67,14 +68,23 @@ def make(d):
     c.server_crt, c.server_key = p("server.crt"), p("server.key")
     c.other_ca = p("other-ca.crt")
     c.wrong_crt, c.wrong_key = p("wrong.crt"), p("wrong.key")
-    c.self1_crt, c.self1_key = p("self1.crt"), p("self1.key")
-    c.self2_crt, c.self2_key = p("self2.crt"), p("self2.key")
-    if not os.path.exists(c.self2_crt):
-        _self_signed(d, "self1", "li-appliance.example.com")
-        _self_signed(d, "self2", "li-appliance.example.com")
     if not os.path.exists(c.wrong_crt):
         _ca(d, "ca", "esxwatch test CA")
         _ca(d, "other-ca", "some other CA")
         _leaf(d, "server", "ca", "localhost", "DNS:localhost,IP:127.0.0.1")
         _leaf(d, "wrong", "ca", "loginsight.example.com", "DNS:loginsight.example.com")
+    return c
+
+
+def make_self_signed(d):
+    """Two unrelated self-signed certificates (as two default appliances,
+    or one whose certificate was regenerated)."""
+    os.makedirs(d, exist_ok=True)
+    c = Certs()
+    p = lambda n: os.path.join(d, n)
+    c.self1_crt, c.self1_key = p("self1.crt"), p("self1.key")
+    c.self2_crt, c.self2_key = p("self2.crt"), p("self2.key")
+    if not os.path.exists(c.self2_crt):
+        _self_signed(d, "self1", "li-appliance.example.com")
+        _self_signed(d, "self2", "li-appliance.example.com")
     return c
