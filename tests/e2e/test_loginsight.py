@@ -7,7 +7,10 @@ Certificates are made at test time (tests/lib/certs.py); the receiver is
 the strict one of tests/lib/receivers.py."""
 import json
 import os
+import socket
+import ssl
 import stat
+import threading
 import time
 
 import sinkutil
@@ -146,6 +149,97 @@ def test_trust_any_is_ssl_accept_any_and_warns_once(d):
         rc, out, err = a.run("--print-config")
         if "ssl_accept_any: yes" not in out or "trust: any" not in out:
             fail("trust: any is not ssl_accept_any in --print-config")
+
+
+class TlsSyslog:
+    """A TLS syslog listener (RFC 5425) presenting crt: what it reads, and
+    how many handshakes succeeded."""
+
+    def __init__(self, crt, key):
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ctx.load_cert_chain(crt, key)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.data = b""
+        self.handshakes = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        try:
+            t = self.ctx.wrap_socket(c, server_side=True)
+        except (OSError, ssl.SSLError):
+            c.close()
+            return
+        with self.lock:
+            self.handshakes += 1
+        try:
+            while True:
+                b = t.recv(65536)
+                if not b:
+                    break
+                with self.lock:
+                    self.data += b
+        except (OSError, ssl.SSLError):
+            pass
+        t.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def test_first_use_for_syslog_and_http(d):
+    """The same trust modes on the other TLS outputs: syslog over TLS
+    (CONNECT_ONLY) and http."""
+    c = pki(d)
+    h = sinkutil.make_host(d, ndisks=4)
+    rs = TlsSyslog(c.self1_crt, c.self1_key)
+    try:
+        with receivers.HttpReceiver(tls=(c.self1_crt, c.self1_key)) as r:
+            srv = ("{hostname: 127.0.0.1, proto: syslog, port: %d, ssl: yes, trust: first_use}"
+                   % rs.port)
+            servers = ("servers:\n  web: {proto: http, url: \"https://127.0.0.1:%d/in\", "
+                       "trust: first_use}\n" % r.port)
+            a = Agent(d, sinkutil.config(h, srv, servers=servers))
+            rc, _, err = a.run("--once", timeout=60)
+            eq(rc, 0, "--once (stderr: %s)" % err[-800:])
+            wait_for(lambda: rs.data.count(b"Has partitions") >= 4, timeout=10,
+                     what="the syslog messages")
+            eq(len(r.events), 4, "http events")
+            want = certs.pin(c.self1_crt)
+            for name in ("server", "web"):
+                with open(pin_file(a, name)) as f:
+                    eq(f.read().strip(), want, "pin of " + name)
+            # another certificate on both: refused, both fingerprints named
+            os.unlink(pin_file(a, "web"))
+            with open(pin_file(a, "web"), "w") as f:
+                f.write(certs.pin(c.server_crt) + "\n")
+            os.chmod(pin_file(a, "web"), 0o600)
+            with open(pin_file(a, "server"), "w") as f:
+                f.write(certs.pin(c.server_crt) + "\n")
+            n = len(r.events)
+            before = rs.data
+            a.start()
+            try:
+                wait_for(lambda: a.stderr_text().count(certs.pin(c.server_crt)) >= 2 and
+                         a.stderr_text().count(want) >= 2, timeout=30,
+                         what="both refusals naming both keys")
+            finally:
+                a.kill9()
+            eq(len(r.events), n, "http events sent to an unpinned key")
+            eq(rs.data, before, "syslog bytes sent to an unpinned key")
+    finally:
+        rs.close()
 
 
 # ---- event times and authenticated ingestion ----
