@@ -436,9 +436,12 @@ cfapi_open(struct sink_ctx *ctx)
 	if (lisession_init(&c->sess, d, &c->trust, ctx->name, ctx->error,
 	    sizeof(ctx->error)) == -1)
 		goto err;
-	if ((c->hdr_plain = make_headers(d, false, NULL)) == NULL ||
-	    (c->hdr_gzip = make_headers(d, true, NULL)) == NULL ||
-	    (c->compress && (c->gz = gzip_new(GZIP_LEVEL_DEFAULT)) == NULL)) {
+	c->hdr_plain = make_headers(d, false, NULL);
+	c->hdr_gzip = make_headers(d, true, NULL);
+	if (c->compress)
+		c->gz = gzip_new(GZIP_LEVEL_DEFAULT);
+	if (c->hdr_plain == NULL || c->hdr_gzip == NULL ||
+	    (c->compress && c->gz == NULL)) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		goto err;
 	}

@@ -344,6 +344,20 @@ answers_plain_http(const struct dest_conf *d, const char *url)
 	return code >= 100 && code < 600;
 }
 
+/* A failed handshake; "wrong version number" is usually a plain port. */
+static void
+describe_handshake(const struct dest_conf *d, const char *url,
+    const char *host, const char *eb, char *out, size_t outlen)
+{
+	if (answers_plain_http(d, url))
+		snprintf(out, outlen, "TLS handshake with %s failed: the server "
+		    "answered plain HTTP: port 9000 is Log Insight's plain port, "
+		    "9543 its TLS port (use the TLS port, or ssl: no)", host);
+	else
+		snprintf(out, outlen, "TLS handshake with %s failed: %s", host,
+		    eb);
+}
+
 void
 transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
     const char *url, char *out, size_t outlen)
@@ -399,21 +413,13 @@ transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
 		    has(eb, "verify the first certificate"))
 			snprintf(out, outlen, "certificate signed by an unknown "
 			    "CA (%s; set ssl_ca_path to its CA, or trust: "
-			    "first_use): %s",
-			    host, eb);
+			    "first_use): %s", host, eb);
 		else
 			snprintf(out, outlen, "certificate verification failed "
 			    "(%s): %s", host, eb);
 		return;
 	case CURLE_SSL_CONNECT_ERROR:
-		if (answers_plain_http(d, url))
-			snprintf(out, outlen, "TLS handshake with %s failed: the "
-			    "server answered plain HTTP: port 9000 is Log "
-			    "Insight's plain port, 9543 its TLS port (use the TLS "
-			    "port, or ssl: no)", host);
-		else
-			snprintf(out, outlen, "TLS handshake with %s failed: %s",
-			    host, eb);
+		describe_handshake(d, url, host, eb, out, outlen);
 		return;
 	case CURLE_COULDNT_RESOLVE_HOST:
 		snprintf(out, outlen, "cannot resolve %s: %s", host, eb);

@@ -497,7 +497,8 @@ trust_peer_pin(const struct dest_conf *d, const char *url, char *out,
 	int rc = -1;
 
 	snprintf(out, outlen, "(unknown)");
-	if ((c = curl_easy_init()) == NULL)
+	c = curl_easy_init();
+	if (c == NULL)
 		return -1;
 	dd.ssl_accept_any = true;
 	dd.timeout = transport_timeout(d) < 5 ? transport_timeout(d) : 5;
