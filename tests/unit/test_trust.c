@@ -173,6 +173,110 @@ TEST(pin_file_read_refused_reset)
 	rmdir(dir);
 }
 
+struct msgs {
+	int	nerr;
+	char	text[2048];
+};
+
+static void
+collect(void *arg, bool is_error, const char *msg)
+{
+	struct msgs *m = arg;
+	size_t n = strlen(m->text);
+
+	if (is_error)
+		m->nerr++;
+	snprintf(m->text + n, sizeof(m->text) - n, "%s\n", msg);
+}
+
+static struct config *
+load_text(const char *dir, const char *text, struct msgs *m)
+{
+	char path[512];
+	FILE *f;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(path, sizeof(path), "%s/agent.yaml", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return NULL;
+	fputs(text, f);
+	fclose(f);
+	return config_load(path, collect, m);
+}
+
+TEST(config_keys_trust_auth_and_redaction)
+{
+	char dir[] = "/tmp/test_trust.XXXXXX", path[600], *out;
+	struct config *c;
+	struct msgs m;
+	size_t len;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	/* defaults */
+	c = load_text(dir, "server: {hostname: li}\n", &m);
+	CHECK(c != NULL);
+	if (c != NULL) {
+		CHECK_STR(c->server.trust, "verify");
+		CHECK_STR(c->server.provider, "Local");
+		CHECK_INT(trust_mode(&c->server), TRUST_VERIFY);
+		config_free(c);
+	}
+	/* ssl_accept_any is trust: any, and trust: any sets it */
+	c = load_text(dir, "server: {hostname: li, ssl_accept_any: yes}\n", &m);
+	CHECK(c != NULL && strcmp(c->server.trust, "any") == 0);
+	config_free(c);
+	c = load_text(dir, "server: {hostname: li, trust: any}\n", &m);
+	CHECK(c != NULL && c->server.ssl_accept_any);
+	config_free(c);
+	/* contradictions and incomplete logins are errors */
+	c = load_text(dir, "server: {hostname: li, trust: verify, "
+	    "ssl_accept_any: yes}\n", &m);
+	CHECK(c == NULL && strstr(m.text, "contradicts") != NULL);
+	config_free(c);
+	c = load_text(dir, "server: {hostname: li, username: u}\n", &m);
+	CHECK(c == NULL && strstr(m.text, "'password' or 'password_file'"));
+	config_free(c);
+	c = load_text(dir, "server: {hostname: li, username: u, password: a, "
+	    "password_file: /x}\n", &m);
+	CHECK(c == NULL && strstr(m.text, "only one"));
+	config_free(c);
+	c = load_text(dir, "server: {hostname: li, trust: sometimes}\n", &m);
+	CHECK(c == NULL && strstr(m.text, "verify, first_use, any") != NULL);
+	config_free(c);
+	c = load_text(dir, "server: {hostname: li, provider: LDAP}\n", &m);
+	CHECK(c == NULL);
+	config_free(c);
+	/* the password is never printed */
+	c = load_text(dir, "server: {hostname: li, username: u, password: "
+	    "Sup3rS3cret, provider: ActiveDirectory}\n", &m);
+	CHECK(c != NULL);
+	if (c != NULL) {
+		snprintf(path, sizeof(path), "%s/printed", dir);
+		f = fopen(path, "w");
+		CHECK(f != NULL);
+		if (f != NULL) {
+			config_print(c, f);
+			fclose(f);
+		}
+		out = t_slurp(path, &len);
+		CHECK(out != NULL);
+		if (out != NULL) {
+			CHECK(strstr(out, "Sup3rS3cret") == NULL);
+			CHECK(strstr(out, "password: <redacted>") != NULL);
+			CHECK(strstr(out, "provider: ActiveDirectory") != NULL);
+			CHECK(strstr(out, "trust: verify") != NULL);
+			free(out);
+		}
+		unlink(path);
+		config_free(c);
+	}
+	snprintf(path, sizeof(path), "%s/agent.yaml", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -181,5 +285,6 @@ main(void)
 	RUN(base64);
 	RUN(pem_pin_matches_openssl);
 	RUN(pin_file_read_refused_reset);
+	RUN(config_keys_trust_auth_and_redaction);
 	return t_done();
 }
