@@ -79,6 +79,7 @@ lisession_expired(struct lisession *s)
 		return false;
 	explicit_bzero(s->header, sizeof(s->header));
 	s->renew_ms = 0;
+	s->expires_ms = 0;
 	return true;
 }
 
@@ -212,21 +213,26 @@ lisession_ensure(struct lisession *s, char *err, size_t errlen)
 	status = login_post(s, password, err, errlen);
 	explicit_bzero(password, sizeof(password));
 	if (status == -1) {
-		/* err names the transport failure, never the body */
-		return -1;
+		/* err names the transport failure, never the body; a renewal
+		 * that fails keeps the session while it lasts */
+		return s->header[0] != '\0' && mono_ms() < s->expires_ms ? 0 : -1;
 	}
 	if (status == 200 && parse_login(s, s->h.resp.data ? s->h.resp.data :
 	    "", s->h.resp.len) == 0) {
 		/* renew at 90% of the ttl */
 		s->renew_ms = mono_ms() + (int64_t)s->ttl * 900;
+		s->expires_ms = mono_ms() + (int64_t)s->ttl * 1000;
 		s->logins++;
 		log_info("%s: logged in to Log Insight as \"%s\" (session ttl "
 		    "%d s)", s->name, s->conf->username, s->ttl);
 		rc = 1;
 	} else if (status == 200)
 		snprintf(err, errlen, "login: HTTP 200 without a sessionId");
-	else if (status >= 500 || status == 429 || status == 408)
+	else if (status >= 500 || status == 429 || status == 408) {
 		snprintf(err, errlen, "login: HTTP %ld", status);
+		if (s->header[0] != '\0' && mono_ms() < s->expires_ms)
+			rc = 0;
+	}
 	else {
 		snprintf(why, sizeof(why), "HTTP %ld", status);
 		refuse(s, why);

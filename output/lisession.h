@@ -29,6 +29,7 @@ struct lisession {
 	bool			 open;
 	char			 header[600];	/* "Authorization: Bearer ..." or "" */
 	int64_t			 renew_ms;	/* mono_ms() to log in again at */
+	int64_t			 expires_ms;	/* mono_ms() the session ends at */
 	int			 ttl;		/* seconds, the last one granted */
 	uint64_t		 logins;	/* successful logins (for tests/logs) */
 };

@@ -325,9 +325,10 @@ pin_read(const char *path, char *out, size_t outlen)
 	b[strcspn(b, "\r\n")] = '\0';
 	if (strncmp(b, PIN_PREFIX, sizeof(PIN_PREFIX) - 1) != 0 ||
 	    strlen(b) != sizeof(PIN_PREFIX) - 1 + 44 ||
-	    strspn(b + sizeof(PIN_PREFIX) - 1, b64chars) != 43)
+	    strspn(b + sizeof(PIN_PREFIX) - 1, b64chars) != 43 ||
+	    strlen(b) >= outlen)
 		return -1;
-	snprintf(out, outlen, "%s", b);
+	memcpy(out, b, strlen(b) + 1);
 	return 1;
 }
 
