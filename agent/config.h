@@ -31,7 +31,13 @@ struct kvlist {
 
 enum dest_proto { PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE };
 
-/* server: and every servers.NAME: */
+/*
+ * server: and every servers.NAME:.  The shared connection basics are the
+ * core's rows (agent/config.c dest_keys); the fields after them belong to
+ * one or two sinks each and are declared by the sink's rows (KF_DEST) in
+ * output/NAME.c.  A new sink key goes into the sink's own options block
+ * (opts, read with sink_opts()), not here.
+ */
 struct dest_conf {
 	char		*name;		/* "server" for the primary, else NAME */
 	char		*hostname;
@@ -43,24 +49,36 @@ struct dest_conf {
 	char		*ssl_cn;
 	int		 reconnect;	/* minutes */
 	char		*agent_id;
+	int		 timeout;	/* seconds per request/connect, default 30 */
+	/* certificate trust and authenticated ingestion (CONTRACT §4);
+	 * read in output/ through trust.c and lisession.c only */
+	char		*trust;		/* verify | first_use | any */
+	char		*username;	/* cfapi: POST /api/v1/sessions */
+	char		*password;	/* KF_SECRET: never logged or printed */
+	char		*password_file;	/* a 0600 file holding the password */
+	char		*provider;	/* Local | ActiveDirectory | vIDM */
+	char		*format;	/* syslog: rfc5424 | rfc3164; http: json_* */
+	struct kvlist	 headers;	/* cfapi, http */
+	char		*compress;	/* cfapi, http: gzip | none */
+	/* rows in output/syslog.c */
 	char		*transport;	/* udp | tcp */
-	char		*format;	/* rfc5424 | rfc3164 | json_lines | json_array */
 	char		*framing;	/* octet-counting | newline */
-	char		*url;
-	struct kvlist	 headers;
-	char		*compress;	/* gzip | none */
-	char		*path;		/* file sink: "" or "-" = stdout */
-	/* extensions (docs/configuration.md) */
 	char		*facility;	/* syslog facility name, default local4 */
 	char		*sd_id;		/* syslog SD-ID, default esxwatch@32473 */
 	int		 max_message_size; /* syslog over UDP, default 2048 */
-	int		 timeout;	/* seconds per request/connect, default 30 */
-	/* certificate trust and authenticated ingestion (CONTRACT §4) */
-	char		*trust;		/* verify | first_use | any */
-	char		*username;	/* cfapi: POST /api/v1/sessions */
-	char		*password;	/* never logged or printed */
-	char		*password_file;	/* a 0600 file holding the password */
-	char		*provider;	/* Local | ActiveDirectory | vIDM */
+	/* rows in output/http.c and output/file.c */
+	char		*url;
+	char		*path;		/* file sink: "" or "-" = stdout */
+	/* one options block per sink, in registry order (sink_opts()) */
+	void		**opts;
+	size_t		 nopts;
+	/*
+	 * Resolved by config_resolve(), not printed: the sink that carries
+	 * the destination.  A primary with nowhere to send (no host name, no
+	 * URL) goes to stdout as JSON lines: sink_proto PROTO_FILE, to_stdout.
+	 */
+	enum dest_proto	 sink_proto;
+	bool		 to_stdout;
 };
 
 struct collector_conf {
@@ -70,6 +88,7 @@ struct collector_conf {
 	struct strlist	 include;
 	struct strlist	 exclude;
 	int		 timeout;	/* seconds per command; extension, default 30 */
+	void		*opts;	/* the collector's own keys (struct collector .keys) */
 };
 
 enum forward_mode { FORWARD_MATCHES, FORWARD_ALL };
@@ -153,6 +172,8 @@ struct config	*config_default(void);
 void		 config_free(struct config *);
 /* The effective configuration as YAML (loadable again by config_load). */
 int		 config_print(const struct config *, FILE *);
+/* Every key as Markdown tables, from the schema rows (docs/configuration.md). */
+int		 config_keys_markdown(FILE *);
 
 const struct collector_conf *config_collector(const struct config *, const char *name);
 int		 dest_port(const struct dest_conf *);	/* port or the protocol default */

@@ -60,20 +60,6 @@ static pthread_mutex_t	 abandoned_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct shipper	*abandoned_list;
 static unsigned		 abandoned_threads;	/* __atomic */
 
-/*
- * The primary destination is the file sink (stdout) when no server is
- * configured: server.hostname "Empty: events go to stdout as JSON lines".
- */
-static bool
-primary_is_stdout(const struct dest_conf *d)
-{
-	if (d->proto == PROTO_FILE)
-		return false;
-	if (d->proto == PROTO_HTTP && d->url && *d->url)
-		return false;
-	return d->hostname == NULL || *d->hostname == '\0';
-}
-
 size_t
 shipper_dest_names(const struct config *cfg, const char **names, size_t max)
 {
@@ -394,10 +380,9 @@ shipper_start(const struct config *cfg, struct queue *q)
 		d->sh = sh;
 		d->index = i;
 		d->conf = i == 0 ? cfg->server : cfg->servers[i - 1];
-		if (i == 0 && primary_is_stdout(&d->conf)) {
-			d->conf.proto = PROTO_FILE;
-			d->conf.path = "-";
-		}
+		/* the sink config_resolve chose (stdout for a primary with
+		 * nowhere to send) */
+		d->conf.proto = d->conf.sink_proto;
 		d->sink = sink_find(d->conf.proto);
 		d->ctx.name = i == 0 ? "server" : d->conf.name;
 		d->ctx.conf = &d->conf;

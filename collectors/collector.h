@@ -4,6 +4,10 @@
  * A collector observes one part of the host and emits events; it never
  * knows where they go.  Built-in collectors are listed in one static table
  * (collectors/registry.c); adding one is adding a file and a table row.
+ * Its configuration section collectors.NAME exists from that row alone:
+ * the common keys (enabled, interval = .default_interval, include,
+ * exclude, timeout) and the collector's own rows (.keys, in its options
+ * block, ctx->conf->opts), agent/config_schema.h.
  *
  * The agent calls init() once (and again after a reload), collect() every
  * interval on the collector's own thread (calls to one collector never
@@ -19,6 +23,7 @@
 #include <stdbool.h>
 
 #include "../agent/config.h"
+#include "../agent/config_schema.h"
 #include "../agent/event.h"
 #include "../agent/kvstore.h"
 #include "../agent/platform.h"
@@ -48,6 +53,10 @@ struct collector {
 	 */
 	int		(*collect)(struct collector_ctx *, struct emitter *);
 	void		(*fini)(struct collector_ctx *);
+	/* Keys of its own in collectors.NAME (none for most collectors). */
+	const struct cfg_key	*keys;
+	size_t			 nkeys;
+	size_t			 opts_size;
 };
 
 /* Hand an event to the agent (takes ownership, even on error). */
@@ -64,5 +73,14 @@ struct event	*ev_new(const char *kind, const char *severity, const char *fmt, ..
 /* The registry. */
 const struct collector	*collector_find(const char *name);
 extern const struct collector *const collectors_all[];	/* NULL-terminated */
+/* collectors_all[] then registered rows (the configuration walks these). */
+size_t			 collector_count(void);
+const struct collector	*collector_at(size_t i);
+/*
+ * Add a collector that is not in the built-in table (a test build's), so
+ * that its section is known to the configuration; before the first load.
+ * 0, or -1 when the name is taken or the table is full.
+ */
+int			 collector_register(const struct collector *);
 
 #endif

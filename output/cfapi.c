@@ -685,6 +685,16 @@ cfapi_close(struct sink_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* Configuration: cfapi has no keys of its own (headers, compress and
+ * agent_id are shared, agent/config.c); a named destination needs a host. */
+static void
+cfapi_finish(const struct cfg_finish *f)
+{
+	if (!f->primary && f->d->hostname[0] == '\0')
+		cfg_error(f->c, f->line, f->col, "servers.%s: 'hostname' is "
+		    "required for proto cfapi", f->d->name);
+}
+
 const struct sink sink_cfapi = {
 	.name = "cfapi",
 	.proto = PROTO_CFAPI,
@@ -694,4 +704,7 @@ const struct sink sink_cfapi = {
 	/* {"name":"k","content":"v"} per field against "k":"v": about twice
 	 * the flat JSON for collector events (measured on nic samples). */
 	.encoded_pct = 220,
+	.port = 9000,
+	.tls_port = 9543,
+	.finish = cfapi_finish,
 };

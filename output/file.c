@@ -34,7 +34,8 @@ static int
 file_open(struct sink_ctx *ctx)
 {
 	struct file_priv *p = calloc(1, sizeof(*p));
-	const char *path = ctx->conf->path;
+	/* a primary with nowhere to send (config_resolve) writes to stdout */
+	const char *path = ctx->conf->to_stdout ? "-" : ctx->conf->path;
 
 	if (p == NULL)
 		return -1;
@@ -145,10 +146,18 @@ file_close(struct sink_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* Configuration: where the JSON lines go. */
+static const struct cfg_key file_keys[] = {
+	{ .name = "path", .type = KT_STR, .off = offsetof(struct dest_conf, path),
+	  .flags = KF_DEST, .doc = "file: output file; empty or - : stdout" },
+};
+
 const struct sink sink_file = {
 	.name = "file",
 	.proto = PROTO_FILE,
 	.open = file_open,
 	.send = file_send,
 	.close = file_close,
+	.keys = file_keys,
+	.nkeys = sizeof(file_keys) / sizeof(file_keys[0]),
 };

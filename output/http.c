@@ -221,10 +221,40 @@ http_close(struct sink_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* Configuration: the URL (headers and compress are shared with cfapi). */
+static const struct cfg_key http_keys[] = {
+	{ .name = "url", .type = KT_STR, .off = offsetof(struct dest_conf, url),
+	  .check = check_url, .flags = KF_DEST,
+	  .doc = "http: the endpoint; empty: http(s)://hostname:port/" },
+};
+
+/* The format that fits (json_lines when none), a target to send to. */
+static void
+http_finish(const struct cfg_finish *f)
+{
+	const struct kpos *fp = cfg_finish_pos(f, "format");
+	struct dest_conf *d = f->d;
+
+	if (fp->ok && strncmp(d->format, "json", 4) != 0)
+		cfg_error(f->c, fp->line, fp->col, "'format': '%s' does not "
+		    "apply to proto http (json_lines or json_array)",
+		    d->format);
+	else if (fp->line == 0)
+		cfg_set_str(&d->format, "json_lines");
+	if (!f->primary && d->hostname[0] == '\0' && d->url[0] == '\0')
+		cfg_error(f->c, f->line, f->col, "servers.%s: 'url' or "
+		    "'hostname' is required for proto http", d->name);
+}
+
 const struct sink sink_http = {
 	.name = "http",
 	.proto = PROTO_HTTP,
 	.open = http_open,
 	.send = http_send,
 	.close = http_close,
+	.port = 80,
+	.tls_port = 443,
+	.keys = http_keys,
+	.nkeys = sizeof(http_keys) / sizeof(http_keys[0]),
+	.finish = http_finish,
 };

@@ -9,6 +9,7 @@
 #define ESXWATCH_SINK_H
 
 #include "../agent/config.h"
+#include "../agent/config_schema.h"
 #include "../agent/event.h"
 
 enum send_result {
@@ -43,8 +44,38 @@ struct sink {
 	 * fails, and its first half would arrive twice.
 	 */
 	unsigned	 encoded_pct;
+	/* The protocol's default ports (dest_port), plain and with TLS. */
+	int		 port, tls_port;
+	/*
+	 * Configuration (agent/config_schema.h): the sink's own keys.  Rows
+	 * with KF_DEST live in struct dest_conf (the older keys, shared with
+	 * tests and status); the others in the sink's options block of
+	 * opts_size bytes, which the schema walker allocates, defaults,
+	 * prints and frees for every destination (sink_opts() reads it).
+	 * finish() checks what spans keys once a destination is read.
+	 */
+	const struct cfg_key	*keys;
+	size_t			 nkeys;
+	size_t			 opts_size;
+	void		(*finish)(const struct cfg_finish *);
 };
 
+/* At most this many sinks, protocol numbers below SINK_PROTO_MAX. */
+#define SINK_MAX	16
+#define SINK_PROTO_MAX	128
+
 const struct sink	*sink_find(enum dest_proto);
+const struct sink	*sink_find_name(const char *name);
+/* The registry in order: the built-in rows, then registered ones. */
+size_t			 sink_count(void);
+const struct sink	*sink_at(size_t i);
+/*
+ * Add a sink that is not in the built-in table (a test build's sink):
+ * before the first configuration is loaded.  0, or -1 when its name or
+ * protocol number is taken or the registry is full.
+ */
+int			 sink_register(const struct sink *);
+/* A destination's options block for sk (NULL when it has none). */
+void			*sink_opts(const struct dest_conf *, const struct sink *sk);
 
 #endif

@@ -584,10 +584,73 @@ syslog_close(struct sink_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
+
+static const char *const transport_choices[] = { "udp", "tcp", NULL };
+static const char *const framing_choices[] = {
+	"octet-counting", "newline", NULL
+};
+static const char *const facility_choices[] = {
+	"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+	"uucp", "cron", "authpriv", "ftp", "local0", "local1", "local2",
+	"local3", "local4", "local5", "local6", "local7", NULL
+};
+
+#define D(f)	offsetof(struct dest_conf, f)
+static const struct cfg_key syslog_keys[] = {
+	{ .name = "transport", .type = KT_ENUM, .off = D(transport),
+	  .choices = transport_choices, .def = "tcp", .flags = KF_DEST,
+	  .doc = "syslog: udp or tcp (TLS with ssl)" },
+	{ .name = "framing", .type = KT_ENUM, .off = D(framing),
+	  .choices = framing_choices, .def = "octet-counting",
+	  .flags = KF_DEST, .doc = "syslog over TCP: RFC 6587 framing" },
+	{ .name = "facility", .type = KT_ENUM, .off = D(facility),
+	  .choices = facility_choices, .def = "local4", .flags = KF_DEST,
+	  .doc = "syslog: facility of every message" },
+	{ .name = "sd_id", .type = KT_STR, .off = D(sd_id),
+	  .check = check_sd_id, .def = "esxwatch@32473", .flags = KF_DEST,
+	  .doc = "syslog: RFC 5424 SD-ID of the event fields" },
+	{ .name = "max_message_size", .type = KT_INT,
+	  .off = D(max_message_size), .min = 480, .max = 65507, .def = "2048",
+	  .flags = KF_DEST, .doc = "syslog over UDP: longest datagram" },
+};
+#undef D
+
+/* The format that fits, TLS over UDP, a named destination's host. */
+static void
+syslog_finish(const struct cfg_finish *f)
+{
+	const struct kpos *fp = cfg_finish_pos(f, "format");
+	const struct kpos *sp = cfg_finish_pos(f, "ssl");
+	struct dest_conf *d = f->d;
+
+	if (fp->ok && strncmp(d->format, "rfc", 3) != 0)
+		cfg_error(f->c, fp->line, fp->col, "'format': '%s' does not "
+		    "apply to proto syslog (rfc5424 or rfc3164)", d->format);
+	else if (fp->line == 0)
+		cfg_set_str(&d->format, "rfc5424");
+	if (strcmp(d->transport, "udp") == 0 && d->ssl) {
+		if (sp->ok)
+			cfg_error(f->c, sp->line, sp->col, "'ssl': syslog over "
+			    "UDP cannot use TLS; use transport: tcp or ssl: no");
+		d->ssl = false;
+	}
+	if (!f->primary && d->hostname[0] == '\0')
+		cfg_error(f->c, f->line, f->col, "servers.%s: 'hostname' is "
+		    "required for proto syslog", d->name);
+}
+
 const struct sink sink_syslog = {
 	.name = "syslog",
 	.proto = PROTO_SYSLOG,
 	.open = syslog_open,
 	.send = syslog_send,
 	.close = syslog_close,
+	.port = 514,
+	.tls_port = 6514,
+	.keys = syslog_keys,
+	.nkeys = sizeof(syslog_keys) / sizeof(syslog_keys[0]),
+	.finish = syslog_finish,
 };

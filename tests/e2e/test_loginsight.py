@@ -392,7 +392,7 @@ def test_no_secret_in_any_output(d):
         outputs = []
         rc, out, err = a.run("--print-config")
         eq(rc, 0, "--print-config")
-        if "password: <redacted>" not in out:
+        if "password: \"<redacted>\"" not in out:
             fail("password not shown as <redacted>:\n%s" % out)
         outputs += [out, err]
         rc, out, err = a.run("--check-config")

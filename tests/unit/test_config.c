@@ -668,7 +668,8 @@ TEST(regex_errors)
 	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: '^\\d+ x'\n",
 	    "3:12: 'regex': '\\d' is not POSIX extended regex syntax");
 	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: '(a{1000}){1000}'\n",
-	    "3:12: 'regex': the repetition counts multiply");
+	    "3:12: 'regex': near 'a{1000}){': the regex expands to too "
+	    "large an automaton");
 	CHECK_ONE_ERROR("rules:\n  - name: r\n    regex: '(?<Dev>x)'\n",
 	    "3:12: 'regex': a group name (?<name>...) must match");
 }

@@ -264,7 +264,7 @@ TEST(config_keys_trust_auth_and_redaction)
 		CHECK(out != NULL);
 		if (out != NULL) {
 			CHECK(strstr(out, "Sup3rS3cret") == NULL);
-			CHECK(strstr(out, "password: <redacted>") != NULL);
+			CHECK(strstr(out, "password: \"<redacted>\"") != NULL);
 			CHECK(strstr(out, "provider: ActiveDirectory") != NULL);
 			CHECK(strstr(out, "trust: verify") != NULL);
 			free(out);

@@ -1,0 +1,385 @@
+/*
+ * A sink and a collector that exist only in this test binary: each is one
+ * file's worth of table (here, this file) plus one registration, with no
+ * edit in agent/ — their keys are validated, defaulted and printed by
+ * the configuration like the built-in ones' (agent/config_schema.h).
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "../../agent/config.h"
+#include "../../agent/config_int.h"
+#include "../../collectors/collector.h"
+#include "../../output/sink.h"
+
+/* ---- the test sink: output/NAME.c would hold this ---- */
+
+struct testsink_opts {
+	int	 level;
+	char	*label;
+	char	*token;
+};
+
+static const char *const mode_choices[] = { "fast", "safe", NULL };
+
+#define O(f)	offsetof(struct testsink_opts, f)
+static const struct cfg_key testsink_keys[] = {
+	{ .name = "level", .type = KT_INT, .off = O(level), .min = 1, .max = 9,
+	  .def = "3", .doc = "test: a level" },
+	{ .name = "label", .type = KT_ENUM, .off = O(label),
+	  .choices = mode_choices, .def = "safe", .doc = "test: a mode" },
+	{ .name = "token", .type = KT_STR, .off = O(token), .flags = KF_SECRET,
+	  .doc = "test: a secret" },
+};
+#undef O
+
+static bool finish_called;
+
+/* A rule across keys: level 9 wants the safe mode. */
+static void
+testsink_finish(const struct cfg_finish *f)
+{
+	const struct sink *self = sink_find_name("testsink");
+	const struct testsink_opts *o = sink_opts(f->d, self);
+	const struct kpos *lp = cfg_finish_pos(f, "level");
+
+	finish_called = true;
+	if (o != NULL && o->level == 9 && strcmp(o->label, "safe") != 0)
+		cfg_error(f->c, lp->line, lp->col, "'level': 9 needs label: "
+		    "safe");
+}
+
+static int
+ts_open(struct sink_ctx *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static enum send_result
+ts_send(struct sink_ctx *ctx, const struct batch *b, int *ra)
+{
+	(void)ctx;
+	(void)b;
+	(void)ra;
+	return SEND_OK;
+}
+
+static void
+ts_close(struct sink_ctx *ctx)
+{
+	(void)ctx;
+}
+
+static const struct sink sink_testsink = {
+	.name = "testsink",
+	.proto = (enum dest_proto)90,	/* any number the built-ins do not use */
+	.open = ts_open,
+	.send = ts_send,
+	.close = ts_close,
+	.port = 7000,
+	.tls_port = 7001,
+	.keys = testsink_keys,
+	.nkeys = sizeof(testsink_keys) / sizeof(testsink_keys[0]),
+	.opts_size = sizeof(struct testsink_opts),
+	.finish = testsink_finish,
+};
+
+/* ---- the test collector: collectors/NAME.c would hold this ---- */
+
+/* A nested value, the shape of rules[].storm: `off` or {max: N, window: S}. */
+struct limit {
+	bool	 on;
+	int	 max;
+	int	 window;
+};
+
+static const struct cfg_key limit_keys[] = {
+	{ .name = "max", .type = KT_INT, .off = offsetof(struct limit, max),
+	  .min = 1, .max = 1000, .def = "10", .doc = "events" },
+	{ .name = "window", .type = KT_INT,
+	  .off = offsetof(struct limit, window), .min = 1, .max = 3600,
+	  .def = "60", .doc = "seconds" },
+};
+
+static void
+limit_init(const struct cfg_key *k, void *field)
+{
+	struct limit *l = field;
+
+	(void)k;
+	keys_init(limit_keys, 2, l, KS_ALL);
+	l->on = true;
+}
+
+static int
+limit_apply(struct lctx *c, const struct cfg_key *k, void *field,
+    const struct ynode *v)
+{
+	struct limit *l = field;
+
+	if (v->type == YN_SCALAR && !v->null && strcmp(v->s, "off") == 0) {
+		l->on = false;
+		return 0;
+	}
+	if (!want_map(c, v, k->name))
+		return -1;
+	l->on = true;
+	apply_map(c, limit_keys, 2, l, v, k->name, NULL);
+	return 0;
+}
+
+static void
+limit_print(FILE *f, const struct cfg_key *k, const void *field,
+    const char *in)
+{
+	const struct limit *l = field;
+
+	if (!l->on)
+		fprintf(f, "%s%s: off\n", in, k->name);
+	else
+		fprintf(f, "%s%s: { max: %d, window: %d }\n", in, k->name,
+		    l->max, l->window);
+}
+
+static const struct cfg_custom limit_type = {
+	.type_doc = "`off` or {max, window}",
+	.apply = limit_apply,
+	.init = limit_init,
+	.print = limit_print,
+};
+
+struct testcoll_opts {
+	int		 depth;
+	struct limit	 limit;
+};
+
+static const struct cfg_key testcoll_keys[] = {
+	{ .name = "depth", .type = KT_INT,
+	  .off = offsetof(struct testcoll_opts, depth), .min = 1, .max = 5,
+	  .def = "2", .doc = "test: a depth" },
+	{ .name = "limit", .type = KT_CUSTOM,
+	  .off = offsetof(struct testcoll_opts, limit), .custom = &limit_type,
+	  .doc = "test: a nested value" },
+};
+
+static int
+tc_collect(struct collector_ctx *ctx, struct emitter *em)
+{
+	(void)ctx;
+	(void)em;
+	return 0;
+}
+
+static const struct collector collector_testcoll = {
+	.name = "testcoll",
+	.default_interval = 42,
+	.collect = tc_collect,
+	.keys = testcoll_keys,
+	.nkeys = 2,
+	.opts_size = sizeof(struct testcoll_opts),
+};
+
+/* ---- the tests ---- */
+
+static char tmpdir[256], cfgpath[300], msgs[8192];
+static int nerr;
+
+static void
+collect(void *arg, bool is_error, const char *msg)
+{
+	size_t o = strlen(msgs);
+
+	(void)arg;
+	nerr += is_error;
+	snprintf(msgs + o, sizeof(msgs) - o, "%s\n", msg);
+}
+
+static struct config *
+load(const char *text)
+{
+	FILE *f;
+
+	msgs[0] = '\0';
+	nerr = 0;
+	snprintf(cfgpath, sizeof(cfgpath), "%s/agent.yaml", tmpdir);
+	f = fopen(cfgpath, "w");
+	if (f == NULL)
+		return NULL;
+	fputs(text, f);
+	fclose(f);
+	return config_load(cfgpath, collect, NULL);
+}
+
+static char *
+print_to_string(const struct config *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		return NULL;
+	config_print(c, f);
+	fclose(f);
+	return buf;
+}
+
+static const struct dest_conf *
+server(const struct config *c, const char *name)
+{
+	for (size_t i = 0; c != NULL && i < c->nservers; i++)
+		if (strcmp(c->servers[i].name, name) == 0)
+			return &c->servers[i];
+	return NULL;
+}
+
+TEST(registration)
+{
+	CHECK_INT(sink_register(&sink_testsink), 0);
+	CHECK_INT(collector_register(&collector_testcoll), 0);
+	/* a name or protocol number is taken once */
+	CHECK_INT(sink_register(&sink_testsink), -1);
+	CHECK_INT(collector_register(&collector_testcoll), -1);
+	CHECK(sink_find_name("testsink") == &sink_testsink);
+	CHECK(sink_find((enum dest_proto)90) == &sink_testsink);
+	CHECK(collector_find("testcoll") == &collector_testcoll);
+	CHECK_STR(dest_proto_name((enum dest_proto)90), "testsink");
+}
+
+TEST(defaults_from_the_tables)
+{
+	struct config *c = config_default();
+	const struct testsink_opts *o = sink_opts(&c->server, &sink_testsink);
+	const struct collector_conf *cc = config_collector(c, "testcoll");
+	char *p;
+
+	CHECK(o != NULL);
+	if (o != NULL) {
+		CHECK_INT(o->level, 3);
+		CHECK_STR(o->label, "safe");
+		CHECK_STR(o->token, "");
+	}
+	CHECK(cc != NULL);
+	if (cc != NULL) {
+		CHECK(cc->enabled);
+		CHECK_INT(cc->interval, 42);
+		CHECK(cc->opts != NULL);
+		if (cc->opts != NULL)
+			CHECK_INT(((struct testcoll_opts *)cc->opts)->depth, 2);
+	}
+	p = print_to_string(c);
+	CHECK(p != NULL && strstr(p, "\n  level: 3\n  label: safe\n"
+	    "  token: \"\"\n") != NULL);
+	CHECK(p != NULL && strstr(p, "\n  testcoll:\n    enabled: yes\n"
+	    "    interval: 42\n") != NULL);
+	CHECK(p != NULL && strstr(p, "    depth: 2\n    limit: { max: 10, "
+	    "window: 60 }\n") != NULL);
+	free(p);
+	config_free(c);
+}
+
+TEST(values_are_applied_and_printed)
+{
+	struct config *c = load("servers:\n  t:\n    proto: testsink\n"
+	    "    level: 7\n    label: fast\n    token: s3cret\n"
+	    "collectors:\n  testcoll:\n    depth: 4\n    interval: 5\n"
+	    "    limit: off\n");
+	const struct dest_conf *d = server(c, "t");
+	const struct testsink_opts *o = d ? sink_opts(d, &sink_testsink) : NULL;
+	char *p;
+
+	CHECK(c != NULL);
+	CHECK_INT(nerr, 0);
+	CHECK(finish_called);
+	CHECK(o != NULL);
+	if (o != NULL) {
+		CHECK_INT(o->level, 7);
+		CHECK_STR(o->label, "fast");
+		CHECK_STR(o->token, "s3cret");
+	}
+	CHECK(d != NULL && dest_port(d) == 7001);
+	p = c ? print_to_string(c) : NULL;
+	CHECK(p != NULL && strstr(p, "    proto: testsink\n") != NULL);
+	CHECK(p != NULL && strstr(p, "    level: 7\n    label: fast\n"
+	    "    token: \"<redacted>\"\n") != NULL);
+	/* a secret is never printed */
+	CHECK(p != NULL && strstr(p, "s3cret") == NULL);
+	CHECK(p != NULL && strstr(p, "  testcoll:\n    enabled: yes\n"
+	    "    interval: 5\n") != NULL);
+	CHECK(p != NULL && strstr(p, "    depth: 4\n    limit: off\n") != NULL);
+	free(p);
+	config_free(c);
+	/* the nested mapping, and what it prints loads again */
+	c = load("collectors:\n  testcoll:\n    limit: { window: 5 }\n");
+	CHECK(c != NULL);
+	CHECK_INT(nerr, 0);
+	p = c ? print_to_string(c) : NULL;
+	CHECK(p != NULL && strstr(p, "    limit: { max: 10, window: 5 }\n") !=
+	    NULL);
+	config_free(c);
+	c = p ? load(p) : NULL;
+	CHECK(c != NULL);
+	config_free(c);
+	free(p);
+}
+
+TEST(values_are_validated)
+{
+	struct config *c;
+
+	c = load("servers:\n  t:\n    proto: testsink\n    level: 10\n");
+	CHECK(c == NULL);
+	CHECK_INT(nerr, 1);
+	CHECK(strstr(msgs, "agent.yaml:4:12: 'level': 10 is out of range "
+	    "1..9") != NULL);
+	c = load("server:\n  levle: 2\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "2:3: unknown key 'levle' in section 'server' "
+	    "(did you mean 'level'?)") != NULL);
+	c = load("server:\n  proto: testsink\n  label: slow\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "3:10: 'label': expected one of fast, safe; got "
+	    "'slow'") != NULL);
+	/* the sink's finish hook */
+	c = load("server:\n  proto: testsink\n  label: fast\n  level: 9\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "4:10: 'level': 9 needs label: safe") != NULL);
+	/* the protocol list is the registry's */
+	c = load("server:\n  proto: nope\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "'proto': expected one of cfapi, syslog, http, "
+	    "file, testsink; got 'nope'") != NULL);
+	c = load("collectors:\n  testcoll:\n    depth: 0\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "3:12: 'depth': 0 is out of range 1..5") != NULL);
+	c = load("collectors:\n  testcoll:\n    limit: { max: 0 }\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "3:19: 'max': 0 is out of range 1..1000") != NULL);
+	c = load("collectors:\n  testcol:\n    depth: 1\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "unknown collector 'testcol'") != NULL &&
+	    strstr(msgs, "testcoll)") != NULL);
+}
+
+int
+main(void)
+{
+	T_PROG("test_plugin");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/esxwatch-test-plugin-XXXXXX");
+	if (mkdtemp(tmpdir) == NULL) {
+		printf("FAIL: test_plugin/setup: mkdtemp\n");
+		return 1;
+	}
+	RUN(registration);
+	RUN(defaults_from_the_tables);
+	RUN(values_are_applied_and_printed);
+	RUN(values_are_validated);
+	unlink(cfgpath);
+	rmdir(tmpdir);
+	return t_done();
+}
