@@ -44,10 +44,9 @@ const char	*trust_mode_name(enum trust_mode);
 
 /*
  * Fill t for destination name (tls: it speaks TLS) and read its pin if
- * there is one.  Logs the warning `any` deserves.  Never fails: a pin
- * file that cannot be read is logged and treated as absent... except a
- * pin file that exists but holds garbage, which is refused (-1, err)
- * rather than silently re-pinned.
+ * there is one; logs the warning `any` deserves.  0, or -1 (err) when a
+ * pin file exists but cannot be read or holds no pin: it is refused
+ * rather than silently replaced by a new pin.
  */
 int	 trust_init(struct trust *, const struct config *,
 	    const struct dest_conf *, const char *name, bool tls,
