@@ -27,6 +27,12 @@ static const char *const format_choices[] = {
 	"rfc5424", "rfc3164", "json_lines", "json_array", NULL
 };
 static const char *const compress_choices[] = { "gzip", "none", NULL };
+static const char *const trust_choices[] = {
+	"verify", "first_use", "any", NULL
+};
+static const char *const provider_choices[] = {
+	"Local", "ActiveDirectory", "vIDM", NULL
+};
 static const char *const platform_choices[] = {
 	"auto", "esxi", "linux", NULL
 };
@@ -72,6 +78,23 @@ const struct cfg_key dest_keys[] = {
 	  .doc = "cfapi, http: request body compression" },
 	{ .name = "timeout", .type = KT_INT, .off = D(timeout), .min = 1,
 	  .max = 3600, .def = "30", .doc = "Seconds per connect/request" },
+	/* TLS trust and authenticated ingestion (output/trust.c,
+	 * output/lisession.c; docs/outputs.md "Connecting to Log Insight") */
+	{ .name = "trust", .type = KT_ENUM, .off = D(trust),
+	  .choices = trust_choices, .def = "verify",
+	  .doc = "TLS trust: verify (CA bundle and name), first_use (pin the "
+	  "first certificate seen; a liagent.ini's default), any "
+	  "(= ssl_accept_any)" },
+	{ .name = "username", .type = KT_STR, .off = D(username),
+	  .doc = "cfapi: authenticated ingestion (POST /api/v1/sessions; "
+	  "needs ssl)" },
+	{ .name = "password", .type = KT_STR, .off = D(password),
+	  .flags = KF_SECRET, .doc = "The login's password" },
+	{ .name = "password_file", .type = KT_STR, .off = D(password_file),
+	  .doc = "A file (mode 0600) holding the password" },
+	{ .name = "provider", .type = KT_ENUM, .off = D(provider),
+	  .choices = provider_choices, .def = "Local",
+	  .doc = "The login's provider: Local, ActiveDirectory or vIDM" },
 };
 const size_t ndest_keys = NELEM(dest_keys);
 #undef D
@@ -257,6 +280,39 @@ cfg_finish_pos(const struct cfg_finish *fin, const char *key)
 }
 
 /*
+ * trust and its older spellings: ssl_accept_any is trust: any; a
+ * liagent.ini without a CA bundle or ssl_accept_any trusts on first use,
+ * as liagent does.  Authenticated ingestion needs exactly one password.
+ */
+static void
+dest_trust_auth(struct lctx *c, struct dest_conf *d, const struct kpos *pos)
+{
+	int ti = kspec_index(dest_keys, ndest_keys, "trust");
+	int ai = kspec_index(dest_keys, ndest_keys, "ssl_accept_any");
+	int ui = kspec_index(dest_keys, ndest_keys, "username");
+
+	if (pos[ti].line == 0) {
+		if (d->ssl_accept_any)
+			set_str(&d->trust, "any");
+		else if (c->ini && d->ssl_ca_path[0] == '\0')
+			set_str(&d->trust, "first_use");
+	} else if (strcmp(d->trust, "any") == 0)
+		d->ssl_accept_any = true;
+	else if (d->ssl_accept_any && pos[ai].line != 0)
+		rep(c, true, pos[ti].line, pos[ti].col, "'trust': '%s' "
+		    "contradicts 'ssl_accept_any: yes' (which is trust: any)",
+		    d->trust);
+	if (d->username[0] == '\0')
+		return;
+	if (d->password[0] == '\0' && d->password_file[0] == '\0')
+		rep(c, true, pos[ui].line, pos[ui].col, "'username': set "
+		    "'password' or 'password_file' too");
+	else if (d->password[0] != '\0' && d->password_file[0] != '\0')
+		rep(c, true, pos[ui].line, pos[ui].col, "'password' and "
+		    "'password_file': set only one of them");
+}
+
+/*
  * What can only be checked once a destination is complete is the sink's:
  * its finish hook (the format that fits the protocol, TLS over UDP,
  * required host names).
@@ -268,6 +324,7 @@ dest_finish(struct lctx *c, struct dest_conf *d, const struct kpos *pos,
 	const struct sink *sk = sink_find(d->proto);
 	struct cfg_finish fin = { c, d, primary, line, col };
 
+	dest_trust_auth(c, d, pos);
 	if (sk == NULL || sk->finish == NULL)
 		return;
 	c->fpos = pos;

@@ -50,6 +50,13 @@ struct dest_conf {
 	int		 reconnect;	/* minutes */
 	char		*agent_id;
 	int		 timeout;	/* seconds per request/connect, default 30 */
+	/* certificate trust and authenticated ingestion (CONTRACT §4);
+	 * read in output/ through trust.c and lisession.c only */
+	char		*trust;		/* verify | first_use | any */
+	char		*username;	/* cfapi: POST /api/v1/sessions */
+	char		*password;	/* KF_SECRET: never logged or printed */
+	char		*password_file;	/* a 0600 file holding the password */
+	char		*provider;	/* Local | ActiveDirectory | vIDM */
 	char		*format;	/* syslog: rfc5424 | rfc3164; http: json_* */
 	struct kvlist	 headers;	/* cfapi, http */
 	char		*compress;	/* cfapi, http: gzip | none */

@@ -366,8 +366,8 @@ ini_server_key(struct iini *ii, const char *key, const char *val, int line,
 		    nstorage_keys, "max_disk_buffer")], cfg, val, line, vcol);
 	else if (strcmp(key, "ssl_accept_any_trusted") == 0)
 		ini_unknown(ii, key, line, kcol, "has no effect: "
-		    "esxwatch does not pin certificates, any "
-		    "certificate the CA bundle trusts is accepted");
+		    "with ssl_ca_path any certificate the CA bundle "
+		    "trusts is accepted and none is pinned");
 	else if (strcmp(key, "central_config") == 0 ||
 	    strcmp(key, "filter") == 0)
 		ini_unknown(ii, key, line, kcol, "is not supported by "

@@ -35,6 +35,7 @@
 #include "scheduler.h"
 #include "shipper.h"
 #include "status.h"
+#include "../output/trust.h"
 
 #define SHUTDOWN_DRAIN_MS	5000
 #define ONCE_DRAIN_MS		30000
@@ -59,7 +60,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config]\n"
-	    "                [--status [--json]] [-v]... [-V] [-h]\n"
+	    "                [--status [--json]] [--trust-reset NAME] [-v]... [-V] [-h]\n"
 	    "\n"
 	    "  -c, --config FILE   configuration file (agent.yaml or liagent.ini)\n"
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
@@ -68,6 +69,8 @@ usage(FILE *f)
 	    "      --status        show the running agent's delivery state and exit\n"
 	    "                      (0 running, 3 not running)\n"
 	    "      --json          with --status: the same facts as one JSON object\n"
+	    "      --trust-reset NAME  forget the pinned certificate of destination NAME\n"
+	    "                      (server for the primary) and exit\n"
 	    "  -v                  more logging (repeatable; overrides logging.debug_level)\n"
 	    "  -V, --version       print the version and exit\n"
 	    "  -h, --help          this help\n");
@@ -291,6 +294,7 @@ once_drain(struct running *r, int ms)
 
 struct args {
 	const char	*path;
+	const char	*trust_name;	/* --trust-reset NAME */
 	bool		 once, check, print, status, json;
 	int		 verbose;
 };
@@ -306,6 +310,7 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "print-config", no_argument, NULL, 'P' },
 		{ "status", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "trust-reset", required_argument, NULL, 'T' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -336,6 +341,9 @@ parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'J':
 			a->json = true;
+			break;
+		case 'T':
+			a->trust_name = optarg;
 			break;
 		case 'v':
 			a->verbose = a->verbose < 0 ? 1 : a->verbose + 1;
@@ -412,11 +420,26 @@ start_all(struct running *r)
 	    platform_hostname(r->cfg), platform_name(platform_get(r->cfg)));
 }
 
+/* Events the destinations' servers accepted but did not ingest, so far. */
+static uint64_t
+not_ingested(struct running *r)
+{
+	struct shipper_dest_stats st;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; r->sh != NULL && i < shipper_ndests(r->sh); i++)
+		if (shipper_stats(r->sh, i, &st) == 0)
+			n += st.not_ingested;
+	return n;
+}
+
 /* --once: true if every event was delivered. */
 static bool
 run_once(struct running *r)
 {
 	struct queue_stats before, after;
+	uint64_t skipped = not_ingested(r);
 	bool delivered;
 
 	/* Exit 0 only if every event was delivered: none left queued,
@@ -430,6 +453,9 @@ run_once(struct running *r)
 		delivered = false;	/* stopped before finishing */
 	queue_stats(r->q, &after);
 	if (after.dropped_events > before.dropped_events)
+		delivered = false;
+	/* accepted by Log Insight but not ingested: not delivered */
+	if (not_ingested(r) > skipped)
 		delivered = false;
 	if (!delivered)
 		log_error("--once: not every event was delivered");
@@ -504,6 +530,14 @@ main(int argc, char **argv)
 	}
 	if (r.cfg == NULL)
 		return 2;
+	if (a.trust_name != NULL) {
+		char msg[1200];
+
+		rc = trust_reset(r.cfg, a.trust_name, msg, sizeof(msg));
+		fprintf(rc < 0 ? stderr : stdout, "esxwatch: %s\n", msg);
+		config_free(r.cfg);
+		return rc == -2 ? 2 : rc == -1 ? 1 : 0;
+	}
 	if (a.check || a.print || a.status) {
 		rc = 0;
 		if (a.check)
@@ -519,8 +553,6 @@ main(int argc, char **argv)
 	setup_logging(r.cfg, a.verbose);
 	if (a.path == NULL)
 		log_info("no configuration file found; running with the defaults");
-	if (r.cfg->server.ssl_accept_any)
-		log_warn("server: ssl_accept_any is on: the server's certificate is not checked");
 	start_all(&r);
 	if (a.once)
 		return stop_all(&r, run_once(&r) ? 0 : 1);

@@ -77,6 +77,26 @@ ev_new(const char *kind, const char *severity, const char *fmt, ...)
 	return ev;
 }
 
+/* esxwatch_event_time: the event's own time, ISO 8601 UTC with ms, kept
+ * when Log Insight clamps an unauthenticated `timestamp` (CONTRACT §4). */
+static int
+set_event_time(struct event *ev)
+{
+	char iso[40];
+	time_t sec = (time_t)(ev->timestamp_ms / 1000);
+	struct tm tm;
+	size_t n;
+
+	if (ev->timestamp_ms <= 0 || gmtime_r(&sec, &tm) == NULL)
+		return 0;
+	n = strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (n == 0)
+		return 0;
+	snprintf(iso + n, sizeof(iso) - n, ".%03dZ",
+	    (int)(ev->timestamp_ms % 1000));
+	return event_set(ev, "esxwatch_event_time", iso);
+}
+
 /*
  * Every event gets the fields docs/events.md puts on all events.  hostname,
  * esxwatch_collector and esxwatch_version are the agent's to say (a tag or
@@ -98,7 +118,8 @@ emit(struct emitter *em, struct event *ev)
 	    event_set(ev, "esxwatch_collector", em->collector) == -1 ||
 	    event_set_default(ev, "esxwatch_kind", "sample") == -1 ||
 	    event_set_default(ev, "esxwatch_severity", "info") == -1 ||
-	    event_set(ev, "esxwatch_version", ESXWATCH_VERSION) == -1)
+	    event_set(ev, "esxwatch_version", ESXWATCH_VERSION) == -1 ||
+	    set_event_time(ev) == -1)
 		r = -1;
 	for (i = 0; r == 0 && i < tags->n; i++)
 		if (field_name_valid(tags->v[i].key))

@@ -21,6 +21,7 @@
 #include "../agent/utf8.h"
 #include "cfapi.h"
 #include "gzip.h"
+#include "lisession.h"
 #include "transport.h"
 
 #define CFAPI_MAX_EVENTS	500
@@ -41,9 +42,14 @@
 
 struct cfapi {
 	struct hconn		 h;
+	struct trust		 trust;
+	struct lisession	 sess;
 	struct gzip		*gz;
 	bool			 compress;
 	bool			 gzip_off;	/* refused on this connection */
+	bool			 gzip_never;	/* 5xx to gzip, fine plain */
+	bool			 gzip_5xx_logged;
+	int			 gzip_5xx;	/* 5xx to gzip bodies in a row */
 	struct curl_slist	*hdr_plain;
 	struct curl_slist	*hdr_gzip;
 	struct buf		 body;
@@ -145,7 +151,7 @@ cfapi_encode_event(const struct event *ev, struct buf *b)
 }
 
 /* Find "key" : in a JSON object and return a pointer past the colon. */
-static const char *
+const char *
 json_find_key(const char *body, size_t len, const char *key)
 {
 	size_t kl = strlen(key);
@@ -202,6 +208,7 @@ cfapi_free(struct cfapi *c)
 	if (c == NULL)
 		return;
 	hconn_close(&c->h);
+	lisession_free(&c->sess);
 	gzip_free(c->gz);
 	curl_slist_free_all(c->hdr_plain);
 	curl_slist_free_all(c->hdr_gzip);
@@ -211,7 +218,7 @@ cfapi_free(struct cfapi *c)
 }
 
 static struct curl_slist *
-make_headers(const struct dest_conf *d, bool gz)
+make_headers(const struct dest_conf *d, bool gz, const char *auth)
 {
 	struct curl_slist *l = NULL, *n;
 	struct buf h = BUF_INIT;
@@ -224,6 +231,12 @@ make_headers(const struct dest_conf *d, bool gz)
 		goto err;
 	if (gz && (n = curl_slist_append(l, "Content-Encoding: gzip")) == NULL)
 		goto err;
+	/* the session (lisession.c): never logged */
+	if (auth != NULL) {
+		n = curl_slist_append(l, auth);
+		if (n == NULL)
+			goto err;
+	}
 	/* Optional headers (e.g. Authorization: Bearer <session>). */
 	for (i = 0; i < d->headers.n; i++) {
 		buf_reset(&h);
@@ -277,21 +290,27 @@ cfapi_open(struct sink_ctx *ctx)
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		goto err;
 	}
-	if (hconn_open(&c->h, d, url.data, ctx->error, sizeof(ctx->error)) == -1)
+	if (trust_init(&c->trust, ctx->cfg, d, ctx->name, d->ssl, ctx->error,
+	    sizeof(ctx->error)) == -1 ||
+	    hconn_open_trust(&c->h, d, &c->trust, url.data, ctx->error,
+	    sizeof(ctx->error)) == -1)
 		goto err;
-	if ((c->hdr_plain = make_headers(d, false)) == NULL ||
-	    (c->hdr_gzip = make_headers(d, true)) == NULL ||
-	    (c->compress && (c->gz = gzip_new(GZIP_LEVEL_DEFAULT)) == NULL)) {
+	if (lisession_init(&c->sess, d, &c->trust, ctx->name, ctx->error,
+	    sizeof(ctx->error)) == -1)
+		goto err;
+	c->hdr_plain = make_headers(d, false, NULL);
+	c->hdr_gzip = make_headers(d, true, NULL);
+	if (c->compress)
+		c->gz = gzip_new(GZIP_LEVEL_DEFAULT);
+	if (c->hdr_plain == NULL || c->hdr_gzip == NULL ||
+	    (c->compress && c->gz == NULL)) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		goto err;
 	}
-	if (d->ssl && d->ssl_accept_any)
-		log_warn("%s: ssl_accept_any is set: the server's certificate "
-		    "is NOT checked; anyone on the path can read and change "
-		    "the events", ctx->name);
 	transport_redact_url(url.data, redacted, sizeof(redacted));
-	log_info("%s: cfapi to %s%s", ctx->name, redacted,
-	    c->compress ? " (gzip)" : "");
+	log_info("%s: cfapi to %s%s%s", ctx->name, redacted,
+	    c->compress ? " (gzip)" : "", c->sess.wanted && !c->sess.fallback ?
+	    " (authenticated)" : "");
 	curl_free(esc);
 	buf_free(&url);
 	ctx->priv = c;
@@ -316,11 +335,112 @@ excerpt(const struct buf *b, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
+/* The session's header changed: rebuild both header lists. */
+static int
+headers_refresh(struct cfapi *c, const struct dest_conf *d)
+{
+	struct curl_slist *p, *g;
+
+	p = make_headers(d, false, lisession_header(&c->sess));
+	g = make_headers(d, true, lisession_header(&c->sess));
+	if (p == NULL || g == NULL) {
+		curl_slist_free_all(p);
+		curl_slist_free_all(g);
+		return -1;
+	}
+	curl_slist_free_all(c->hdr_plain);
+	curl_slist_free_all(c->hdr_gzip);
+	c->hdr_plain = p;
+	c->hdr_gzip = g;
+	return 0;
+}
+
+/* Log in (or renew) when needed.  0 ok, -1 (ctx->error) retry later. */
+static int
+session_ready(struct sink_ctx *ctx, struct cfapi *c)
+{
+	int r = lisession_ensure(&c->sess, ctx->error, sizeof(ctx->error));
+
+	if (r == 1 && headers_refresh(c, ctx->conf) == -1) {
+		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		return -1;
+	}
+	return r == -1 ? -1 : 0;
+}
+
+/*
+ * POST the batch (gz: compressed) with the session, if any.  A 401 or 440
+ * to a session means it ended before its ttl: log in again and send the
+ * same request once more (nothing was ingested, so nothing doubles).
+ * 0 when an HTTP answer came back, -1 to retry.
+ */
+static int
+post_body(struct sink_ctx *ctx, struct cfapi *c, bool gz)
+{
+	const void *payload = gz ? c->zbody.data : c->body.data;
+	size_t plen = gz ? c->zbody.len : c->body.len;
+	int tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (session_ready(ctx, c) == -1)
+			return -1;
+		if (hconn_post(&c->h, gz ? c->hdr_gzip : c->hdr_plain, payload,
+		    plen, ctx->error, sizeof(ctx->error)) == -1)
+			return -1;
+		if (c->h.status != 401 && c->h.status != 440)
+			return 0;
+		if (!lisession_expired(&c->sess))
+			return 0;
+		log_info("%s: Log Insight ended the session (HTTP %ld); "
+		    "logging in again", ctx->name, c->h.status);
+	}
+	return 0;
+}
+
+/*
+ * gzip answered with 415/400 (refused on this connection) or, twice in a
+ * row, with a 5xx other than Log Insight's documented overload answer
+ * (503 with Retry-After): send the same batch plain.  0 or -1 (retry).
+ */
+static int
+gzip_fallback(struct sink_ctx *ctx, struct cfapi *c)
+{
+	long st = c->h.status;
+	bool is5xx = st >= 500 && !(st == 503 && c->h.retry_after > 0);
+
+	c->gzip_5xx = is5xx ? c->gzip_5xx + 1 : 0;
+	if (st == 415 || st == 400) {
+		log_warn("%s: the server answered HTTP %ld to a gzip body; "
+		    "sending uncompressed on this connection", ctx->name, st);
+		c->gzip_off = true;
+		if (post_body(ctx, c, false) == -1)
+			return -1;
+		/* refused plain too: the batch was the problem (a poison
+		 * event), not gzip; keep compressing */
+		if (c->h.status < 200 || c->h.status >= 300)
+			c->gzip_off = false;
+		return 0;
+	}
+	if (c->gzip_5xx < 2)
+		return 0;
+	c->gzip_5xx = 0;
+	if (post_body(ctx, c, false) == -1)
+		return -1;
+	if (c->h.status >= 200 && c->h.status < 300) {
+		c->gzip_never = true;
+		if (!c->gzip_5xx_logged)
+			log_warn("%s: the server answered HTTP %ld twice in a row "
+			    "to gzip bodies and accepted the same batch "
+			    "uncompressed: sending uncompressed from now on",
+			    ctx->name, st);
+		c->gzip_5xx_logged = true;
+	}
+	return 0;
+}
+
 static enum send_result
 post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
 {
-	const void *payload = c->body.data;
-	size_t plen = c->body.len;
 	bool gz;
 	long long ingested;
 	enum send_result r;
@@ -329,31 +449,15 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
 	/* gzip again on a new connection: it may be a different node. */
 	if (c->gzip_off && hconn_will_reconnect(&c->h))
 		c->gzip_off = false;
-	gz = c->compress && !c->gzip_off;
-	if (gz) {
-		if (gzip_compress(c->gz, c->body.data, c->body.len, &c->zbody) == -1) {
-			snprintf(ctx->error, sizeof(ctx->error), "gzip failed");
-			return SEND_RETRY;
-		}
-		payload = c->zbody.data;
-		plen = c->zbody.len;
-	}
-	if (hconn_post(&c->h, gz ? c->hdr_gzip : c->hdr_plain, payload, plen,
-	    ctx->error, sizeof(ctx->error)) == -1)
+	gz = c->compress && !c->gzip_off && !c->gzip_never;
+	if (gz && gzip_compress(c->gz, c->body.data, c->body.len,
+	    &c->zbody) == -1) {
+		snprintf(ctx->error, sizeof(ctx->error), "gzip failed");
 		return SEND_RETRY;
-	if (gz && (c->h.status == 415 || c->h.status == 400)) {
-		log_warn("%s: the server answered HTTP %ld to a gzip body; "
-		    "sending uncompressed on this connection", ctx->name,
-		    c->h.status);
-		c->gzip_off = true;
-		if (hconn_post(&c->h, c->hdr_plain, c->body.data, c->body.len,
-		    ctx->error, sizeof(ctx->error)) == -1)
-			return SEND_RETRY;
-		/* refused plain too: the batch was the problem (a poison
-		 * event), not gzip; keep compressing */
-		if (c->h.status < 200 || c->h.status >= 300)
-			c->gzip_off = false;
 	}
+	if (post_body(ctx, c, gz) == -1 ||
+	    (gz && gzip_fallback(ctx, c) == -1))
+		return SEND_RETRY;
 	r = transport_http_policy(c->h.status);
 	excerpt(&c->h.resp, ex, sizeof(ex));
 	switch (r) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../agent/log.h"
 #include "gzip.h"
@@ -17,6 +18,7 @@
 
 struct http_sink {
 	struct hconn		 h;
+	struct trust		 trust;
 	struct gzip		*gz;
 	bool			 array;
 	struct curl_slist	*hdrs;
@@ -85,7 +87,11 @@ http_open(struct sink_ctx *ctx)
 			goto nomem;
 	} else if (transport_base_url(d, "/", &url) == -1)
 		goto nomem;
-	if (hconn_open(&s->h, d, url.data, ctx->error, sizeof(ctx->error)) == -1)
+	if (trust_init(&s->trust, ctx->cfg, d, ctx->name,
+	    strncasecmp(url.data, "https:", 6) == 0, ctx->error,
+	    sizeof(ctx->error)) == -1 ||
+	    hconn_open_trust(&s->h, d, &s->trust, url.data, ctx->error,
+	    sizeof(ctx->error)) == -1)
 		goto err;
 	if ((s->hdrs = curl_slist_append(NULL, s->array ?
 	    "Content-Type: application/json" :
@@ -111,10 +117,6 @@ http_open(struct sink_ctx *ctx)
 		    (n = curl_slist_append(s->hdrs, h.data)) == NULL)
 			goto nomem;
 	}
-	if (d->ssl_accept_any && strncmp(url.data, "https:", 6) == 0)
-		log_warn("%s: ssl_accept_any is set: the server's certificate "
-		    "is NOT checked; anyone on the path can read and change "
-		    "the events", ctx->name);
 	transport_redact_url(url.data, redacted, sizeof(redacted));
 	log_info("%s: http %s to %s%s%s", ctx->name, s->array ? "json_array" :
 	    "json_lines", redacted, s->gz ? " (gzip)" : "",

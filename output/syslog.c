@@ -41,6 +41,8 @@ struct syslog_sink {
 	struct sockaddr_storage	 addr;
 	socklen_t		 addrlen;
 	/* TCP / TLS */
+	struct trust		 trust;
+	bool			 pin_applied;	/* this handle checks the pin */
 	CURL			*curl;
 	struct curl_slist	*connect_to;
 	curl_socket_t		 sock;
@@ -305,16 +307,21 @@ stream_open(struct sink_ctx *ctx, struct syslog_sink *s)
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		return -1;
 	}
-	if (transport_setup(s->curl, ctx->conf, s->url, &s->connect_to,
-	    s->errbuf, ctx->error, sizeof(ctx->error)) == -1)
+	s->pin_applied = s->trust.pin[0] != '\0';
+	if (transport_setup_trust(s->curl, ctx->conf, &s->trust, s->url,
+	    &s->connect_to, s->errbuf, ctx->error, sizeof(ctx->error)) == -1)
 		goto err;
 	curl_easy_setopt(s->curl, CURLOPT_CONNECT_ONLY, 1L);
 	curl_easy_setopt(s->curl, CURLOPT_PROXY, "");
-	if ((rc = curl_easy_perform(s->curl)) != CURLE_OK) {
-		transport_describe(rc, s->errbuf, ctx->conf, s->url, ctx->error,
-		    sizeof(ctx->error));
+	rc = curl_easy_perform(s->curl);
+	if (rc != CURLE_OK) {
+		transport_describe_trust(rc, s->errbuf, ctx->conf, &s->trust,
+		    s->url, ctx->error, sizeof(ctx->error));
 		goto err;
 	}
+	if (trust_connected(&s->trust, s->curl, &s->pin_applied, ctx->error,
+	    sizeof(ctx->error)) == -1)
+		goto err;
 	if (curl_easy_getinfo(s->curl, CURLINFO_ACTIVESOCKET, &s->sock) !=
 	    CURLE_OK || s->sock == CURL_SOCKET_BAD) {
 		snprintf(ctx->error, sizeof(ctx->error), "no socket after connect");
@@ -478,10 +485,9 @@ syslog_open(struct sink_ctx *ctx)
 			goto err;
 		}
 	}
-	if (s->transport == SL_TLS && d->ssl_accept_any)
-		log_warn("%s: ssl_accept_any is set: the server's certificate "
-		    "is NOT checked; anyone on the path can read and change "
-		    "the events", ctx->name);
+	if (trust_init(&s->trust, ctx->cfg, d, ctx->name,
+	    s->transport == SL_TLS, ctx->error, sizeof(ctx->error)) == -1)
+		goto err;
 	log_info("%s: syslog %s to %s:%d (%s%s)", ctx->name,
 	    s->fmt.rfc3164 ? "rfc3164" : "rfc5424", d->hostname, dest_port(d),
 	    s->transport == SL_UDP ? "udp" : s->transport == SL_TCP ? "tcp" :

@@ -174,6 +174,15 @@ int
 transport_setup(CURL *c, const struct dest_conf *d, const char *url,
     struct curl_slist **connect_to, char *errbuf, char *err, size_t errlen)
 {
+	return transport_setup_trust(c, d, NULL, url, connect_to, errbuf, err,
+	    errlen);
+}
+
+int
+transport_setup_trust(CURL *c, const struct dest_conf *d,
+    const struct trust *tr, const char *url, struct curl_slist **connect_to,
+    char *errbuf, char *err, size_t errlen)
+{
 	long t = transport_timeout(d);
 
 	*connect_to = NULL;
@@ -191,19 +200,10 @@ transport_setup(CURL *c, const struct dest_conf *d, const char *url,
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-	if (d->ssl_accept_any) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	} else {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-		if (d->ssl_ca_path != NULL && d->ssl_ca_path[0] != '\0')
-			curl_easy_setopt(c, CURLOPT_CAINFO, d->ssl_ca_path);
-		else if (transport_default_ca() != NULL)
-			curl_easy_setopt(c, CURLOPT_CAINFO, transport_default_ca());
-	}
-	if (d->ssl_cn != NULL && d->ssl_cn[0] != '\0' && !d->ssl_accept_any &&
-	    strncasecmp(url, "https://", 8) == 0)
+	/* ssl_cn is a name check: verify only (first_use and any check no
+	 * name) */
+	if (trust_apply(tr, d, c) == TRUST_VERIFY && d->ssl_cn != NULL &&
+	    d->ssl_cn[0] != '\0' && strncasecmp(url, "https://", 8) == 0)
 		return apply_ssl_cn(c, d, url, connect_to, err, errlen);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	return 0;
@@ -292,6 +292,72 @@ has(const char *s, const char *needle)
 	return strcasestr(s, needle) != NULL;
 }
 
+/*
+ * After a failed TLS handshake: does the port answer plain HTTP?  (ssl:
+ * yes against Log Insight's port 9000 gives only OpenSSL's "wrong version
+ * number".)  A HEAD over http:// to the same host and port, 3 s at most.
+ */
+static bool
+answers_plain_http(const struct dest_conf *d, const char *url)
+{
+	CURLU *u;
+	CURL *c;
+	char *plain = NULL, eb[CURL_ERROR_SIZE];
+	long code = 0;
+
+	if (url == NULL || strncasecmp(url, "https://", 8) != 0)
+		return false;
+	u = curl_url();
+	if (u == NULL)
+		return false;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_set(u, CURLUPART_SCHEME, "http", 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &plain, CURLU_DEFAULT_PORT) !=
+	    CURLUE_OK || curl_url_set(u, CURLUPART_PORT, plain, 0) !=
+	    CURLUE_OK) {
+		curl_free(plain);
+		curl_url_cleanup(u);
+		return false;
+	}
+	curl_free(plain);
+	plain = NULL;
+	if (curl_url_get(u, CURLUPART_URL, &plain, 0) == CURLUE_OK) {
+		c = curl_easy_init();
+		if (c != NULL) {
+			curl_easy_setopt(c, CURLOPT_URL, plain);
+			curl_easy_setopt(c, CURLOPT_ERRORBUFFER, eb);
+			curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+			curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+			curl_easy_setopt(c, CURLOPT_PROXY, "");
+			curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+			curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION,
+			    open_socket_cloexec);
+			curl_easy_setopt(c, CURLOPT_TIMEOUT,
+			    transport_timeout(d) < 3 ? (long)transport_timeout(d) : 3L);
+			(void)curl_easy_perform(c);
+			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+			curl_easy_cleanup(c);
+		}
+	}
+	curl_free(plain);
+	curl_url_cleanup(u);
+	return code >= 100 && code < 600;
+}
+
+/* A failed handshake; "wrong version number" is usually a plain port. */
+static void
+describe_handshake(const struct dest_conf *d, const char *url,
+    const char *host, const char *eb, char *out, size_t outlen)
+{
+	if (answers_plain_http(d, url))
+		snprintf(out, outlen, "TLS handshake with %s failed: the server "
+		    "answered plain HTTP: port 9000 is Log Insight's plain port, "
+		    "9543 its TLS port (use the TLS port, or ssl: no)", host);
+	else
+		snprintf(out, outlen, "TLS handshake with %s failed: %s", host,
+		    eb);
+}
+
 void
 transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
     const char *url, char *out, size_t outlen)
@@ -346,14 +412,14 @@ transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
 		    has(eb, "self signed") || has(eb, "unknown ca") ||
 		    has(eb, "verify the first certificate"))
 			snprintf(out, outlen, "certificate signed by an unknown "
-			    "CA (%s; set ssl_ca_path, or ssl_accept_any): %s",
-			    host, eb);
+			    "CA (%s; set ssl_ca_path to its CA, or trust: "
+			    "first_use): %s", host, eb);
 		else
 			snprintf(out, outlen, "certificate verification failed "
 			    "(%s): %s", host, eb);
 		return;
 	case CURLE_SSL_CONNECT_ERROR:
-		snprintf(out, outlen, "TLS handshake with %s failed: %s", host, eb);
+		describe_handshake(d, url, host, eb, out, outlen);
 		return;
 	case CURLE_COULDNT_RESOLVE_HOST:
 		snprintf(out, outlen, "cannot resolve %s: %s", host, eb);
@@ -373,6 +439,22 @@ transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
 		snprintf(out, outlen, "%s: %s", host, eb);
 		return;
 	}
+}
+
+void
+transport_describe_trust(CURLcode rc, const char *errbuf,
+    const struct dest_conf *d, const struct trust *t, const char *url,
+    char *out, size_t outlen)
+{
+	char host[300];
+
+	if (rc != CURLE_SSL_PINNEDPUBKEYNOTMATCH) {
+		transport_describe(rc, errbuf, d, url, out, outlen);
+		return;
+	}
+	snprintf(host, sizeof(host), "%s:%d", d->hostname ? d->hostname : "",
+	    dest_port(d));
+	trust_describe_mismatch(t, d, url, host, out, outlen);
 }
 
 enum send_result
@@ -405,9 +487,18 @@ int
 hconn_open(struct hconn *h, const struct dest_conf *d, const char *url,
     char *err, size_t errlen)
 {
+	return hconn_open_trust(h, d, NULL, url, err, errlen);
+}
+
+int
+hconn_open_trust(struct hconn *h, const struct dest_conf *d, struct trust *t,
+    const char *url, char *err, size_t errlen)
+{
 	memset(h, 0, sizeof(*h));
 	buf_init(&h->resp, TRANSPORT_MAX_RESPONSE + 1);
 	h->conf = d;
+	h->trust = t;
+	h->pin_applied = t != NULL && t->pin[0] != '\0';
 	if (transport_global_init() == -1) {
 		snprintf(err, errlen, "libcurl initialisation failed");
 		return -1;
@@ -416,8 +507,8 @@ hconn_open(struct hconn *h, const struct dest_conf *d, const char *url,
 		snprintf(err, errlen, "out of memory");
 		goto err;
 	}
-	if (transport_setup(h->curl, d, url, &h->connect_to, h->errbuf, err,
-	    errlen) == -1)
+	if (transport_setup_trust(h->curl, d, t, url, &h->connect_to,
+	    h->errbuf, err, errlen) == -1)
 		goto err;
 	curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
 	/* One connection: when a fresh one is made (after an error, or at
@@ -454,6 +545,8 @@ hconn_post(struct hconn *h, struct curl_slist *hdrs, const void *body,
 	CURLcode rc;
 
 	hconn_will_reconnect(h);
+	if (trust_before(h->trust, h->curl, &h->pin_applied) == 1)
+		h->fresh = true;
 	curl_easy_setopt(h->curl, CURLOPT_FRESH_CONNECT, h->fresh ? 1L : 0L);
 	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
@@ -468,7 +561,13 @@ hconn_post(struct hconn *h, struct curl_slist *hdrs, const void *body,
 	}
 	rc = curl_easy_perform(h->curl);
 	if (rc != CURLE_OK) {
-		transport_describe(rc, h->errbuf, h->conf, h->url, err, errlen);
+		transport_describe_trust(rc, h->errbuf, h->conf, h->trust, h->url,
+		    err, errlen);
+		h->fresh = true;
+		return -1;
+	}
+	if (trust_connected(h->trust, h->curl, &h->pin_applied, err,
+	    errlen) == -1) {
 		h->fresh = true;
 		return -1;
 	}

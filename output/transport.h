@@ -17,6 +17,7 @@
 #include "../agent/config.h"
 #include "../agent/event.h"
 #include "sink.h"
+#include "trust.h"
 
 #define TRANSPORT_DEFAULT_TIMEOUT	30	/* seconds, when conf->timeout is 0 */
 #define TRANSPORT_MAX_RESPONSE		(64 * 1024)
@@ -35,6 +36,10 @@ int	 transport_global_init(void);
  */
 int	 transport_setup(CURL *, const struct dest_conf *, const char *url,
 	    struct curl_slist **connect_to, char *errbuf, char *err, size_t errlen);
+/* The same with the destination's trust state (trust.h): first_use pins. */
+int	 transport_setup_trust(CURL *, const struct dest_conf *,
+	    const struct trust *, const char *url, struct curl_slist **connect_to,
+	    char *errbuf, char *err, size_t errlen);
 
 /*
  * Turn a failed transfer into a sentence naming the cause:
@@ -45,6 +50,11 @@ int	 transport_setup(CURL *, const struct dest_conf *, const char *url,
  */
 void	 transport_describe(CURLcode, const char *errbuf,
 	    const struct dest_conf *, const char *url, char *out, size_t outlen);
+/* transport_describe, and a changed pinned certificate named with both
+ * fingerprints. */
+void	 transport_describe_trust(CURLcode, const char *errbuf,
+	    const struct dest_conf *, const struct trust *, const char *url,
+	    char *out, size_t outlen);
 
 /* The URL with any user:password@ removed, for logs. */
 void	 transport_redact_url(const char *url, char *out, size_t outlen);
@@ -61,6 +71,8 @@ struct hconn {
 	CURL			*curl;
 	struct curl_slist	*connect_to;
 	const struct dest_conf	*conf;
+	struct trust		*trust;		/* NULL: no pinning */
+	bool			 pin_applied;	/* the handle checks the pin */
 	char			*url;
 	char			 errbuf[CURL_ERROR_SIZE];
 	time_t			 opened;	/* when the connection was (re)made */
@@ -72,6 +84,10 @@ struct hconn {
 
 int	 hconn_open(struct hconn *, const struct dest_conf *, const char *url,
 	    char *err, size_t errlen);
+/* hconn_open with the destination's trust state (kept by the caller, it
+ * must outlive the connection). */
+int	 hconn_open_trust(struct hconn *, const struct dest_conf *,
+	    struct trust *, const char *url, char *err, size_t errlen);
 /*
  * POST body with hdrs.  Returns 0 when an HTTP response came back (look at
  * h->status, h->resp, h->retry_after), -1 on a transport failure with err

@@ -1,9 +1,14 @@
 """Test PKI made at test time with the `openssl` command: a CA, a server
 certificate for localhost/127.0.0.1 signed by it, a second (unrelated) CA,
-and a server certificate for another name.  Python standard library only.
+and a server certificate for another name; two self-signed certificates
+as a default Log Insight appliance presents (no CA anyone trusts).  Python
+standard library only.
 
     c = certs.make(dirpath)
     c.ca, c.server_crt, c.server_key, c.other_ca, c.wrong_crt, c.wrong_key
+    s = certs.make_self_signed(dirpath)
+    s.self1_crt, s.self1_key, s.self2_crt, s.self2_key
+    certs.pin(crt)  # "sha256//..." of its public key, as openssl computes it
 """
 import os
 import subprocess
@@ -37,6 +42,23 @@ def _leaf(d, name, ca, cn, san):
          "-CAcreateserial", "-out", name + ".crt", "-days", "3", "-extfile", name + ".ext", cwd=d)
 
 
+def _self_signed(d, name, cn):
+    _run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key",
+         "-out", name + ".crt", "-days", "3", "-subj", "/CN=" + cn,
+         "-addext", "subjectAltName=DNS:" + cn, cwd=d)
+
+
+def pin(crt):
+    """The SPKI SHA-256 pin of a certificate, computed by openssl itself."""
+    pub = subprocess.run(["openssl", "x509", "-in", crt, "-pubkey", "-noout"],
+                         check=True, capture_output=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pub,
+                         check=True, capture_output=True).stdout
+    import base64
+    import hashlib
+    return "sha256//" + base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
 def make(d):
     """Create (once per directory) and return the paths."""
     os.makedirs(d, exist_ok=True)
@@ -51,4 +73,18 @@ def make(d):
         _ca(d, "other-ca", "some other CA")
         _leaf(d, "server", "ca", "localhost", "DNS:localhost,IP:127.0.0.1")
         _leaf(d, "wrong", "ca", "loginsight.example.com", "DNS:loginsight.example.com")
+    return c
+
+
+def make_self_signed(d):
+    """Two unrelated self-signed certificates (as two default appliances,
+    or one whose certificate was regenerated)."""
+    os.makedirs(d, exist_ok=True)
+    c = Certs()
+    p = lambda n: os.path.join(d, n)
+    c.self1_crt, c.self1_key = p("self1.crt"), p("self1.key")
+    c.self2_crt, c.self2_key = p("self2.crt"), p("self2.key")
+    if not os.path.exists(c.self2_crt):
+        _self_signed(d, "self1", "li-appliance.example.com")
+        _self_signed(d, "self2", "li-appliance.example.com")
     return c

@@ -1,7 +1,15 @@
 """Strict receivers for the sink tests (Python standard library only).
 
 CfapiReceiver enforces every rule of Log Insight's ingestion API (cfapi)
-for POST /api/v1/events/ingest/{agentId} and records each violation;
+for POST /api/v1/events/ingest/{agentId} and records each violation; it
+also serves POST /api/v1/sessions (users={name: password}, session_ttl,
+expire_sessions(); an unknown or expired session gets 401, or 440 with
+expired_status=440) and applies the clamping rule of loginsight-api.md
+§1.3: an unauthenticated event's timestamp is clamped to within 10 minutes
+of the server's clock (clock_offset_s shifts that clock, to simulate an
+outage), an authenticated one is kept.  `events` holds what was sent,
+`stored` what the server would keep (timestamp after clamping, and
+"_authenticated");
 HttpReceiver records what the http sink posts.  Both run in a thread of the
 test process, over plain HTTP or TLS (certs.py), and can be scripted to
 answer the n-th request with a given status (503 + Retry-After, 415 to gzip,
@@ -17,6 +25,7 @@ import http.server
 import json
 import os
 import re
+import secrets
 import socketserver
 import ssl
 import sys
@@ -234,9 +243,14 @@ class _Base:
         return True
 
     def _handle(self, h):
+        if h.path == "/api/v1/sessions" and hasattr(self, "login"):
+            self.login(h)
+            return
         rec = {"t": time.time(), "conn": h.conn_no, "path": h.path, "method": h.command,
                "headers": {k.lower(): v for k, v in h.headers.items()}, "violations": []}
         body = self._read_body(h, rec)
+        if body is not None:
+            rec["body_len"] = len(body)
         step = self._next_script()
         if self._scripted(h, step, rec):
             self._record(rec)
@@ -257,8 +271,98 @@ class _Base:
 
 class CfapiReceiver(_Base):
     kind = "cfapi"
+    PROVIDERS = ("Local", "ActiveDirectory", "vIDM")
+
+    def __init__(self, tls=None, script=None, log_path=None, clock_offset_s=0,
+                 users=None, session_ttl=1800, expired_status=401):
+        self.clock_offset_s = clock_offset_s
+        self.users = dict(users or {})
+        self.session_ttl = session_ttl
+        self.expired_status = expired_status
+        self.sessions = {}      # sessionId -> expiry (server clock, s)
+        self.logins = []        # {"user", "provider", "ok", "t"}
+        self.stored = []
+        super().__init__(tls=tls, script=script, log_path=log_path)
+
+    def server_now(self):
+        return time.time() + self.clock_offset_s
+
+    def expire_sessions(self):
+        """Every session ends now (as if its ttl had run out)."""
+        with self.lock:
+            for k in self.sessions:
+                self.sessions[k] = 0
+
+    def login(self, h):
+        rec = {"t": time.time(), "conn": h.conn_no, "path": h.path, "method": h.command,
+               "login": True, "violations": []}
+        v = rec["violations"]
+        body = self._read_body(h, rec)
+        try:
+            obj = json.loads(body.decode("utf-8")) if body is not None else None
+        except (UnicodeDecodeError, ValueError):
+            obj = None
+        if not isinstance(obj, dict) or set(obj) != {"username", "password", "provider"} or \
+                not all(isinstance(x, str) for x in obj.values()):
+            v.append("login body is not {username, password, provider}")
+            obj = {}
+        elif obj["provider"] not in self.PROVIDERS:
+            v.append("unknown provider %r" % obj["provider"])
+        if h.headers.get("Content-Type", "").split(";")[0].strip() != "application/json":
+            v.append("login Content-Type %r" % h.headers.get("Content-Type"))
+        ok = not v and obj.get("username") in self.users and \
+            self.users[obj["username"]] == obj.get("password")
+        rec["user"] = obj.get("username")
+        rec["ok"] = ok
+        with self.lock:
+            self.logins.append({"user": obj.get("username"), "provider": obj.get("provider"),
+                                "ok": ok, "t": time.time()})
+        if not ok:
+            self._finish(h, rec, 401 if not v else 400,
+                         b'{"errorMessage":"Invalid username or password."}')
+            return
+        token = secrets.token_urlsafe(24) + "=="
+        with self.lock:
+            self.sessions[token] = self.server_now() + self.session_ttl
+        self._finish(h, rec, 200, json.dumps({"userId": "u-1", "sessionId": token,
+                                              "ttl": self.session_ttl}).encode())
+
+    def _auth(self, h, rec):
+        """None: unauthenticated; True: a valid session; False: refused."""
+        a = h.headers.get("Authorization")
+        if a is None:
+            rec["authenticated"] = False
+            return None
+        m = re.match(r"^Bearer (\S+)$", a)
+        with self.lock:
+            exp = self.sessions.get(m.group(1)) if m else None
+        rec["authenticated"] = exp is not None and exp > self.server_now()
+        if not m:
+            rec["violations"].append("Authorization header is not Bearer <sessionId>")
+        return rec["authenticated"]
+
+    def _store(self, evs, authenticated):
+        now = int(self.server_now() * 1000)
+        out = []
+        for e in evs:
+            f = to_flat(e)
+            ts = f.get("timestamp")
+            if not authenticated and isinstance(ts, int):
+                f["timestamp"] = min(max(ts, now - DRIFT_MS), now + DRIFT_MS)
+            f["_authenticated"] = bool(authenticated)
+            out.append(f)
+        return out
 
     def check(self, h, rec, body, step):
+        auth = self._auth(h, rec)
+        if auth is False:
+            self._record(rec)
+            h._reply(self.expired_status, b"Invalid session ID" if self.expired_status == 401
+                     else b"Login Timeout")
+            return
+        self._check(h, rec, body, step, auth)
+
+    def _check(self, h, rec, body, step, auth):
         v = rec["violations"]
         m = PATH_RE.match(h.path)
         if not m:
@@ -276,7 +380,7 @@ class CfapiReceiver(_Base):
             v.append("body is not JSON/UTF-8: %s" % e)
             self._finish(h, rec, 400, b'{"errorMessage":"bad JSON"}')
             return
-        v.extend(check_cfapi_body(obj, int(time.time() * 1000)))
+        v.extend(check_cfapi_body(obj, int(self.server_now() * 1000)))
         evs = obj.get("events") if isinstance(obj, dict) else None
         if not isinstance(evs, list) or not evs:
             self._finish(h, rec, 400, b'{"errorMessage": "Missing events"}')
@@ -291,6 +395,7 @@ class CfapiReceiver(_Base):
             ingested = int(step.split("=", 1)[1])
         with self.lock:
             self.events.extend(to_flat(e) for e in evs[:ingested])
+            self.stored.extend(self._store(evs[:ingested], auth))
         self._finish(h, rec, 200, json.dumps({"status": "ok", "message": "events ingested",
                                               "ingested": ingested}).encode())
 
