@@ -49,7 +49,7 @@ SUMMARY = "esxwatch: NIC, storage, vSAN, SMART and log monitoring agent"
 DESCRIPTION = ("esxwatch watches NIC error counters, datastore paths (APD/PDL), vSAN "
 	       "disk eligibility, SMART health and the host's logs for known error "
 	       "strings, and ships structured events to VMware Log Insight, syslog "
-	       "or HTTP.")
+	       "or HTTP.  Licence: Apache-2.0 (/opt/esxwatch/share/LICENSE).")
 ESXI_MAJORS = ("6", "7", "8", "9")	# vendor-index / platforms: ESXi 6.7 - 9.x
 
 OPTION_VMSG = "usr/lib/vmware/hostd/extensions/esxwatch/locale/en/option.vmsg"
@@ -236,6 +236,7 @@ def payload_files(bin_path, rules_path):
 		"opt/esxwatch/bin/esxwatch": (0o755, read(bin_path)),
 		"opt/esxwatch/etc/agent.yaml": (0o644, read(os.path.join(esxi, "agent.yaml"))),
 		"opt/esxwatch/share/rules/esxi.yaml": (0o644, read(rules_path)),
+		"opt/esxwatch/share/LICENSE": (0o644, read(os.path.join(TOP, "LICENSE"))),
 		"etc/init.d/esxwatch": (0o755, read(os.path.join(esxi, "esxwatch.init"))),
 		"etc/vmware/firewall/esxwatch.xml": (0o644, read(os.path.join(esxi, "firewall.xml"))),
 		"etc/vmware/service/esxwatch.xml": (0o644, read(os.path.join(esxi, "service.xml"))),

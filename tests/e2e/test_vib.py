@@ -131,6 +131,9 @@ def test_vib_layout(tmpdir):
 			  ("live-install-allowed", "true"), ("live-remove-allowed", "true"),
 			  ("stateless-ready", "true"), ("overlay", "false")):
 		harness.eq(desc.findtext(tag), want, "<%s>" % tag)
+	# The licence is named where esxcli software vib get shows it.
+	if "Licence: Apache-2.0" not in desc.findtext("description"):
+		harness.fail("<description> does not name Apache-2.0: %r" % desc.findtext("description"))
 	if len(desc.findtext("summary")) > 80:
 		harness.fail("summary longer than 80")
 	harness.eq([c.tag for c in desc.find("relationships")],
@@ -149,7 +152,7 @@ def test_vib_layout(tmpdir):
 	harness.eq([f.text for f in desc.findall("file-list/file")],
 		   ["etc/init.d/esxwatch", "etc/vmware/firewall/esxwatch.xml", "etc/vmware/service/esxwatch.xml",
 		    "opt/esxwatch/bin/esxwatch", "opt/esxwatch/etc/agent.yaml",
-		    "opt/esxwatch/share/rules/esxi.yaml",
+		    "opt/esxwatch/share/LICENSE", "opt/esxwatch/share/rules/esxi.yaml",
 		    "usr/lib/vmware/hostd/extensions/esxwatch/locale/en/option.vmsg"], "file-list")
 	# The payload carries the real binary and rules, unchanged.
 	import tarfile
@@ -159,6 +162,8 @@ def test_vib_layout(tmpdir):
 			harness.eq(t.extractfile("opt/esxwatch/bin/esxwatch").read(), f.read(), "packaged binary")
 		with open(RULES, "rb") as f:
 			harness.eq(t.extractfile("opt/esxwatch/share/rules/esxi.yaml").read(), f.read(), "packaged rules")
+		with open(os.path.join(harness.TOP, "LICENSE"), "rb") as f:
+			harness.eq(t.extractfile("opt/esxwatch/share/LICENSE").read(), f.read(), "packaged LICENSE")
 		for m in t.getmembers():
 			harness.eq((m.uid, m.gid, m.uname, m.gname, m.mtime), (0, 0, "root", "root", EPOCH), m.name)
 		harness.eq(t.getmember("opt/esxwatch/bin/esxwatch").mode, 0o755, "binary mode")
@@ -288,6 +293,11 @@ def test_broken_vibs_fail_naming_the_rule(tmpdir):
 		["descriptor-element-order"])
 	expect_only(tmpdir, "date.vib", assemble(desc_edit=lambda d: re.sub(
 		rb"<release-date>[^<]*<", b"<release-date>2025-01-01 00:00:00<", d)), ["descriptor-release-date"])
+	expect_only(tmpdir, "nolicence.vib", assemble(desc_edit=lambda d: d.replace(b"Apache-2.0", b"MIT")),
+		    ["licence"])
+	files = mkvib.payload_files(harness.BIN, RULES)
+	files["opt/esxwatch/share/LICENSE"] = (0o644, b"All rights reserved.\n")
+	expect_only(tmpdir, "licencetext.vib", assemble(files=files), ["licence"])
 	expect_only(tmpdir, "cimom.vib", assemble(desc_edit=lambda d: d.replace(
 		b"<cimom-restart>false<", b"<cimom-restart>true<")), ["descriptor-cimom-restart"])
 	# GNU ar's own headers ("name/", mode 644) are not what VIB Author writes.
