@@ -2258,6 +2258,32 @@ housekeeper(void *arg)
 	return NULL;
 }
 
+/* Events in memory segments that some destination has not read yet (the
+ * most behind destination's count per segment): what an exit loses. */
+static uint64_t
+mem_undelivered(const struct spool *sp)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < sp->nsegs; i++) {
+		const struct seg *s = &sp->segs[i];
+		uint64_t most = 0;
+
+		if (s->mem == NULL)
+			continue;
+		for (size_t k = 0; k < sp->ndests; k++) {
+			const struct dest *d = sp->dests[k];
+			uint64_t from = d->cur.seq > s->first_seq ? d->cur.seq : s->first_seq;
+
+			if (pos_cmp(&d->cur, s->id, s->size) < 0 && s->end_seq > from &&
+			    s->end_seq - from > most)
+				most = s->end_seq - from;
+		}
+		n += most;
+	}
+	return n;
+}
+
 void
 spool_close(struct spool *sp)
 {
@@ -2281,9 +2307,9 @@ spool_close(struct spool *sp)
 	}
 	pthread_mutex_lock(&sp->mu);
 	seal_active(sp);
-	if (sp->memonly && mem_bytes(sp) > 0)
-		log_error("spool: %" PRIu64 " bytes of events held in memory are lost "
-		    "at exit (the disk refused them)", mem_bytes(sp));
+	if (sp->memonly && mem_undelivered(sp) > 0)
+		log_error("spool: %" PRIu64 " undelivered events held in memory are lost "
+		    "at exit (the disk refused them)", mem_undelivered(sp));
 	while (sp->nsegs > 0)
 		seg_release(sp, sp->nsegs - 1, false);
 	pthread_mutex_unlock(&sp->mu);
