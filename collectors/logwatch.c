@@ -103,6 +103,7 @@ logwatch_rules_path(const char *rules_file, char *out, size_t outlen)
 	};
 	static const char *const rel[] = {
 		"../share/rules/esxi.yaml",
+		"../share/esxwatch/rules/esxi.yaml",	/* PREFIX/bin/esxwatch */
 		"../collectors/rules/esxi.yaml",	/* build/esxwatch */
 		"../../collectors/rules/esxi.yaml",	/* build/asan/esxwatch */
 	};

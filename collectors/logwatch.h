@@ -27,7 +27,8 @@ extern const struct collector collector_logwatch;
 /*
  * The catalogue to load: rules_file if set, else the first that exists of
  * /opt/esxwatch/share/rules/esxi.yaml, /usr/share/esxwatch/rules/esxi.yaml,
- * <binary's dir>/../share/rules/esxi.yaml, the source tree's
+ * <binary's dir>/../share/rules/esxi.yaml,
+ * <binary's dir>/../share/esxwatch/rules/esxi.yaml (any install prefix), the source tree's
  * collectors/rules/esxi.yaml (next to the binary's build directory, then
  * the working directory).  Returns 0 and the path, or -1 if none exists.
  */
