@@ -244,6 +244,17 @@ def payload_files(bin_path, rules_path):
 	}
 
 
+def elf_interp(data):
+	"""True when data is an ELF with a PT_INTERP header (dynamically
+	linked: it needs the host's ld.so and libraries, which ESXi lacks)."""
+	if data[:4] != b"\x7fELF" or data[4] != 2 or len(data) < 64:
+		return False
+	phoff = int.from_bytes(data[32:40], "little")
+	size, num = int.from_bytes(data[54:56], "little"), int.from_bytes(data[56:58], "little")
+	return any(int.from_bytes(data[phoff + i * size:phoff + i * size + 4], "little") == 3
+		   for i in range(num))
+
+
 def build_vib(files, version, epoch):
 	"""Returns (vib bytes, descriptor arguments for the depot's copy)."""
 	tar = make_tar(files, epoch)
@@ -390,12 +401,24 @@ def main(argv):
 	ap.add_argument("--version", required=True, help="e.g. 0.1.0 (VIB version becomes 0.1.0-1)")
 	ap.add_argument("--rules", default=os.path.join(TOP, "collectors", "rules", "esxi.yaml"))
 	ap.add_argument("--out", default=os.path.join(TOP, "build"), help="output directory")
+	ap.add_argument("--allow-dynamic", action="store_true",
+			help="package a dynamically linked binary (tests only: it does not run on ESXi)")
 	a = ap.parse_args(argv)
 
 	for what, p in (("agent binary", a.bin), ("rules catalogue", a.rules)):
 		if not os.path.isfile(p):
 			print("mkvib: %s %s is missing; cannot build the VIB" % (what, p), file=sys.stderr)
 			return 1
+	try:
+		dynamic = elf_interp(read(a.bin))
+	except OSError as e:
+		print("mkvib: %s" % e, file=sys.stderr)
+		return 1
+	if dynamic and not a.allow_dynamic:
+		print("mkvib: %s is dynamically linked: ESXi has none of the libraries it needs, so the "
+		      "agent would not start there.  Package the static build (make esxi; make vib), or "
+		      "set VIB_ALLOW_DYNAMIC=1 for a test VIB" % a.bin, file=sys.stderr)
+		return 1
 	version = "%s-%s" % (a.version, RELEASE)
 	epoch = source_epoch()
 	try:

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 import xml.etree.ElementTree as ET
 
@@ -52,6 +53,7 @@ def build(d, **kw):
 	"""Run the builder's CLI into d; returns (vib path, bundle path)."""
 	env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
 	p = subprocess.run([sys.executable, MKVIB, "--bin", harness.BIN, "--version", "0.1.0", "--out", d]
+			   + (["--allow-dynamic"] if mkvib.elf_interp(read(harness.BIN)) else [])
 			   + kw.get("extra", []), capture_output=True, text=True, timeout=120, env=env)
 	harness.eq(p.returncode, 0, "mkvib exit status (%s)" % p.stderr.strip())
 	return os.path.join(d, "esxwatch-0.1.0.vib"), os.path.join(d, "esxwatch-0.1.0-offline-bundle.zip")
@@ -92,16 +94,75 @@ def expect_only(d, name, data, rules):
 			harness.fail("failure line does not name the file: %r" % line)
 
 
+def read(path):
+	with open(path, "rb") as f:
+		return f.read()
+
+
+def make_vib(*args):
+	p = subprocess.run(["make", "-s", "-C", harness.TOP, "vib"] + list(args), capture_output=True, text=True,
+			   timeout=300)
+	return p.returncode, p.stdout + p.stderr
+
+
 def test_make_vib(tmpdir):
 	# The Makefile target on the real tree: builds and verifies both files.
-	p = subprocess.run(["make", "-s", "-C", harness.TOP, "vib"], capture_output=True, text=True, timeout=300)
-	harness.eq(p.returncode, 0, "make vib (%s)" % (p.stdout + p.stderr).strip()[-2000:])
+	# The static ESXi build when it is there (make esxi), else the glibc
+	# build, which make vib packages only when told it is a test.
 	vib = os.path.join(harness.TOP, "build", "esxwatch-0.1.0.vib")
 	bundle = os.path.join(harness.TOP, "build", "esxwatch-0.1.0-offline-bundle.zip")
+	static = os.path.join(harness.TOP, "build", "esxi", "esxwatch")
+	if os.path.isfile(static):
+		harness.eq(mkvib.elf_interp(read(static)), False, "build/esxi/esxwatch is static")
+		rc, out = make_vib()
+	else:
+		print("note: no build/esxi/esxwatch (make esxi); packaging the glibc build as a test")
+		rc, out = make_vib("VIB_BIN=" + harness.BIN, "VIB_ALLOW_DYNAMIC=1")
+	harness.eq(rc, 0, "make vib (%s)" % out.strip()[-2000:])
 	rc, out = verify(vib, bundle)
 	harness.eq(rc, 0, "verify-vib on make vib's output (%s)" % out)
 	if "OK" not in out:
 		harness.fail("verify-vib printed no OK line: %s" % out)
+	with tarfile.open(fileobj=io.BytesIO(gzip.decompress(parse_ar(read(vib))[2][2]))) as t:
+		packaged = t.extractfile("opt/esxwatch/bin/esxwatch").read()
+	harness.eq(packaged, read(static if os.path.isfile(static) else harness.BIN), "the binary make vib packaged")
+
+
+def test_make_vib_refuses_a_dynamic_binary(tmpdir):
+	# A glibc build in a VIB fails on ESXi as "invalid configuration" (no
+	# libcurl/libyaml there): make vib must refuse it, and write nothing.
+	harness.eq(mkvib.elf_interp(read(harness.BIN)), True, "%s is dynamically linked" % harness.BIN)
+	out_dir = os.path.join(tmpdir, "out")
+	env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
+	p = subprocess.run([sys.executable, MKVIB, "--bin", harness.BIN, "--version", "0.1.0", "--out", out_dir],
+			   capture_output=True, text=True, timeout=120, env=env)
+	harness.eq(p.returncode, 1, "mkvib on a dynamic binary (%s)" % p.stderr.strip())
+	if "dynamically linked" not in p.stderr or "VIB_ALLOW_DYNAMIC=1" not in p.stderr:
+		harness.fail("unclear refusal: %r" % p.stderr)
+	if os.path.exists(out_dir) and os.listdir(out_dir):
+		harness.fail("files written anyway: %s" % os.listdir(out_dir))
+	vib = os.path.join(harness.TOP, "build", "esxwatch-0.1.0.vib")
+	before = os.stat(vib).st_mtime_ns if os.path.exists(vib) else None
+	rc, out = make_vib("VIB_BIN=" + harness.BIN)
+	harness.eq(rc != 0, True, "make vib with a dynamic VIB_BIN exit status (%s)" % out.strip()[-500:])
+	if "dynamically linked" not in out:
+		harness.fail("make vib's refusal does not say why: %s" % out.strip()[-500:])
+	harness.eq(os.stat(vib).st_mtime_ns if os.path.exists(vib) else None, before, "build/esxwatch-0.1.0.vib touched")
+	# The static-binary case of the same check: a copy of the binary with its
+	# PT_INTERP header turned into PT_NULL is accepted without the override.
+	data = bytearray(read(harness.BIN))
+	phoff = int.from_bytes(data[32:40], "little")
+	size, num = int.from_bytes(data[54:56], "little"), int.from_bytes(data[56:58], "little")
+	for i in range(num):
+		o = phoff + i * size
+		if int.from_bytes(data[o:o + 4], "little") == 3:
+			data[o:o + 4] = b"\0\0\0\0"
+	fake = os.path.join(tmpdir, "esxwatch-static")
+	with open(fake, "wb") as f:
+		f.write(data)
+	p = subprocess.run([sys.executable, MKVIB, "--bin", fake, "--version", "0.1.0", "--out", out_dir],
+			   capture_output=True, text=True, timeout=120, env=env)
+	harness.eq(p.returncode, 0, "mkvib on a binary without PT_INTERP (%s)" % p.stderr.strip())
 
 
 def test_vib_layout(tmpdir):
