@@ -334,6 +334,16 @@ def test_broken_vibs_fail_naming_the_rule(tmpdir):
 	mode, data = files[mkvib.OPTION_VMSG]
 	files[mkvib.OPTION_VMSG] = (mode, re.sub(rb"(?m)^.*EsxwatchServerPort\.label.*\n", b"", data))
 	expect_only(tmpdir, "vmsg.vib", assemble(files=files), ["option-vmsg"])
+	# Every setting the init script creates has its label and summary, the
+	# second round's too.
+	init = mkvib.payload_files(harness.BIN, RULES)["etc/init.d/esxwatch"][1]
+	for name in ("EsxwatchServerTrust", "EsxwatchServerCa", "EsxwatchServerTransport", "EsxwatchTags"):
+		if ("=%s\n" % name).encode() not in init:
+			harness.fail("the init script does not define /UserVars/%s" % name)
+		files = mkvib.payload_files(harness.BIN, RULES)
+		mode, data = files[mkvib.OPTION_VMSG]
+		files[mkvib.OPTION_VMSG] = (mode, re.sub(rb"(?m)^.*\." + name.encode() + rb"\.summary.*\n", b"", data))
+		expect_only(tmpdir, "vmsg-%s.vib" % name, assemble(files=files), ["option-vmsg"])
 
 	def bad_sum(desc):
 		m = re.search(rb'<checksum checksum-type="sha-256">([0-9a-f]{64})</checksum>', desc)
