@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -422,6 +423,31 @@ def test_make_run_as_nobody(tmpdir):
 		harness.fail("the --once run did not use a memory-only spool: %s" % p.stderr[-1000:])
 	lost = [l for l in p.stderr.splitlines() if "lost at exit" in l]
 	harness.eq(lost, [], "'lost at exit' after a --once that delivered everything")
+	# ...while events that were not delivered are still reported lost: a
+	# memory-only spool and a syslog server that refuses connections.
+	with open(os.path.join(harness.TOP, "agent.yaml")) as f:
+		text = f.read()
+	closed = socket.socket()
+	closed.bind(("127.0.0.1", 0))
+	port = closed.getsockname()[1]
+	closed.close()
+	bad = os.path.join(tmpdir, "refused.yaml")
+	with open(bad, "w") as f:
+		f.write(text.replace('  hostname: ""', '  hostname: "127.0.0.1"', 1).replace(
+			"  proto: cfapi", "  proto: syslog", 1).replace("  port: 0", "  port: %d" % port, 1).replace(
+			"  ssl: yes", "  ssl: no", 1))
+	os.chmod(bad, 0o644)
+	proc = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", harness.BIN,
+				 "-c", bad], cwd=tmpdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+	time.sleep(3)
+	proc.send_signal(signal.SIGTERM)
+	try:
+		_, errtext = proc.communicate(timeout=30)
+	except subprocess.TimeoutExpired:
+		proc.kill()
+		_, errtext = proc.communicate()
+	if not re.search(r"error: spool: [1-9]\d* undelivered events held in memory are lost at exit", errtext):
+		harness.fail("undelivered events not reported lost at exit: %s" % errtext[-1500:])
 
 
 harness.main(globals())
