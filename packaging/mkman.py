@@ -45,6 +45,23 @@ def line(text):
 	return "\\&" + text if text[:1] in (".", "'") else text
 
 
+def split_groups(text):
+	"""The synopsis' top-level words: "[...]" groups (nested ones kept
+	whole, a trailing "..." attached) and bare words."""
+	groups, cur, depth = [], "", 0
+	for ch in text:
+		if ch.isspace() and depth == 0:
+			if cur:
+				groups.append(cur)
+			cur = ""
+			continue
+		cur += ch
+		depth += {"[": 1, "]": -1}.get(ch, 0)
+	if cur:
+		groups.append(cur)
+	return groups
+
+
 def parse_help(text):
 	"""(synopsis groups, [(spec, description)], trailing notes) of -h."""
 	lines = text.rstrip("\n").split("\n")
@@ -58,7 +75,7 @@ def parse_help(text):
 	synopsis = " ".join(usage).split(None, 1)
 	if synopsis[0] != "esxwatch":
 		raise ValueError("usage line does not name esxwatch: %r" % lines[0])
-	groups = re.findall(r"\[[^\]]*\](?:\.\.\.)?|\S+", synopsis[1] if len(synopsis) > 1 else "")
+	groups = split_groups(synopsis[1] if len(synopsis) > 1 else "")
 	opts, notes = [], []
 	for l in lines[i:]:
 		if not l.strip():
