@@ -21,7 +21,7 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
 ifeq ($(SANITIZE),1)
 CFLAGS	:= $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -O1
 endif
-LDFLAGS	+= $(SANFLAGS)
+LDFLAGS	+= $(SANFLAGS) -Wl,-z,relro -Wl,-z,now
 LDLIBS	+= $(PKG_LIBS) -lpthread -lm
 
 SRCS	:= $(wildcard agent/*.c collectors/*.c output/*.c)
@@ -36,7 +36,7 @@ LIBOBJS	:= $(LIBSRCS:%.c=$(B)/obj/%.o)
 TESTSRCS := $(wildcard tests/unit/test_*.c)
 TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps run test test-deps unit check clean bench vib deb esxi fuzz lint
+.PHONY: all deps run test test-deps unit check clean bench vib deb esxi fuzz lint man
 
 all: $(B)/esxwatch
 
@@ -63,9 +63,17 @@ deps:
 test-deps:
 	@sh packaging/install-deps.sh test
 
+# A foreground run of the example configuration as any user: its
+# storage.directory (empty = /var/lib/esxwatch, root's) is replaced by
+# RUN_DIR, a directory of the user's own under build/.
+RUN_DIR	?= $(CURDIR)/$(B)/run
 run: deps
 	$(MAKE) all
-	ESXWATCH_RULES_FILE=collectors/rules/esxi.yaml $(B)/esxwatch -c agent.yaml
+	@mkdir -p $(RUN_DIR) && chmod 0700 $(RUN_DIR)
+	@sed 's|^  directory: ""|  directory: "$(RUN_DIR)"|' agent.yaml >$(RUN_DIR)/agent.yaml
+	@grep -q '^  directory: "$(RUN_DIR)"' $(RUN_DIR)/agent.yaml || \
+	    { echo "make run: agent.yaml has no storage 'directory: \"\"' line to point at $(RUN_DIR)" >&2; exit 1; }
+	ESXWATCH_RULES_FILE=$(CURDIR)/collectors/rules/esxi.yaml $(B)/esxwatch -c $(RUN_DIR)/agent.yaml
 
 check: all unit
 
@@ -110,17 +118,27 @@ build/fuzz/%: tests/fuzz/%.c build/fuzz/libfuzz.a
 fuzz: $(FUZZBINS)
 
 # Packages (packaging/, docs/install.md).  PKG_BIN is what the .deb ships.
-# VIB_BIN is what the VIB ships: the static ESXi build (make esxi) when it
-# exists, else PKG_BIN (a glibc build: fine for tests, it will not run on ESXi).
+# VIB_BIN is what the VIB ships: the static ESXi build, build/esxi/esxwatch
+# (built by make esxi when missing).  A dynamically linked binary does not
+# run on ESXi, so mkvib.py refuses one unless VIB_ALLOW_DYNAMIC=1 (tests only:
+# VIB_BIN=build/esxwatch VIB_ALLOW_DYNAMIC=1 make vib).
 PKG_BIN	?= build/esxwatch
-VIB_BIN	?= $(if $(wildcard build/esxi/esxwatch),build/esxi/esxwatch,$(PKG_BIN))
+VIB_BIN	?= build/esxi/esxwatch
+
+build/esxi/esxwatch:
+	@sh packaging/esxi-build.sh
 
 vib: $(VIB_BIN)
-	python3 packaging/mkvib.py --bin $(VIB_BIN) --version $(VERSION) --out build
+	python3 packaging/mkvib.py --bin $(VIB_BIN) --version $(VERSION) --out build \
+	    $(if $(filter 1,$(VIB_ALLOW_DYNAMIC)),--allow-dynamic)
 	python3 packaging/verify-vib build/esxwatch-$(VERSION).vib build/esxwatch-$(VERSION)-offline-bundle.zip
 
 deb: $(PKG_BIN)
 	python3 packaging/mkdeb.py --bin $(PKG_BIN) --version $(VERSION) --out build
+
+# The man page the .deb ships, generated from the binary's -h (packaging/mkman.py).
+man: $(PKG_BIN)
+	python3 packaging/mkman.py --bin $(PKG_BIN) -o build/esxwatch.1
 
 clean:
 	rm -rf build

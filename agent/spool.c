@@ -1118,6 +1118,32 @@ housekeeper(void *arg)
 	return NULL;
 }
 
+/* Memory-segment events some destination has not read yet (the most
+ * behind destination's count per segment): what an exit loses. */
+static uint64_t
+mem_undelivered(const struct spool *sp)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < sp->st.nsegs; i++) {
+		const struct seg *s = &sp->st.segs[i];
+		uint64_t most = 0;
+
+		if (s->mem == NULL)
+			continue;
+		for (size_t k = 0; k < sp->ndests; k++) {
+			const struct dest *d = sp->dests[k];
+			uint64_t from = d->cur.seq > s->first_seq ? d->cur.seq : s->first_seq;
+
+			if (pos_cmp(&d->cur, s->id, s->size) < 0 && s->end_seq > from &&
+			    s->end_seq - from > most)
+				most = s->end_seq - from;
+		}
+		n += most;
+	}
+	return n;
+}
+
 void
 spool_close(struct spool *sp)
 {
@@ -1136,6 +1162,10 @@ spool_close(struct spool *sp)
 		pthread_mutex_unlock(&sp->curmu);
 	}
 	pthread_mutex_lock(&sp->mu);
+	segstore_seal(&sp->st);
+	if (sp->st.memonly && mem_undelivered(sp) > 0)
+		log_error("spool: %" PRIu64 " undelivered events held in memory are lost "
+		    "at exit (the disk refused them)", mem_undelivered(sp));
 	segstore_fini(&sp->st);
 	pthread_mutex_unlock(&sp->mu);
 	for (size_t k = 0; k < sp->ndests; k++)

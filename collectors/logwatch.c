@@ -103,6 +103,10 @@ logwatch_rules_path(const char *rules_file, char *out, size_t outlen)
 		"/opt/esxwatch/share/rules/esxi.yaml",
 		"/usr/share/esxwatch/rules/esxi.yaml",
 	};
+	static const char *const rel[] = {
+		"../share/rules/esxi.yaml",		/* /opt/esxwatch/bin */
+		"../share/esxwatch/rules/esxi.yaml",	/* PREFIX/bin/esxwatch */
+	};
 	const char *env = getenv("ESXWATCH_RULES_FILE");
 	char exe[PATH_MAX], *slash;
 	ssize_t n;
@@ -133,9 +137,10 @@ logwatch_rules_path(const char *rules_file, char *out, size_t outlen)
 	if (slash == NULL)
 		goto none;
 	*slash = '\0';
-	if (snprintf(out, outlen, "%s/../share/rules/esxi.yaml", exe) <
-	    (int)outlen && readable(out))
-		return 0;
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+		if (snprintf(out, outlen, "%s/%s", exe, rel[i]) < (int)outlen &&
+		    readable(out))
+			return 0;
 none:
 	snprintf(out, outlen, "%s", fixed[0]);
 	return -1;

@@ -29,8 +29,10 @@ extern const struct collector collector_logwatch;
  * set (the source tree's tests and `make run` point it at
  * collectors/rules/esxi.yaml), else the first that exists of
  * /opt/esxwatch/share/rules/esxi.yaml, /usr/share/esxwatch/rules/esxi.yaml,
- * <binary's dir>/../share/rules/esxi.yaml.  Returns 0 and the path, or -1
- * (out names what was looked for) if none exists.
+ * <binary's dir>/../share/rules/esxi.yaml,
+ * <binary's dir>/../share/esxwatch/rules/esxi.yaml (any install prefix).
+ * Returns 0 and the path, or -1 (out names what was looked for) if none
+ * exists.
  */
 int	logwatch_rules_path(const char *rules_file, char *out, size_t outlen);
 

@@ -49,7 +49,7 @@ SUMMARY = "esxwatch: NIC, storage, vSAN, SMART and log monitoring agent"
 DESCRIPTION = ("esxwatch watches NIC error counters, datastore paths (APD/PDL), vSAN "
 	       "disk eligibility, SMART health and the host's logs for known error "
 	       "strings, and ships structured events to VMware Log Insight, syslog "
-	       "or HTTP.")
+	       "or HTTP.  Licence: Apache-2.0 (/opt/esxwatch/share/LICENSE).")
 ESXI_MAJORS = ("6", "7", "8", "9")	# vendor-index / platforms: ESXi 6.7 - 9.x
 
 OPTION_VMSG = "usr/lib/vmware/hostd/extensions/esxwatch/locale/en/option.vmsg"
@@ -236,11 +236,23 @@ def payload_files(bin_path, rules_path):
 		"opt/esxwatch/bin/esxwatch": (0o755, read(bin_path)),
 		"opt/esxwatch/etc/agent.yaml": (0o644, read(os.path.join(esxi, "agent.yaml"))),
 		"opt/esxwatch/share/rules/esxi.yaml": (0o644, read(rules_path)),
+		"opt/esxwatch/share/LICENSE": (0o644, read(os.path.join(TOP, "LICENSE"))),
 		"etc/init.d/esxwatch": (0o755, read(os.path.join(esxi, "esxwatch.init"))),
 		"etc/vmware/firewall/esxwatch.xml": (0o644, read(os.path.join(esxi, "firewall.xml"))),
 		"etc/vmware/service/esxwatch.xml": (0o644, read(os.path.join(esxi, "service.xml"))),
 		OPTION_VMSG: (0o644, read(os.path.join(esxi, "option.vmsg"))),
 	}
+
+
+def elf_interp(data):
+	"""True when data is an ELF with a PT_INTERP header (dynamically
+	linked: it needs the host's ld.so and libraries, which ESXi lacks)."""
+	if data[:4] != b"\x7fELF" or data[4] != 2 or len(data) < 64:
+		return False
+	phoff = int.from_bytes(data[32:40], "little")
+	size, num = int.from_bytes(data[54:56], "little"), int.from_bytes(data[56:58], "little")
+	return any(int.from_bytes(data[phoff + i * size:phoff + i * size + 4], "little") == 3
+		   for i in range(num))
 
 
 def build_vib(files, version, epoch):
@@ -389,12 +401,24 @@ def main(argv):
 	ap.add_argument("--version", required=True, help="e.g. 0.1.0 (VIB version becomes 0.1.0-1)")
 	ap.add_argument("--rules", default=os.path.join(TOP, "collectors", "rules", "esxi.yaml"))
 	ap.add_argument("--out", default=os.path.join(TOP, "build"), help="output directory")
+	ap.add_argument("--allow-dynamic", action="store_true",
+			help="package a dynamically linked binary (tests only: it does not run on ESXi)")
 	a = ap.parse_args(argv)
 
 	for what, p in (("agent binary", a.bin), ("rules catalogue", a.rules)):
 		if not os.path.isfile(p):
 			print("mkvib: %s %s is missing; cannot build the VIB" % (what, p), file=sys.stderr)
 			return 1
+	try:
+		dynamic = elf_interp(read(a.bin))
+	except OSError as e:
+		print("mkvib: %s" % e, file=sys.stderr)
+		return 1
+	if dynamic and not a.allow_dynamic:
+		print("mkvib: %s is dynamically linked: ESXi has none of the libraries it needs, so the "
+		      "agent would not start there.  Package the static build (make esxi; make vib), or "
+		      "set VIB_ALLOW_DYNAMIC=1 for a test VIB" % a.bin, file=sys.stderr)
+		return 1
 	version = "%s-%s" % (a.version, RELEASE)
 	epoch = source_epoch()
 	try:

@@ -9,10 +9,13 @@ waited for; the package is always purged at the end.  Without root the
 install part is reported as a failure (it cannot be checked).
 """
 import fcntl
+import gzip
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,7 +23,12 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(harness.TOP, "packaging"))
+import mkman  # noqa: E402
+
 MKDEB = os.path.join(harness.TOP, "packaging", "mkdeb.py")
+RULES = os.path.join(harness.TOP, "collectors", "rules", "esxi.yaml")
 LOCK = "/tmp/esxwatch-test-deb.lock"
 DEB_NAME = "esxwatch_0.1.0_amd64.deb"
 
@@ -90,6 +98,7 @@ def test_contents_and_lintian(tmpdir):
 	for path, mode in (("/usr/bin/esxwatch", "-rwxr-xr-x"), ("/etc/esxwatch/agent.yaml", "-rw-r--r--"),
 			   ("/lib/systemd/system/esxwatch.service", "-rw-r--r--"),
 			   ("/usr/share/doc/esxwatch/copyright", "-rw-r--r--"),
+			   ("/usr/share/esxwatch/rules/esxi.yaml", "-rw-r--r--"),
 			   ("/usr/share/man/man1/esxwatch.1.gz", "-rw-r--r--")):
 		if path not in listing:
 			harness.fail("%s missing from the package: %s" % (path, sorted(listing)))
@@ -108,6 +117,9 @@ def test_contents_and_lintian(tmpdir):
 		     "NoNewPrivileges=yes", "WantedBy=multi-user.target"):
 		if want + "\n" not in unit:
 			harness.fail("unit lacks %r" % want)
+	check_unit(unit, x)
+	check_metadata(x)
+	check_man(x)
 	# The shipped config is valid for the shipped binary.
 	p = run(os.path.join(x, "usr/bin/esxwatch"), "--check-config", "-c", os.path.join(x, "etc/esxwatch/agent.yaml"),
 		check=False)
@@ -123,12 +135,152 @@ def test_contents_and_lintian(tmpdir):
 		# again with ESXWATCH_BIN pointing at it.
 		print("note: static binary, lintian skipped")
 	elif shutil.which("lintian"):
-		p = run("lintian", "--tag-display-limit", "0", deb, check=False, timeout=300)
-		bad = [l for l in p.stdout.splitlines() if l[:2] in ("E:", "W:")]
+		p = run("lintian", "-I", "--tag-display-limit", "0", deb, check=False, timeout=300)
+		bad = [l for l in p.stdout.splitlines() if l[:2] in ("E:", "W:", "I:")]
 		if bad or p.returncode not in (0, 1):
 			harness.fail("lintian: %s" % (bad or p.stderr.strip()))
 	else:
 		print("note: lintian not installed, skipped")
+
+
+def unit_sections(text):
+	"""{section: [(key, value)]} of a systemd unit, in order (no systemctl)."""
+	out, sec = {}, None
+	for raw in text.splitlines():
+		l = raw.strip()
+		if not l or l[0] in "#;":
+			continue
+		if l.startswith("[") and l.endswith("]"):
+			sec = l[1:-1]
+			out.setdefault(sec, [])
+		elif "=" in l and sec:
+			k, v = l.split("=", 1)
+			out[sec].append((k.strip(), v.strip()))
+	return out
+
+
+def check_unit(unit, x):
+	"""What the issue asks of the unit: a config error is checked before the
+	start, is not restarted every 5 s forever, and fails a reload."""
+	u = unit_sections(unit)
+	svc = u.get("Service", [])
+
+	def values(sec, key):
+		return [v for k, v in u.get(sec, []) if k == key]
+	conf = "/etc/esxwatch/agent.yaml"
+	harness.eq(values("Service", "ExecStartPre"), ["/usr/bin/esxwatch --check-config -c " + conf], "ExecStartPre")
+	harness.eq(values("Service", "ExecStart"), ["/usr/bin/esxwatch -c " + conf], "ExecStart")
+	harness.eq(values("Service", "RestartPreventExitStatus"), ["2"], "RestartPreventExitStatus")
+	harness.eq(values("Service", "Restart"), ["on-failure"], "Restart")
+	# StartLimit* belong in [Unit] (systemd ignores them in [Service] since v230).
+	interval, burst = values("Unit", "StartLimitIntervalSec"), values("Unit", "StartLimitBurst")
+	if len(interval) != 1 or len(burst) != 1 or int(interval[0]) < 60 or not 1 <= int(burst[0]) <= 10:
+		harness.fail("StartLimitIntervalSec/StartLimitBurst in [Unit]: %s %s" % (interval, burst))
+	harness.eq(values("Service", "StartLimitBurst") + values("Service", "StartLimitIntervalSec"), [],
+		   "StartLimit* in [Service]")
+	# Reload: the check first (a failing ExecReload= line stops the rest and
+	# fails systemctl reload), then the signal.
+	harness.eq(values("Service", "ExecReload"), ["/usr/bin/esxwatch --check-config -c " + conf,
+						     "/bin/kill -HUP $MAINPID"], "ExecReload")
+	harness.eq(values("Service", "LogsDirectory"), ["esxwatch"], "LogsDirectory")
+	harness.eq(values("Service", "ProtectSystem"), ["strict"], "ProtectSystem")
+	# The commands do what the unit expects of them, run the way systemd
+	# would (first word the binary, from the package): a rejected file exits
+	# 2 (so RestartPreventExitStatus applies and the reload fails), the
+	# shipped file 0.
+	pre = values("Service", "ExecStartPre")[0].split()
+	binary = os.path.join(x, pre[0].lstrip("/"))
+	p = run(binary, *pre[1:-1], os.path.join(x, conf.lstrip("/")), check=False)
+	harness.eq(p.returncode, 0, "ExecStartPre on the shipped agent.yaml (%s)" % p.stderr.strip())
+	bad = os.path.join(x, "bad.yaml")
+	with open(bad, "w") as f:
+		f.write("server:\n  hostnme: li.example.com\n")
+	p = run(binary, *values("Service", "ExecReload")[0].split()[1:-1], bad, check=False)
+	harness.eq(p.returncode, 2, "ExecReload's check on a rejected file (%s)" % p.stderr.strip())
+	if "hostnme" not in p.stderr:
+		harness.fail("the rejected file's error is not reported: %r" % p.stderr)
+	# The default config's writable paths are the ones the sandbox allows.
+	for k, v in svc:
+		if k == "ReadWritePaths":
+			harness.fail("unexpected ReadWritePaths=%s (docs/operations.md lists the writable paths)" % v)
+	with open(os.path.join(harness.TOP, "docs", "operations.md")) as f:
+		ops = f.read()
+	for want in ("/var/lib/esxwatch", "/var/log/esxwatch", "ReadWritePaths="):
+		if want not in ops:
+			harness.fail("docs/operations.md does not name %s" % want)
+
+
+def check_metadata(x):
+	"""The licence: Apache-2.0 in a machine-readable (DEP-5) copyright file,
+	and the catalogue shipped where docs/rules.md says."""
+	with open(os.path.join(x, "usr/share/doc/esxwatch/copyright")) as f:
+		paras = [p for p in f.read().split("\n\n") if p.strip()]
+	fields = []
+	for p in paras:
+		d = {}
+		for l in p.splitlines():
+			if not l.startswith(" ") and ":" in l:
+				k, v = l.split(":", 1)
+				d[k] = v.strip()
+		fields.append(d)
+	harness.eq(fields[0].get("Format"), "https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
+		   "copyright Format")
+	files = [d for d in fields if "Files" in d]
+	harness.eq([(d["Files"], d.get("License")) for d in files], [("*", "Apache-2.0")], "Files: * licence")
+	if not any(d.get("License") == "Apache-2.0" and "Files" not in d for d in fields[1:]):
+		harness.fail("no stand-alone License: Apache-2.0 paragraph")
+	if "/usr/share/common-licenses/Apache-2.0" not in "\n".join(paras):
+		harness.fail("copyright does not point at /usr/share/common-licenses/Apache-2.0")
+	with open(os.path.join(harness.TOP, "LICENSE")) as f:
+		lic = f.read()
+	if "Apache License" not in lic or "Version 2.0, January 2004" not in lic or "END OF TERMS" not in lic:
+		harness.fail("LICENSE is not the full Apache License 2.0 text")
+	with open(os.path.join(x, "usr/share/esxwatch/rules/esxi.yaml"), "rb") as a, open(RULES, "rb") as b:
+		harness.eq(a.read(), b.read(), "packaged rule catalogue")
+	with open(os.path.join(harness.TOP, "docs", "rules.md")) as f:
+		if "/usr/share/esxwatch/rules/esxi.yaml" not in f.read():
+			harness.fail("docs/rules.md does not name the .deb's catalogue path")
+
+
+def check_man(x):
+	"""The man page is the one generated from the packaged binary's -h, and
+	lists every option -h has (--status among them); groff has no warning."""
+	with gzip.open(os.path.join(x, "usr/share/man/man1/esxwatch.1.gz"), "rt") as f:
+		page = f.read()
+	harness.eq(page, mkman.generate(harness.BIN), "man page vs mkman.py on the binary")
+	helptext = run(harness.BIN, "-h").stdout
+	opts = set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", helptext))
+	if "--status" not in opts:
+		harness.fail("esxwatch -h lists no --status: %r" % helptext)
+	for o in sorted(opts):
+		if "\\fB%s\\fR" % o.replace("-", "\\-") not in page:
+			harness.fail("man page lacks %s (from -h)" % o)
+	if shutil.which("groff"):
+		p = subprocess.run(["groff", "-man", "-ww", "-z", "-Tutf8"], input=page, capture_output=True,
+				   text=True, timeout=30)
+		harness.eq((p.returncode, p.stderr.strip()), (0, ""), "groff -man -ww on the page")
+
+
+def installed_rules_count(tmpdir):
+	"""Start the installed agent the way the unit does (from /) and read the
+	number of catalogue rules it loaded from its debug log."""
+	conf = os.path.join(tmpdir, "agent.yaml")
+	with open("/etc/esxwatch/agent.yaml") as f:
+		text = f.read()
+	store = os.path.join(tmpdir, "store")
+	with open(conf, "w") as f:
+		f.write(text.replace("directory: /var/lib/esxwatch", "directory: " + store))
+	p = subprocess.run(["/usr/bin/esxwatch", "-v", "--once", "-c", conf], cwd="/", capture_output=True,
+			   text=True, timeout=60)
+	m = re.search(r"logwatch: (\d+) rules from (\S+)", p.stderr)
+	if not m:
+		harness.fail("no 'logwatch: N rules from' line (exit %d): %s" % (p.returncode, p.stderr[-1500:]))
+	harness.eq(m.group(2), "/usr/share/esxwatch/rules/esxi.yaml", "catalogue the installed agent loaded")
+	if int(m.group(1)) <= 80:
+		harness.fail("the installed agent loaded %s rules, want > 80" % m.group(1))
+	for l in p.stderr.splitlines():
+		if ": error: " in l:
+			harness.fail("error from the installed agent: %s" % l)
 
 
 def wait_line(path, timeout):
@@ -189,6 +341,7 @@ def test_install_run_remove_purge(tmpdir):
 			p = run("/usr/bin/esxwatch", "-V")
 			if "0.1.0" not in p.stdout + p.stderr:
 				harness.fail("esxwatch -V: %r" % (p.stdout + p.stderr))
+			installed_rules_count(tmpdir)
 			conff = run("dpkg-query", "-W", "-f=${Conffiles}", "esxwatch").stdout
 			if "/etc/esxwatch/agent.yaml" not in conff:
 				harness.fail("agent.yaml not registered as a conffile: %r" % conff)
@@ -217,6 +370,84 @@ def test_install_run_remove_purge(tmpdir):
 			if installed() or run("dpkg-query", "-W", "esxwatch", check=False).returncode == 0:
 				run("dpkg", "--purge", "esxwatch", check=False)
 			fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def test_make_run_as_nobody(tmpdir):
+	"""make run as a normal user (nobody): its storage directory is its own
+	(RUN_DIR, build/run by default), so no permission error about
+	/var/lib/esxwatch, and a clean stop prints no error ("lost at exit")."""
+	if os.geteuid() != 0 or not shutil.which("setpriv"):
+		harness.fail("needs root and setpriv to run make as nobody")
+	p = subprocess.run(["make", "-s", "-C", harness.TOP, "all"], capture_output=True, text=True, timeout=600)
+	harness.eq(p.returncode, 0, "make all (%s)" % p.stderr[-1000:])
+	run_dir = os.path.join(tmpdir, "run")
+	os.makedirs(run_dir)
+	os.chmod(tmpdir, 0o755)
+	os.chown(run_dir, 65534, 65534)
+	out, err = os.path.join(tmpdir, "stdout"), os.path.join(tmpdir, "stderr")
+	with open(out, "wb") as o, open(err, "wb") as e:
+		proc = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+					 "make", "-s", "-C", harness.TOP, "run", "RUN_DIR=" + run_dir],
+					stdout=o, stderr=e, stdin=subprocess.DEVNULL, start_new_session=True)
+	try:
+		line = wait_line(out, 30)
+		if line is None:
+			harness.fail("make run printed no event in 30 s: %s" % open(err).read()[-1500:])
+		json.loads(line)
+		harness.wait_for(lambda: os.path.exists(os.path.join(run_dir, "status")), 15, what="status file")
+	finally:
+		if proc.poll() is None:
+			os.killpg(proc.pid, signal.SIGTERM)
+		try:
+			proc.wait(20)
+		except subprocess.TimeoutExpired:
+			os.killpg(proc.pid, signal.SIGKILL)
+			proc.wait()
+	with open(err) as f:
+		text = f.read()
+	bad = [l for l in text.splitlines() if ": error: " in l or ": warning: " in l or
+	       "Permission denied" in l or "lost" in l]
+	harness.eq(bad, [], "errors and warnings from make run as nobody")
+	if "/var/lib/esxwatch" in text:
+		harness.fail("make run used /var/lib/esxwatch: %s" % text[-1000:])
+	st = os.stat(os.path.join(run_dir, "spool"))
+	harness.eq((st.st_uid, st.st_mode & 0o777), (65534, 0o700), "spool directory owner and mode")
+	# A --once whose spool is in memory only (nobody cannot write the default
+	# /var/lib/esxwatch) and that delivered everything (stdout) loses nothing:
+	# no "lost at exit" line.
+	p = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", harness.BIN,
+			    "--once", "-c", os.path.join(harness.TOP, "agent.yaml")], cwd=tmpdir,
+			   capture_output=True, text=True, timeout=60)
+	harness.eq(p.returncode, 0, "--once as nobody (%s)" % p.stderr[-1000:])
+	if "in memory only" not in p.stderr:
+		harness.fail("the --once run did not use a memory-only spool: %s" % p.stderr[-1000:])
+	lost = [l for l in p.stderr.splitlines() if "lost at exit" in l]
+	harness.eq(lost, [], "'lost at exit' after a --once that delivered everything")
+	# ...while events that were not delivered are still reported lost: a
+	# memory-only spool and a syslog server that refuses connections.
+	with open(os.path.join(harness.TOP, "agent.yaml")) as f:
+		text = f.read()
+	closed = socket.socket()
+	closed.bind(("127.0.0.1", 0))
+	port = closed.getsockname()[1]
+	closed.close()
+	bad = os.path.join(tmpdir, "refused.yaml")
+	with open(bad, "w") as f:
+		f.write(text.replace('  hostname: ""', '  hostname: "127.0.0.1"', 1).replace(
+			"  proto: cfapi", "  proto: syslog", 1).replace("  port: 0", "  port: %d" % port, 1).replace(
+			"  ssl: yes", "  ssl: no", 1))
+	os.chmod(bad, 0o644)
+	proc = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", harness.BIN,
+				 "-c", bad], cwd=tmpdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+	time.sleep(3)
+	proc.send_signal(signal.SIGTERM)
+	try:
+		_, errtext = proc.communicate(timeout=30)
+	except subprocess.TimeoutExpired:
+		proc.kill()
+		_, errtext = proc.communicate()
+	if not re.search(r"error: spool: [1-9]\d* undelivered events held in memory are lost at exit", errtext):
+		harness.fail("undelivered events not reported lost at exit: %s" % errtext[-1500:])
 
 
 harness.main(globals())

@@ -61,7 +61,7 @@ start)
 	loop='echo $$ > "$1"; trap "rm -f \"$1\"; exit 0" HUP TERM
 		n=0
 		while [ $n -lt 3 ]; do
-			setsid sh -c "eval \"env \$0 &\"; wait \$!" "$2" >>"$3" 2>&1 &
+			setsid sh -c "eval \"env \$0 &\"; wait \$!" "$2" &
 			wait $!
 			n=$((n + 1))
 			sleep 1
@@ -144,9 +144,20 @@ case "$1" in
 esac
 """
 
+# Like busybox logger: -t TAG -p PRIO, then the message, or (none given)
+# one message per line of stdin.
 LOGGER_STUB = r"""#!/bin/sh
 root=$(cd "$(dirname "$0")/.." && pwd)
-echo "logger $*" >> "$root/logger.log"
+tag=""; pri=user.notice
+while getopts "t:p:" o; do
+	case $o in t) tag=$OPTARG ;; p) pri=$OPTARG ;; esac
+done
+shift $((OPTIND - 1))
+if [ $# -gt 0 ]; then
+	echo "logger -t $tag -p $pri $*" >> "$root/logger.log"
+else
+	while IFS= read -r l; do echo "logger -t $tag -p $pri $l" >> "$root/logger.log"; done
+fi
 """
 
 ESXCLI_STUB = r"""#!/bin/sh
@@ -673,6 +684,240 @@ def test_without_usleep(h):
 	harness.wait_for(lambda: not h.agent_pids(), 5, what="agent to exit")
 	if "usleep" in out:
 		harness.fail("usleep errors: %s" % out)
+
+NEW_UV = {"EsxwatchServerTrust": "verify", "EsxwatchServerCa": "", "EsxwatchServerTransport": "tcp",
+	  "EsxwatchTags": ""}
+
+
+def logged(h, *words):
+	return [l for l in h.lines("logger.log") if all(w in l for w in words)]
+
+
+@with_host
+def test_restart_and_reload_check_first(h):
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start install (output %s)" % out.strip())
+	pids = h.agent_pids()
+	harness.eq(len(pids), 1, "agents")
+	good = read(h.conf)
+	# A typo in the file: restart and reload refuse it and keep the agent.
+	with open(h.conf, "a") as f:
+		f.write("colectors: {}\n")
+	for verb in ("restart", "reload"):
+		h.clear_calls()
+		rc, out = h.init(verb)
+		harness.eq(rc, 1, "%s with an invalid file (output %s)" % (verb, out.strip()))
+		harness.eq(h.agent_pids(), pids, "agent after a refused %s" % verb)
+		if not logged(h, "-p daemon.err", "invalid configuration, keeping the running agent", "colectors"):
+			harness.fail("refused %s not logged with the error: %s" % (verb, h.lines("logger.log")))
+		harness.eq(h.calls("watchdog.sh -k"), [], "watchdog stopped by a refused %s" % verb)
+	# A setting that changes the broken file: the new version is set aside,
+	# the file the agent runs with stays as it was.
+	h.uservar("EsxwatchTags", "site=lab1")
+	rc, _ = h.init("reload")
+	harness.eq(rc, 1, "reload of a broken file with a new setting")
+	harness.eq(read(h.conf), good + "colectors: {}\n", "config after a refused reload")
+	if "site" not in read(h.conf + ".rejected"):
+		harness.fail("the rejected file is not kept: %s" % os.listdir(os.path.dirname(h.conf)))
+	harness.eq(h.agent_pids(), pids, "agent after a refused reload")
+	# Fixed: reload applies it without a restart (same pid; the agent says
+	# it reloaded, in the host's syslog).
+	with open(h.conf, "w") as f:
+		f.write(good)
+	h.clear_calls()
+	rc, out = h.init("reload")
+	harness.eq(rc, 0, "reload of a valid file (output %s)" % out.strip())
+	harness.eq(h.agent_pids(), pids, "agent after a reload")
+	harness.wait_for(lambda: logged(h, "-p daemon.info", "configuration reloaded"), 15,
+			 what="the agent's 'configuration reloaded' in syslog")
+	if 'site: "lab1"' not in read(h.conf):
+		harness.fail("EsxwatchTags not applied by reload:\n" + read(h.conf))
+	# A valid restart still restarts.
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart with a valid file")
+	new = h.agent_pids()
+	if len(new) != 1 or new == pids:
+		harness.fail("restart did not replace the agent: %s -> %s" % (pids, new))
+	h.init("stop")
+	harness.wait_for(lambda: not h.agent_pids(), 10, what="agent to exit")
+	rc, _ = h.init("reload")
+	harness.eq(rc, 7, "reload with no agent")
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart with no agent starts one")
+	harness.eq(len(h.agent_pids()), 1, "agents after restart from stopped")
+
+
+@with_host
+def test_agent_log_goes_to_syslog(h):
+	# The ESXi default logs to stderr, which the init script relays.
+	harness.eq(effective_key(h, os.path.join(h.root, "opt/esxwatch/etc/agent.yaml"), "logging", "file"), "",
+		   "logging.file of the ESXi default")
+	rc, out = h.init("start")
+	harness.eq(rc, 0, "start (output %s)" % out.strip())
+	harness.wait_for(lambda: logged(h, "-t esxwatch -p daemon.info info: esxwatch 0.1.0 started on"), 15,
+			 what="the agent's start line in syslog")
+	h.init("stop")
+	harness.wait_for(lambda: not h.agent_pids(), 10, what="agent to exit")
+	# Each line at its own level; a line that is not the agent's format at
+	# notice; the agent's stdout is not logged.
+	with open(h.bin, "rb") as f:
+		real = f.read()
+	os.unlink(h.bin)
+	with open(h.bin, "w") as f:
+		f.write("#!/bin/sh\nfor a; do case $a in --check-config) exit 0 ;; --print-config) exit 1 ;; esac; done\n"
+			"echo '2026-12-01T10:00:00.000Z esxwatch['$$']: warning: disk 1 is hot' >&2\n"
+			"echo '2026-12-01T10:00:00.000Z esxwatch['$$']: error: no route' >&2\n"
+			"echo 'Segmentation fault in libfoo' >&2\n"
+			"echo '{\"text\": \"an event\"}'\n"
+			"exec sleep 60\n")
+	os.chmod(h.bin, 0o755)
+	try:
+		h.clear_calls()
+		rc, out = h.init("start")
+		harness.eq(rc, 0, "start of the stand-in agent (output %s)" % out.strip())
+		harness.wait_for(lambda: len(logged(h, "-t esxwatch", "Segmentation")) == 1, 15, what="relayed lines")
+		harness.eq(logged(h, "disk 1 is hot"), ["logger -t esxwatch -p daemon.warning warning: disk 1 is hot"],
+			   "warning line")
+		harness.eq(logged(h, "no route"), ["logger -t esxwatch -p daemon.err error: no route"], "error line")
+		harness.eq(logged(h, "Segmentation"), ["logger -t esxwatch -p daemon.notice Segmentation fault in libfoo"],
+			   "foreign line")
+		harness.eq(logged(h, "an event"), [], "stdout in syslog")
+	finally:
+		h.init("stop")
+		os.unlink(h.bin)
+		with open(h.bin, "wb") as f:
+			f.write(real)
+		os.chmod(h.bin, 0o755)
+
+
+def effective_key(h, conf, block, key):
+	p = subprocess.run([h.bin, "--print-config", "-c", conf], capture_output=True, text=True, timeout=30)
+	harness.eq(p.returncode, 0, "--print-config (%s)" % p.stderr.strip())
+	inblock = False
+	for line in p.stdout.splitlines():
+		if not line.startswith(" "):
+			inblock = line.startswith(block + ":")
+			continue
+		if inblock and line.startswith("  ") and not line.startswith("   ") and ":" in line and \
+		    line.split(":", 1)[0].strip().strip('"') == key:
+			return line.split(":", 1)[1].split("#")[0].strip().strip('"')
+	return None
+
+
+def self_signed(d):
+	key, crt = os.path.join(d, "ca.key"), os.path.join(d, "ca.pem")
+	subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt,
+			"-days", "2", "-subj", "/CN=li.example.com"], check=True, capture_output=True, timeout=120)
+	return read(crt)
+
+
+@with_host
+def test_trust_ca_transport_tags_settings(h):
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start install (output %s)" % out.strip())
+	for name, want in NEW_UV.items():
+		harness.eq(h.uservar(name), want, "/UserVars/%s default" % name)
+	sink, port = tcp_sink()
+	h.uservar("EsxwatchServerHostname", "127.0.0.1")
+	h.uservar("EsxwatchServerProto", "syslog")
+	h.uservar("EsxwatchServerPort", str(port))
+	h.uservar("EsxwatchServerSsl", "0")
+	h.uservar("EsxwatchServerTransport", "udp")
+	h.uservar("EsxwatchTags", "site=lab1, rack = r12,bad key=x,ok=a;b")
+	# The PEM text on one line, as the Host Client keeps it.
+	pem = self_signed(h.root)
+	h.uservar("EsxwatchServerCa", " ".join(pem.split("\n")))
+	h.clear_calls()
+	rc, out = h.init("restart")
+	harness.eq(rc, 0, "restart (output %s)" % out.strip())
+	eff = effective(h)
+	ca_file = os.path.join(h.root, "scratch/esxwatch/server-ca.pem")
+	harness.eq((eff["transport"], eff["ssl_ca_path"]), ("udp", ca_file), "transport and ssl_ca_path")
+	harness.eq(read(ca_file), pem, "the CA written from the PEM text")
+	harness.eq(os.stat(ca_file).st_mode & 0o777, 0o600, "CA file mode")
+	text = read(h.conf)
+	for want in ('  site: "lab1"  # from /UserVars', '  rack: "r12"  # from /UserVars'):
+		if want not in text:
+			harness.fail("tags not written (%r):\n%s" % (want, text))
+	harness.eq(effective_key(h, h.conf, "tags", "site"), "lab1", "tags.site")
+	for bad in ("bad key=x", "ok=a;b"):
+		if not logged(h, "-p daemon.warning", "ignoring tag '%s'" % bad):
+			harness.fail("refused tag %r not logged: %s" % (bad, h.lines("logger.log")))
+	if "bad" in text or "a;b" in text:
+		harness.fail("a refused tag was written:\n" + text)
+	# A CA path under /scratch is used as it is; one elsewhere is refused.
+	os.makedirs(os.path.join(h.root, "scratch/certs"))
+	with open(os.path.join(h.root, "scratch/certs/li.pem"), "w") as f:
+		f.write(pem)
+	h.uservar("EsxwatchServerCa", "/scratch/certs/li.pem")
+	rc, _ = h.init("reload")
+	harness.eq(rc, 0, "reload with a CA path")
+	harness.eq(effective(h)["ssl_ca_path"], os.path.join(h.root, "scratch/certs/li.pem"), "ssl_ca_path from a path")
+	h.uservar("EsxwatchServerCa", "/etc/ssl/evil.pem")
+	rc, _ = h.init("reload")
+	harness.eq(rc, 0, "reload with a refused CA path")
+	harness.eq(effective(h)["ssl_ca_path"], "", "ssl_ca_path after a refused path")
+	if not logged(h, "ignoring /UserVars/EsxwatchServerCa"):
+		harness.fail("refused CA path not logged")
+	# trust: written as the key the agent reads.  (The file is checked
+	# before use: while the agent lacks the key the restart is refused and
+	# the text is in the .rejected file.)
+	h.uservar("EsxwatchServerTrust", "first_use")
+	rc, _ = h.init("restart")
+	text = read(h.conf if rc == 0 else h.conf + ".rejected")
+	if "  trust: first_use  # from /UserVars\n" not in text:
+		harness.fail("trust: first_use not written (restart rc %d):\n%s" % (rc, text))
+	h.uservar("EsxwatchServerTrust", "verify")
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart with trust verify")
+	if "trust:" in read(h.conf):
+		harness.fail("trust: line left for verify (the agent's default):\n" + read(h.conf))
+	# Cleared: the lines written from the settings go, hand edits stay.
+	h.uservar("EsxwatchTags", "")
+	h.uservar("EsxwatchServerHostname", "")
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart after clearing")
+	text = read(h.conf)
+	for gone in ("site:", "rack:", "transport:", "ssl_ca_path:", "# from /UserVars"):
+		if gone in text:
+			harness.fail("%r left after clearing the settings:\n%s" % (gone, text))
+	rc, _ = h.init("stop", "remove")
+	for name in NEW_UV:
+		harness.eq(h.uservar(name), None, "/UserVars/%s after remove" % name)
+	sink.close()
+
+
+@with_host
+def test_no_destination_is_logged(h):
+	# Empty hostname: the host is not silently unmonitored.
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start install (output %s)" % out.strip())
+	harness.eq(effective(h)["hostname"], "", "hostname")
+	if not logged(h, "-p daemon.warning", "no destination configured", "EsxwatchServerHostname"):
+		harness.fail("no destination not logged: %s" % h.lines("logger.log"))
+	if "no destination configured" not in out:
+		harness.fail("no destination not on the script's output: %s" % out)
+	# A host name with a port, or a URL: refused, said why, no server.
+	for bad, why in (("li.example.com:9000", "set the port in /UserVars/EsxwatchServerPort"),
+			 ("https://li.example.com", "not a host name or address")):
+		h.uservar("EsxwatchServerHostname", bad)
+		h.clear_calls()
+		rc, _ = h.init("restart")
+		harness.eq(rc, 0, "restart with hostname %r" % bad)
+		harness.eq(effective(h)["hostname"], "", "hostname after %r" % bad)
+		if not logged(h, "ignoring /UserVars/EsxwatchServerHostname", why):
+			harness.fail("%r: refusal not logged: %s" % (bad, h.lines("logger.log")))
+		if not logged(h, "no destination configured"):
+			harness.fail("%r: no destination not logged: %s" % (bad, h.lines("logger.log")))
+	# A server set by hand in the file is a destination: no warning.
+	text = read(h.conf).replace('  hostname: ""', '  hostname: "127.0.0.1"')
+	with open(h.conf, "w") as f:
+		f.write(text)
+	h.uservar("EsxwatchServerHostname", "")
+	h.clear_calls()
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart with a hand-set server")
+	harness.eq(logged(h, "no destination"), [], "no-destination warning with a server")
 
 
 harness.main(globals())

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 import xml.etree.ElementTree as ET
 
@@ -52,6 +53,7 @@ def build(d, **kw):
 	"""Run the builder's CLI into d; returns (vib path, bundle path)."""
 	env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
 	p = subprocess.run([sys.executable, MKVIB, "--bin", harness.BIN, "--version", "0.1.0", "--out", d]
+			   + (["--allow-dynamic"] if mkvib.elf_interp(read(harness.BIN)) else [])
 			   + kw.get("extra", []), capture_output=True, text=True, timeout=120, env=env)
 	harness.eq(p.returncode, 0, "mkvib exit status (%s)" % p.stderr.strip())
 	return os.path.join(d, "esxwatch-0.1.0.vib"), os.path.join(d, "esxwatch-0.1.0-offline-bundle.zip")
@@ -92,16 +94,78 @@ def expect_only(d, name, data, rules):
 			harness.fail("failure line does not name the file: %r" % line)
 
 
+def read(path):
+	with open(path, "rb") as f:
+		return f.read()
+
+
+def make_vib(*args):
+	p = subprocess.run(["make", "-s", "-C", harness.TOP, "vib"] + list(args), capture_output=True, text=True,
+			   timeout=300)
+	return p.returncode, p.stdout + p.stderr
+
+
 def test_make_vib(tmpdir):
 	# The Makefile target on the real tree: builds and verifies both files.
-	p = subprocess.run(["make", "-s", "-C", harness.TOP, "vib"], capture_output=True, text=True, timeout=300)
-	harness.eq(p.returncode, 0, "make vib (%s)" % (p.stdout + p.stderr).strip()[-2000:])
+	# The static ESXi build when it is there (make esxi), else the glibc
+	# build, which make vib packages only when told it is a test.
 	vib = os.path.join(harness.TOP, "build", "esxwatch-0.1.0.vib")
 	bundle = os.path.join(harness.TOP, "build", "esxwatch-0.1.0-offline-bundle.zip")
+	static = os.path.join(harness.TOP, "build", "esxi", "esxwatch")
+	if os.path.isfile(static):
+		harness.eq(mkvib.elf_interp(read(static)), False, "build/esxi/esxwatch is static")
+		rc, out = make_vib()
+	else:
+		print("note: no build/esxi/esxwatch (make esxi); packaging the glibc build as a test")
+		rc, out = make_vib("VIB_BIN=" + harness.BIN, "VIB_ALLOW_DYNAMIC=1")
+	harness.eq(rc, 0, "make vib (%s)" % out.strip()[-2000:])
 	rc, out = verify(vib, bundle)
 	harness.eq(rc, 0, "verify-vib on make vib's output (%s)" % out)
 	if "OK" not in out:
 		harness.fail("verify-vib printed no OK line: %s" % out)
+	with tarfile.open(fileobj=io.BytesIO(gzip.decompress(parse_ar(read(vib))[2][2]))) as t:
+		packaged = t.extractfile("opt/esxwatch/bin/esxwatch").read()
+	harness.eq(packaged, read(static if os.path.isfile(static) else harness.BIN), "the binary make vib packaged")
+
+
+def test_make_vib_refuses_a_dynamic_binary(tmpdir):
+	# A glibc build in a VIB fails on ESXi as "invalid configuration" (no
+	# libcurl/libyaml there): make vib must refuse it, and write nothing.
+	# The glibc build: the binary under test, or build/esxwatch when the
+	# suite runs with ESXWATCH_BIN pointing at the static build.
+	dyn = harness.BIN if mkvib.elf_interp(read(harness.BIN)) else os.path.join(harness.TOP, "build", "esxwatch")
+	harness.eq(mkvib.elf_interp(read(dyn)), True, "%s is dynamically linked" % dyn)
+	out_dir = os.path.join(tmpdir, "out")
+	env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
+	p = subprocess.run([sys.executable, MKVIB, "--bin", dyn, "--version", "0.1.0", "--out", out_dir],
+			   capture_output=True, text=True, timeout=120, env=env)
+	harness.eq(p.returncode, 1, "mkvib on a dynamic binary (%s)" % p.stderr.strip())
+	if "dynamically linked" not in p.stderr or "VIB_ALLOW_DYNAMIC=1" not in p.stderr:
+		harness.fail("unclear refusal: %r" % p.stderr)
+	if os.path.exists(out_dir) and os.listdir(out_dir):
+		harness.fail("files written anyway: %s" % os.listdir(out_dir))
+	vib = os.path.join(harness.TOP, "build", "esxwatch-0.1.0.vib")
+	before = os.stat(vib).st_mtime_ns if os.path.exists(vib) else None
+	rc, out = make_vib("VIB_BIN=" + dyn)
+	harness.eq(rc != 0, True, "make vib with a dynamic VIB_BIN exit status (%s)" % out.strip()[-500:])
+	if "dynamically linked" not in out:
+		harness.fail("make vib's refusal does not say why: %s" % out.strip()[-500:])
+	harness.eq(os.stat(vib).st_mtime_ns if os.path.exists(vib) else None, before, "build/esxwatch-0.1.0.vib touched")
+	# The static-binary case of the same check: a copy of the binary with its
+	# PT_INTERP header turned into PT_NULL is accepted without the override.
+	data = bytearray(read(dyn))
+	phoff = int.from_bytes(data[32:40], "little")
+	size, num = int.from_bytes(data[54:56], "little"), int.from_bytes(data[56:58], "little")
+	for i in range(num):
+		o = phoff + i * size
+		if int.from_bytes(data[o:o + 4], "little") == 3:
+			data[o:o + 4] = b"\0\0\0\0"
+	fake = os.path.join(tmpdir, "esxwatch-static")
+	with open(fake, "wb") as f:
+		f.write(data)
+	p = subprocess.run([sys.executable, MKVIB, "--bin", fake, "--version", "0.1.0", "--out", out_dir],
+			   capture_output=True, text=True, timeout=120, env=env)
+	harness.eq(p.returncode, 0, "mkvib on a binary without PT_INTERP (%s)" % p.stderr.strip())
 
 
 def test_vib_layout(tmpdir):
@@ -131,6 +195,9 @@ def test_vib_layout(tmpdir):
 			  ("live-install-allowed", "true"), ("live-remove-allowed", "true"),
 			  ("stateless-ready", "true"), ("overlay", "false")):
 		harness.eq(desc.findtext(tag), want, "<%s>" % tag)
+	# The licence is named where esxcli software vib get shows it.
+	if "Licence: Apache-2.0" not in desc.findtext("description"):
+		harness.fail("<description> does not name Apache-2.0: %r" % desc.findtext("description"))
 	if len(desc.findtext("summary")) > 80:
 		harness.fail("summary longer than 80")
 	harness.eq([c.tag for c in desc.find("relationships")],
@@ -149,7 +216,7 @@ def test_vib_layout(tmpdir):
 	harness.eq([f.text for f in desc.findall("file-list/file")],
 		   ["etc/init.d/esxwatch", "etc/vmware/firewall/esxwatch.xml", "etc/vmware/service/esxwatch.xml",
 		    "opt/esxwatch/bin/esxwatch", "opt/esxwatch/etc/agent.yaml",
-		    "opt/esxwatch/share/rules/esxi.yaml",
+		    "opt/esxwatch/share/LICENSE", "opt/esxwatch/share/rules/esxi.yaml",
 		    "usr/lib/vmware/hostd/extensions/esxwatch/locale/en/option.vmsg"], "file-list")
 	# The payload carries the real binary and rules, unchanged.
 	import tarfile
@@ -159,6 +226,8 @@ def test_vib_layout(tmpdir):
 			harness.eq(t.extractfile("opt/esxwatch/bin/esxwatch").read(), f.read(), "packaged binary")
 		with open(RULES, "rb") as f:
 			harness.eq(t.extractfile("opt/esxwatch/share/rules/esxi.yaml").read(), f.read(), "packaged rules")
+		with open(os.path.join(harness.TOP, "LICENSE"), "rb") as f:
+			harness.eq(t.extractfile("opt/esxwatch/share/LICENSE").read(), f.read(), "packaged LICENSE")
 		for m in t.getmembers():
 			harness.eq((m.uid, m.gid, m.uname, m.gname, m.mtime), (0, 0, "root", "root", EPOCH), m.name)
 		harness.eq(t.getmember("opt/esxwatch/bin/esxwatch").mode, 0o755, "binary mode")
@@ -268,6 +337,16 @@ def test_broken_vibs_fail_naming_the_rule(tmpdir):
 	mode, data = files[mkvib.OPTION_VMSG]
 	files[mkvib.OPTION_VMSG] = (mode, re.sub(rb"(?m)^.*EsxwatchServerPort\.label.*\n", b"", data))
 	expect_only(tmpdir, "vmsg.vib", assemble(files=files), ["option-vmsg"])
+	# Every setting the init script creates has its label and summary, the
+	# second round's too.
+	init = mkvib.payload_files(harness.BIN, RULES)["etc/init.d/esxwatch"][1]
+	for name in ("EsxwatchServerTrust", "EsxwatchServerCa", "EsxwatchServerTransport", "EsxwatchTags"):
+		if ("=%s\n" % name).encode() not in init:
+			harness.fail("the init script does not define /UserVars/%s" % name)
+		files = mkvib.payload_files(harness.BIN, RULES)
+		mode, data = files[mkvib.OPTION_VMSG]
+		files[mkvib.OPTION_VMSG] = (mode, re.sub(rb"(?m)^.*\." + name.encode() + rb"\.summary.*\n", b"", data))
+		expect_only(tmpdir, "vmsg-%s.vib" % name, assemble(files=files), ["option-vmsg"])
 
 	def bad_sum(desc):
 		m = re.search(rb'<checksum checksum-type="sha-256">([0-9a-f]{64})</checksum>', desc)
@@ -288,6 +367,11 @@ def test_broken_vibs_fail_naming_the_rule(tmpdir):
 		["descriptor-element-order"])
 	expect_only(tmpdir, "date.vib", assemble(desc_edit=lambda d: re.sub(
 		rb"<release-date>[^<]*<", b"<release-date>2025-01-01 00:00:00<", d)), ["descriptor-release-date"])
+	expect_only(tmpdir, "nolicence.vib", assemble(desc_edit=lambda d: d.replace(b"Apache-2.0", b"MIT")),
+		    ["licence"])
+	files = mkvib.payload_files(harness.BIN, RULES)
+	files["opt/esxwatch/share/LICENSE"] = (0o644, b"All rights reserved.\n")
+	expect_only(tmpdir, "licencetext.vib", assemble(files=files), ["licence"])
 	expect_only(tmpdir, "cimom.vib", assemble(desc_edit=lambda d: d.replace(
 		b"<cimom-restart>false<", b"<cimom-restart>true<")), ["descriptor-cimom-restart"])
 	# GNU ar's own headers ("name/", mode 644) are not what VIB Author writes.
