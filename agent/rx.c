@@ -19,7 +19,11 @@ struct rx {
 	size_t		 name_entry;	/* bytes per name table entry */
 	PCRE2_SPTR	 name_table;
 	bool		 jit;
+	char		**longname;	/* names over PCRE2's 32: "_rxlN" -> name */
+	size_t		 nlong;
 };
+
+#define RX_PCRE2_NAME_MAX	32
 
 static pthread_once_t		 rx_once = PTHREAD_ONCE_INIT;
 static pthread_key_t		 rx_md_key;
@@ -134,6 +138,96 @@ rx_info(struct rx *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* A group name starting at p (after "(?<" or "(?P<"): its length, or 0. */
+static size_t
+name_len(const char *p)
+{
+	size_t n = 0;
+
+	if (!((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z') ||
+	    p[0] == '_'))
+		return 0;
+	while ((p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= 'a' && p[n] <= 'z') ||
+	    (p[n] >= '0' && p[n] <= '9') || p[n] == '_')
+		n++;
+	return p[n] == '>' ? n : 0;
+}
+
+/*
+ * PCRE2 limits a group name to 32 bytes; liagent's engine does not, and
+ * VMware's content packs use longer ones.  Give each such group a short
+ * name "_rxlN" and remember the real one.  Returns the pattern to compile
+ * (pattern itself when nothing changed) or NULL when out of memory.
+ */
+static char *
+long_names(struct rx *r, const char *pattern)
+{
+	size_t len = strlen(pattern), i, o = 0, n;
+	char *out = NULL, **nv;
+	bool inclass = false;
+
+	for (i = 0; i < len; i++) {
+		const char *q = pattern + i;
+
+		if (*q == '\\' && q[1] != '\0') {
+			i++;
+			continue;
+		}
+		if (inclass) {
+			if (*q == ']')
+				inclass = false;
+			continue;
+		}
+		if (*q == '[') {
+			inclass = true;
+			if (q[1] == '^')
+				i++;
+			if (pattern[i + 1] == ']')
+				i++;
+			continue;
+		}
+		if (strncmp(q, "(?<", 3) == 0)
+			n = name_len(q + 3), q += 3;
+		else if (strncmp(q, "(?P<", 4) == 0)
+			n = name_len(q + 4), q += 4;
+		else
+			continue;
+		if (n <= RX_PCRE2_NAME_MAX)
+			continue;
+		if (out == NULL) {
+			out = malloc(len + 1);
+			if (out == NULL)
+				return NULL;
+			memcpy(out, pattern, len + 1);
+			o = 0;
+		}
+		nv = realloc(r->longname, (r->nlong + 1) * sizeof(*nv));
+		if (nv == NULL)
+			goto nomem;
+		r->longname = nv;
+		r->longname[r->nlong] = strndup(q, n);
+		if (r->longname[r->nlong] == NULL)
+			goto nomem;
+		{
+			/* the name's place is at q..q+n in pattern: rewrite out */
+			size_t at = (size_t)(q - pattern) - o, keep;
+			char shortn[16];
+			int sl = snprintf(shortn, sizeof(shortn), "_rxl%zu", r->nlong);
+
+			keep = strlen(out + at + n);
+			memcpy(out + at, shortn, (size_t)sl);
+			memmove(out + at + sl, out + at + n, keep + 1);
+			o += n - (size_t)sl;
+		}
+		r->nlong++;
+		i = (size_t)(q - pattern) + n;
+	}
+	return out != NULL ? out : (char *)pattern;
+nomem:
+	free(out);
+	return NULL;
+}
+
 struct rx *
 rx_compile(const char *pattern, unsigned flags, char *err, size_t errlen,
     size_t *erroff)
@@ -163,8 +257,16 @@ rx_compile(const char *pattern, unsigned flags, char *err, size_t errlen,
 	r->pattern = strdup(pattern);
 	if (r->pattern == NULL)
 		goto nomem;
-	r->code = pcre2_compile((PCRE2_SPTR)pattern, len, opts, &code, &off,
-	    NULL);
+	{
+		char *use = long_names(r, pattern);
+
+		if (use == NULL)
+			goto nomem;
+		r->code = pcre2_compile((PCRE2_SPTR)use, strlen(use), opts, &code,
+		    &off, NULL);
+		if (use != pattern)
+			free(use);
+	}
 	if (r->code == NULL) {
 		rx_errmsg(code, err, errlen);
 		if (erroff != NULL)
@@ -192,6 +294,9 @@ rx_free(struct rx *r)
 	if (r == NULL)
 		return;
 	pcre2_code_free(r->code);
+	for (size_t i = 0; i < r->nlong; i++)
+		free(r->longname[i]);
+	free(r->longname);
 	free(r->pattern);
 	free(r);
 }
@@ -272,6 +377,12 @@ rx_name_at(const struct rx *r, size_t i, size_t *group)
 	e = r->name_table + i * r->name_entry;
 	if (group != NULL)
 		*group = ((size_t)e[0] << 8) | e[1];
+	if (r->nlong > 0 && strncmp((const char *)e + 2, "_rxl", 4) == 0) {
+		size_t k = (size_t)strtoul((const char *)e + 6, NULL, 10);
+
+		if (k < r->nlong)
+			return r->longname[k];
+	}
 	return (const char *)(e + 2);
 }
 

@@ -2,6 +2,7 @@
  * parsers: liagent's agent parsers (see parsers.h).
  */
 #include <ctype.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,23 @@ struct clf_tok {
 	bool	 rest;		/* %M */
 };
 
+/*
+ * field_decoder entries: {"field":"parser"} runs parser on field's value;
+ * the conditional form {"field":{"other":{"glob":"parser"}}} runs it only
+ * when field other's value matches glob (fnmatch), as VMware's MongoDB
+ * content pack writes it.
+ */
 struct decoder {
 	char			*field;
+	char			*cond_field;	/* NULL = always */
+	char			*cond_glob;
 	char			*pname;
 	const struct parser	*p;
+};
+
+struct rename {
+	char	*from;
+	char	*to;
 };
 
 struct parser {
@@ -49,7 +63,8 @@ struct parser {
 	char			*fields[P_MAX_FIELDS];
 	size_t			 nfields;
 	bool			 all_fields;
-	char			 delim;
+	char			 delim[16];	/* csv: the column separator */
+	size_t			 delim_len;
 	char			*tfmt;		/* timestamp parser */
 	struct rx		*re;
 	bool			 extract_sd;
@@ -60,6 +75,8 @@ struct parser {
 	size_t			 ndec;
 	char			*excl[P_MAX_FIELDS];
 	size_t			 nexcl;
+	struct rename		 ren[P_MAX_FIELDS];
+	size_t			 nren;
 };
 
 struct parsers {
@@ -102,7 +119,13 @@ parser_free(struct parser *p)
 		free(p->fields[i]);
 	for (i = 0; i < p->ndec; i++) {
 		free(p->dec[i].field);
+		free(p->dec[i].cond_field);
+		free(p->dec[i].cond_glob);
 		free(p->dec[i].pname);
+	}
+	for (i = 0; i < p->nren; i++) {
+		free(p->ren[i].from);
+		free(p->ren[i].to);
 	}
 	for (i = 0; i < p->nexcl; i++)
 		free(p->excl[i]);
@@ -318,46 +341,192 @@ split_names(const char *list, char sep, char **out,
 	return 0;
 }
 
-/* field_decoder={"field":"parser", ...} */
-static int
-decoders_parse(struct parser *p, const char *s, char *err, size_t errlen)
-{
-	char k[P_NAME_MAX], v[P_NAME_MAX];
-	const char *q;
-	size_t l;
-	int which = 0;
+/*
+ * A small reader for the JSON-like maps of field_decoder and field_rename:
+ * objects of "key": "string" or "key": {object}, nothing else.
+ */
+struct jr {
+	const char	*s;
+	char		*err;
+	size_t		 errlen;
+	const char	*what;
+};
 
-	for (; *s != '\0'; s++) {
-		if (*s != '"')
-			continue;
-		q = strchr(s + 1, '"');
-		if (q == NULL)
-			break;
-		l = (size_t)(q - s - 1);
-		if (l == 0 || l >= P_NAME_MAX) {
-			snprintf(err, errlen, "field_decoder: bad name");
-			return -1;
-		}
-		memcpy(which == 0 ? k : v, s + 1, l);
-		(which == 0 ? k : v)[l] = '\0';
-		s = q;
-		if (which++ == 0)
-			continue;
-		which = 0;
-		if (p->ndec >= P_MAX_DECODERS) {
-			snprintf(err, errlen, "field_decoder: more than %d fields",
-			    P_MAX_DECODERS);
-			return -1;
-		}
-		p->dec[p->ndec].field = strdup(k);
-		p->dec[p->ndec].pname = strdup(v);
-		if (p->dec[p->ndec].field == NULL || p->dec[p->ndec].pname == NULL)
-			return -1;
-		p->ndec++;
+static void
+jr_ws(struct jr *j)
+{
+	while (isspace((unsigned char)*j->s))
+		j->s++;
+}
+
+static int
+jr_fail(struct jr *j, const char *msg)
+{
+	snprintf(j->err, j->errlen, "%s: %s", j->what, msg);
+	return -1;
+}
+
+static char *
+jr_str(struct jr *j)
+{
+	char buf[512];
+	size_t o = 0;
+
+	jr_ws(j);
+	if (*j->s != '"') {
+		jr_fail(j, "expected a \"string\"");
+		return NULL;
 	}
-	if (which != 0 || p->ndec == 0) {
-		snprintf(err, errlen, "field_decoder: expected {\"field\":\"parser\", ...}");
+	for (j->s++; *j->s != '"'; j->s++) {
+		if (*j->s == '\0') {
+			jr_fail(j, "a string without its closing '\"'");
+			return NULL;
+		}
+		if (*j->s == '\\' && j->s[1] != '\0')
+			j->s++;
+		if (o + 1 < sizeof(buf))
+			buf[o++] = *j->s;
+	}
+	j->s++;
+	return dupn(buf, o);
+}
+
+typedef int (*jr_fn)(struct jr *, void *arg, const char *key, int depth);
+
+/* {"key": value, ...}; fn reads each value. */
+static int
+jr_object(struct jr *j, jr_fn fn, void *arg, int depth)
+{
+	char *k;
+	int rc;
+
+	jr_ws(j);
+	if (*j->s != '{')
+		return jr_fail(j, "expected '{'");
+	j->s++;
+	jr_ws(j);
+	if (*j->s == '}') {
+		j->s++;
+		return 0;
+	}
+	for (;;) {
+		k = jr_str(j);
+		if (k == NULL)
+			return -1;
+		jr_ws(j);
+		if (*j->s != ':') {
+			free(k);
+			return jr_fail(j, "expected ':'");
+		}
+		j->s++;
+		rc = fn(j, arg, k, depth);
+		free(k);
+		if (rc < 0)
+			return -1;
+		jr_ws(j);
+		if (*j->s == ',') {
+			j->s++;
+			continue;
+		}
+		if (*j->s == '}') {
+			j->s++;
+			return 0;
+		}
+		return jr_fail(j, "expected ',' or '}'");
+	}
+}
+
+struct dec_build {
+	struct parser	*p;
+	const char	*field;
+	const char	*cond;
+};
+
+static int
+dec_add(struct jr *j, struct parser *p, const char *field, const char *cond,
+    const char *glob, char *pname)
+{
+	struct decoder *d;
+
+	if (p->ndec >= P_MAX_DECODERS) {
+		free(pname);
+		return jr_fail(j, "too many entries");
+	}
+	d = &p->dec[p->ndec++];
+	d->field = strdup(field);
+	d->cond_field = cond != NULL ? strdup(cond) : NULL;
+	d->cond_glob = glob != NULL ? strdup(glob) : NULL;
+	d->pname = pname;
+	return d->field == NULL ? -1 : 0;
+}
+
+static int
+dec_value(struct jr *j, void *arg, const char *key, int depth)
+{
+	struct dec_build *b = arg, sub;
+	char *v;
+
+	jr_ws(j);
+	if (*j->s == '{') {
+		if (depth >= 2)
+			return jr_fail(j, "nested too deeply");
+		sub = *b;
+		if (depth == 0)
+			sub.field = key;
+		else
+			sub.cond = key;
+		return jr_object(j, dec_value, &sub, depth + 1);
+	}
+	v = jr_str(j);
+	if (v == NULL)
 		return -1;
+	if (depth == 0)
+		return dec_add(j, b->p, key, NULL, NULL, v);
+	if (depth == 2)
+		return dec_add(j, b->p, b->field, b->cond, key, v);
+	free(v);
+	return jr_fail(j, "expected {\"field\":{\"other_field\":{\"glob\":\"parser\"}}}");
+}
+
+static int
+ren_value(struct jr *j, void *arg, const char *key, int depth)
+{
+	struct parser *p = arg;
+	char *v;
+
+	(void)depth;
+	v = jr_str(j);
+	if (v == NULL)
+		return -1;
+	if (p->nren >= P_MAX_FIELDS) {
+		free(v);
+		return jr_fail(j, "too many entries");
+	}
+	p->ren[p->nren].from = strdup(key);
+	p->ren[p->nren++].to = v;
+	return 0;
+}
+
+static int
+maps_parse(struct parser *p, const struct parser_def *d, char *err,
+    size_t errlen)
+{
+	struct jr j = { NULL, err, errlen, NULL };
+	struct dec_build b = { p, NULL, NULL };
+
+	if (val(d->field_decoder) != NULL) {
+		j.s = d->field_decoder;
+		j.what = "field_decoder";
+		if (jr_object(&j, dec_value, &b, 0) < 0)
+			return -1;
+		if (p->ndec == 0)
+			return jr_fail(&j, "no entries");
+	}
+	if (val(d->field_rename) != NULL) {
+		j.s = d->field_rename;
+		j.what = "field_rename";
+		if (jr_object(&j, ren_value, p, 0) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -369,25 +538,53 @@ yes(const char *s)
 	    strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0);
 }
 
+/*
+ * delimiter= as liagent writes it: quoted ("," or ", ") or bare, with \t
+ * for a tab.  Default ",".
+ */
+static int
+delimiter_parse(struct parser *p, const char *dl, char *err, size_t errlen)
+{
+	size_t l, o = 0, i;
+
+	if (dl == NULL)
+		dl = ",";
+	l = strlen(dl);
+	if (l >= 2 && dl[0] == '"' && dl[l - 1] == '"') {
+		dl++;
+		l -= 2;
+	}
+	for (i = 0; i < l; i++) {
+		char ch = dl[i];
+
+		if (ch == '\\' && i + 1 < l) {
+			i++;
+			ch = dl[i] == 't' ? '\t' : dl[i];
+		}
+		if (o + 1 >= sizeof(p->delim)) {
+			snprintf(err, errlen, "delimiter: longer than %zu characters",
+			    sizeof(p->delim) - 1);
+			return -1;
+		}
+		p->delim[o++] = ch;
+	}
+	if (o == 0) {
+		snprintf(err, errlen, "delimiter: empty");
+		return -1;
+	}
+	p->delim[o] = '\0';
+	p->delim_len = o;
+	return 0;
+}
+
 static int
 parser_build(struct parser *p, const struct parser_def *d, char *err,
     size_t errlen)
 {
 	const char *fmt = val(d->format), *fl = val(d->fields);
 
-	p->delim = ',';
-	if (val(d->delimiter) != NULL) {
-		const char *dl = d->delimiter;
-
-		if (strcmp(dl, "\\t") == 0 || strcmp(dl, "tab") == 0)
-			p->delim = '\t';
-		else if (strlen(dl) == 1)
-			p->delim = dl[0];
-		else {
-			snprintf(err, errlen, "delimiter: one character expected, got '%s'", dl);
-			return -1;
-		}
-	}
+	if (delimiter_parse(p, val(d->delimiter), err, errlen) < 0)
+		return -1;
 	p->extract_sd = yes(d->extract_sd);
 	p->debug = yes(d->debug);
 	if (fl != NULL && strcmp(fl, "*") == 0)
@@ -403,8 +600,7 @@ parser_build(struct parser *p, const struct parser_def *d, char *err,
 		if (p->next_name == NULL)
 			return -1;
 	}
-	if (val(d->field_decoder) != NULL &&
-	    decoders_parse(p, d->field_decoder, err, errlen) < 0)
+	if (maps_parse(p, d, err, errlen) < 0)
 		return -1;
 	switch (p->base) {
 	case P_CLF:
@@ -728,7 +924,8 @@ apply_csv(struct pctx *c, const struct parser *p, const char *s, size_t len)
 				i++;
 				continue;
 			}
-			if (!q && s[i] == p->delim)
+			if (!q && len - i >= p->delim_len &&
+			    memcmp(s + i, p->delim, p->delim_len) == 0)
 				break;
 			if (vl < sizeof(v))
 				v[vl++] = s[i];
@@ -737,7 +934,7 @@ apply_csv(struct pctx *c, const struct parser *p, const char *s, size_t len)
 		if (p->fields[col][0] != '\0' && vl > 0)
 			put(c, p->fields[col], strlen(p->fields[col]), v, vl);
 		col++;
-		i++;	/* the delimiter */
+		i += p->delim_len;	/* the delimiter */
 	}
 }
 
@@ -806,68 +1003,96 @@ apply_kvp(struct pctx *c, const struct parser *p, const char *s, size_t len)
 static void apply_one(struct pctx *, const struct parser *, const char *,
     size_t, int);
 
+/* Skip a JSON array (or any bracketed value) at s[*i]. */
 static void
-apply_json(struct pctx *c, const struct parser *p, const char *s, size_t len)
+json_skip(const char *s, size_t len, size_t *i)
 {
-	char k[P_NAME_MAX], v[P_VALUE_MAX];
-	size_t i = 0, kl, vl;
-	int depth;
+	int depth = 0;
 
-	while (i < len && isspace((unsigned char)s[i]))
-		i++;
-	if (i >= len || s[i] != '{')
-		return;
-	i++;
-	while (i < len) {
-		while (i < len && (isspace((unsigned char)s[i]) || s[i] == ','))
-			i++;
-		if (i >= len || s[i] != '"')
+	for (; *i < len; (*i)++) {
+		if (s[*i] == '"') {
+			for ((*i)++; *i < len && s[*i] != '"'; (*i)++)
+				if (s[*i] == '\\')
+					(*i)++;
+		} else if (s[*i] == '{' || s[*i] == '[') {
+			depth++;
+		} else if ((s[*i] == '}' || s[*i] == ']') && --depth == 0) {
+			(*i)++;
 			return;
-		kl = kv_token(s, len, &i, k, sizeof(k), true);
-		while (i < len && isspace((unsigned char)s[i]))
-			i++;
-		if (i >= len || s[i] != ':')
+		}
+	}
+}
+
+/*
+ * The members of the object at s[*i]; a nested object's members are
+ * flattened as parent_child (liagent's json parser does the same:
+ * {"attr":{"command":{"$db":..}}} gives attr_command__db).
+ */
+static void
+json_obj(struct pctx *c, const struct parser *p, const char *s, size_t len,
+    size_t *i, const char *prefix, int depth)
+{
+	char k[P_NAME_MAX], v[P_VALUE_MAX], name[P_NAME_MAX * 2];
+	size_t kl, vl;
+
+	(*i)++;
+	while (*i < len) {
+		while (*i < len && (isspace((unsigned char)s[*i]) || s[*i] == ','))
+			(*i)++;
+		if (*i >= len || s[*i] == '}') {
+			(*i)++;
 			return;
-		i++;
-		while (i < len && isspace((unsigned char)s[i]))
-			i++;
-		if (i < len && (s[i] == '{' || s[i] == '[')) {
-			/* nested: not a flat field; skip it */
-			depth = 0;
-			for (; i < len; i++) {
-				if (s[i] == '"') {
-					for (i++; i < len && s[i] != '"'; i++)
-						if (s[i] == '\\')
-							i++;
-				} else if (s[i] == '{' || s[i] == '[')
-					depth++;
-				else if ((s[i] == '}' || s[i] == ']') && --depth == 0) {
-					i++;
-					break;
-				}
-			}
+		}
+		if (s[*i] != '"')
+			return;
+		kl = kv_token(s, len, i, k, sizeof(k) - 1, true);
+		k[kl < sizeof(k) ? kl : sizeof(k) - 1] = '\0';
+		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "_" : "", k);
+		while (*i < len && isspace((unsigned char)s[*i]))
+			(*i)++;
+		if (*i >= len || s[*i] != ':')
+			return;
+		(*i)++;
+		while (*i < len && isspace((unsigned char)s[*i]))
+			(*i)++;
+		if (*i < len && s[*i] == '{') {
+			if (depth < P_MAX_DEPTH)
+				json_obj(c, p, s, len, i, name, depth + 1);
+			else
+				json_skip(s, len, i);
 			continue;
 		}
-		if (i < len && s[i] == '"') {
-			vl = kv_token(s, len, &i, v, sizeof(v), false);
+		if (*i < len && s[*i] == '[') {
+			json_skip(s, len, i);
+			continue;
+		}
+		if (*i < len && s[*i] == '"') {
+			vl = kv_token(s, len, i, v, sizeof(v), false);
 		} else {
 			vl = 0;
-			while (i < len && s[i] != ',' && s[i] != '}' &&
-			    !isspace((unsigned char)s[i])) {
+			while (*i < len && s[*i] != ',' && s[*i] != '}' &&
+			    !isspace((unsigned char)s[*i])) {
 				if (vl < sizeof(v))
-					v[vl++] = s[i];
-				i++;
+					v[vl++] = s[*i];
+				(*i)++;
 			}
 			if (vl == 4 && memcmp(v, "null", 4) == 0)
 				continue;
 		}
-		if (kl < sizeof(k) && wanted(p, k, kl))
-			put(c, k, kl, v, vl);
-		while (i < len && isspace((unsigned char)s[i]))
-			i++;
-		if (i < len && s[i] == '}')
-			return;
+		if (wanted(p, name, strlen(name)))
+			put(c, name, strlen(name), v, vl);
 	}
+}
+
+static void
+apply_json(struct pctx *c, const struct parser *p, const char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && isspace((unsigned char)s[i]))
+		i++;
+	if (i < len && s[i] == '{')
+		json_obj(c, p, s, len, &i, "", 0);
 }
 
 static void
@@ -1067,6 +1292,46 @@ apply_base(struct pctx *c, const struct parser *p, const char *s, size_t len)
 	}
 }
 
+static bool
+dec_applies(struct pctx *c, const struct decoder *d)
+{
+	char nm[P_NAME_MAX];
+	const char *v;
+
+	if (d->cond_field == NULL)
+		return true;
+	if (field_name_normalize(d->cond_field, nm, sizeof(nm)) < 0)
+		return false;
+	v = event_get(c->ev, nm);
+	return v != NULL && fnmatch(d->cond_glob, v, 0) == 0;
+}
+
+/* field_rename: move each parsed field to its new name. */
+static void
+renames(struct pctx *c, const struct parser *p)
+{
+	char from[P_NAME_MAX], to[P_NAME_MAX], *v;
+	const char *cur;
+	size_t i;
+
+	for (i = 0; i < p->nren; i++) {
+		if (field_name_normalize(p->ren[i].from, from, sizeof(from)) < 0 ||
+		    field_name_normalize(p->ren[i].to, to, sizeof(to)) < 0 ||
+		    strcmp(from, to) == 0 || strcmp(from, "hostname") == 0 ||
+		    strncmp(from, "esxwatch_", 9) == 0)
+			continue;
+		cur = event_get(c->ev, from);
+		if (cur == NULL || event_get(c->ev, to) != NULL)
+			continue;
+		v = strdup(cur);
+		if (v == NULL)
+			continue;
+		event_unset(c->ev, from);
+		event_set(c->ev, to, v);
+		free(v);
+	}
+}
+
 static void
 apply_one(struct pctx *c, const struct parser *p, const char *s, size_t len,
     int depth)
@@ -1084,7 +1349,7 @@ apply_one(struct pctx *c, const struct parser *p, const char *s, size_t len,
 		if (field_name_normalize(p->dec[i].field, nm, sizeof(nm)) < 0)
 			continue;
 		fv = event_get(c->ev, nm);
-		if (fv == NULL)
+		if (fv == NULL || !dec_applies(c, &p->dec[i]))
 			continue;
 		copy = strdup(fv);	/* the decoder may add fields */
 		if (copy == NULL)
@@ -1093,6 +1358,7 @@ apply_one(struct pctx *c, const struct parser *p, const char *s, size_t len,
 		free(copy);
 	}
 	apply_one(c, p->next, s, len, depth + 1);
+	renames(c, p);
 	for (i = 0; i < p->nexcl; i++) {
 		char nm[P_NAME_MAX];
 

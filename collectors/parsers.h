@@ -21,7 +21,9 @@
  *   json       fields=* or a list: the top-level scalar members
  *   auto       a leading timestamp, then json or kvp (fields=*)
  * Common keys: next_parser= runs another parser on the same text,
- * field_decoder={"field":"parser"} runs a parser on a field's value,
+ * field_decoder={"field":"parser"} runs a parser on a field's value (or
+ * {"field":{"other":{"glob":"parser"}}}: only when other matches glob),
+ * field_rename={"old":"new"} renames parsed fields,
  * exclude_fields=a;b removes fields, debug=yes logs what was parsed.
  *
  * Field names are normalised as tags are (event.h field_name_normalize);
@@ -45,6 +47,7 @@ struct parser_def {
 	const char	*fields;
 	const char	*delimiter;
 	const char	*field_decoder;
+	const char	*field_rename;
 	const char	*next_parser;
 	const char	*exclude_fields;
 	const char	*extract_sd;

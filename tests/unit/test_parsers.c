@@ -191,12 +191,55 @@ TEST(json_flat_members)
 
 	CHECK_STR(event_get(ev, "nodetoken"), "589a");
 	CHECK(event_get(ev, "system") == NULL);
+	CHECK_STR(event_get(ev, "system_start"), "1");
 	CHECK(event_get(ev, "cpu") == NULL);
 	CHECK_STR(event_get(ev, "usage"), "3.5");
 	CHECK_STR(event_get(ev, "ok"), "true");
 	CHECK(event_get(ev, "none") == NULL);
 	CHECK_STR(event_get(ev, "msg"), "a\"b");
 	event_free(ev);
+	/* MongoDB 4.4's log, as VMware's MongoDB content pack parses it */
+	p = def("mongo", "json", NULL, NULL);
+	ev = run(p, "{\"t\":{\"$date\":\"2021-01-01T00:00:00.000Z\"},\"s\":\"I\","
+	    "\"c\":\"COMMAND\",\"attr\":{\"command\":{\"$db\":\"admin\"}}}");
+	CHECK_STR(event_get(ev, "attr_command__db"), "admin");
+	CHECK_STR(event_get(ev, "t__date"), "2021-01-01T00:00:00.000Z");
+	CHECK_STR(event_get(ev, "s"), "I");
+	event_free(ev);
+}
+
+/* The conditional decoders and renames of VMware's MongoDB pack. */
+TEST(conditional_decoder_and_rename)
+{
+	struct parser_def d;
+	char err[256];
+	struct event *ev;
+
+	memset(&d, 0, sizeof(d));
+	d.name = "dbname_rename";
+	d.base_parser = "regex";
+	d.format = "(?<mdb_dropped_database_name>.*)";
+	CHECK_INT(parsers_add(ps, &d, err, sizeof(err)), 0);
+	memset(&d, 0, sizeof(d));
+	d.name = "mjson";
+	d.base_parser = "json";
+	d.field_decoder = "{\"attr_db\":{\"msg\":{\"dropDatabase\":\"dbname_rename\"}}}";
+	d.field_rename = "{\"c\":\"mdb_component\", \"msg\": \"mdb_message\"}";
+	CHECK_INT(parsers_add(ps, &d, err, sizeof(err)), 0);
+	CHECK_INT(parsers_link(ps, err, sizeof(err)), 0);
+	ev = run(parsers_get(ps, "mjson"), "{\"c\":\"COMMAND\",\"msg\":\"dropDatabase\",\"attr\":{\"db\":\"test1\"}}");
+	CHECK_STR(event_get(ev, "mdb_dropped_database_name"), "test1");
+	CHECK_STR(event_get(ev, "mdb_component"), "COMMAND");
+	CHECK_STR(event_get(ev, "mdb_message"), "dropDatabase");
+	CHECK(event_get(ev, "c") == NULL);
+	event_free(ev);
+	ev = run(parsers_get(ps, "mjson"), "{\"msg\":\"createIndex\",\"attr\":{\"db\":\"test1\"}}");
+	CHECK(event_get(ev, "mdb_dropped_database_name") == NULL);
+	event_free(ev);
+	d.field_decoder = "{\"a\": 3}";
+	d.name = "bad";
+	CHECK_INT(parsers_add(ps, &d, err, sizeof(err)), -1);
+	CHECK(strstr(err, "field_decoder") != NULL);
 }
 
 TEST(chains_decoders_and_excludes)
@@ -329,6 +372,7 @@ main(void)
 	RUN(timestamp_and_regex);
 	RUN(syslog_5424_and_3164);
 	RUN(json_flat_members);
+	RUN(conditional_decoder_and_rename);
 	RUN(chains_decoders_and_excludes);
 	RUN(bad_definitions);
 	RUN(logtime_forms);

@@ -72,6 +72,34 @@ TEST(named_groups_and_spans)
 	rx_free(r);
 }
 
+/* PCRE2 stops at 32-byte names; VMware's MongoDB pack uses longer ones. */
+TEST(long_group_names)
+{
+	struct rx *r = must("UserNotFound: (?<mdb44_login_failed_unknown_username>[a-z]+)@"
+	    "(?<short>x)?(?<another_name_that_is_longer_than_32>y)?");
+	struct rx_span sp[4];
+	size_t g;
+
+	if (r == NULL)
+		return;
+	CHECK_INT(rx_names(r), 3);
+	CHECK_INT(rx_group_of(r, "mdb44_login_failed_unknown_username"), 1);
+	CHECK_INT(rx_group_of(r, "short"), 2);
+	CHECK_INT(rx_group_of(r, "another_name_that_is_longer_than_32"), 3);
+	CHECK_INT(rx_match(r, "UserNotFound: bob@", 18, 0, sp, 4), 2);
+	CHECK_INT(sp[1].start, 14);
+	CHECK(rx_name_at(r, 0, &g) != NULL);
+	CHECK_STR(rx_pattern(r), "UserNotFound: (?<mdb44_login_failed_unknown_username>[a-z]+)@"
+	    "(?<short>x)?(?<another_name_that_is_longer_than_32>y)?");
+	rx_free(r);
+	/* a class or an escape is not a group */
+	r = must("[(?<aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa>]x\\\\(?<b>y)");
+	if (r != NULL) {
+		CHECK_INT(rx_names(r), 1);
+		rx_free(r);
+	}
+}
+
 TEST(errors_name_the_offset)
 {
 	char err[160];
@@ -118,6 +146,7 @@ main(void)
 	T_PROG(getenv("ESXWATCH_NO_JIT") ? "rx-interpreter" : "rx");
 	RUN(perl_classes_inside_brackets);
 	RUN(named_groups_and_spans);
+	RUN(long_group_names);
 	RUN(errors_name_the_offset);
 	RUN(limits_stop_catastrophic_patterns);
 	RUN(bytes_not_utf8);
