@@ -1,7 +1,7 @@
 # esxwatch — see README.md.  `make run` and `make test` set everything up.
 VERSION	:= 0.1.0
 CC	?= cc
-PKGS	:= libcurl yaml-0.1 zlib
+PKGS	:= libcurl yaml-0.1 zlib libpcre2-8
 
 ifeq ($(SANITIZE),1)
 B	:= build/asan

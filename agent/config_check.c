@@ -3,15 +3,15 @@
  * (agent/config_schema.h).  Each reports FILE:LINE:COL: message itself.
  */
 #include <ctype.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config_int.h"
-#include "regexcheck.h"
+#include "event.h"
+#include "rx.h"
 
-/* Longest regex we hand to regcomp. */
+/* Longest regex we hand to PCRE2 (agent/rx.h RX_PATTERN_MAX). */
 #define REGEX_MAX_LEN	4096
 
 
@@ -180,160 +180,64 @@ check_header_value(struct lctx *c, const char *key, const char *v, int line,
 }
 
 /*
- * Perl's \d and \D outside a bracket expression: glibc's regcomp takes
- * them for a plain 'd'/'D' without a word, so a rule would silently never
- * match.  (\s \S \w \W \b are glibc extensions that do work.)
- * Returns a pointer to the backslash, or NULL.
+ * Every regex is PCRE2's (agent/rx.h): compile it as the engine will, so
+ * --check-config refuses exactly what would not run, at its line.  Cost
+ * is bounded by PCRE2's match limits at match time, not guessed here.
  */
-static const char *
-regex_perlism(const char *re)
-{
-	int bracket = 0;
-
-	for (const char *p = re; *p != '\0'; p++) {
-		if (bracket) {
-			if (*p == ']' && bracket > 1)
-				bracket = 0;
-			else
-				bracket++;
-			continue;
-		}
-		if (*p == '[') {
-			bracket = 1;
-			if (p[1] == '^')
-				p++;
-			continue;
-		}
-		if (*p == '\\' && p[1] != '\0') {
-			if (p[1] == 'd' || p[1] == 'D')
-				return p;
-			p++;
-		}
-	}
-	return NULL;
-}
-
-/* liagent's event_marker is a Perl-style regex: \d -> [0-9], \D -> [^0-9]. */
-char *
-regex_from_perl(const char *re)
-{
-	size_t n = strlen(re), o = 0;
-	char *out = xmalloc(n * 3 + 1);
-	const char *p;
-
-	for (p = regex_perlism(re); p != NULL; p = regex_perlism(re)) {
-		memcpy(out + o, re, (size_t)(p - re));
-		o += (size_t)(p - re);
-		memcpy(out + o, p[1] == 'd' ? "[0-9]" : "[^0-9]",
-		    p[1] == 'd' ? 5 : 6);
-		o += p[1] == 'd' ? 5 : 6;
-		re = p + 2;
-	}
-	memcpy(out + o, re, strlen(re) + 1);
-	return out;
-}
-
 int
 check_regex(struct lctx *c, const char *key, const char *v, int line, int col)
 {
-	const char *why;
-	size_t at;
-	regex_t re;
-	char err[256];
-	int rc;
+	char err[200];
+	size_t off = 0;
+	struct rx *re;
 
-	why = regex_perlism(v);
-	if (why != NULL) {
-		rep(c, true, line, col, "'%s': '\\%c' is not POSIX extended "
-		    "regex syntax (it would match a plain '%c'); use %s", key,
-		    why[1], why[1], why[1] == 'd' ? "[0-9]" : "[^0-9]");
-		return -1;
-	}
 	if (strlen(v) > REGEX_MAX_LEN) {
 		rep(c, true, line, col, "'%s': the regex is longer than %d "
 		    "characters", key, REGEX_MAX_LEN);
 		return -1;
 	}
-	/* the one cost check, shared with the rules engine */
-	why = regex_cost_refused(v, &at);
-	if (why != NULL) {
-		size_t from = at > 8 ? at - 8 : 0;
-
-		rep(c, true, line, col, "'%s': near '%.*s': %s", key,
-		    (int)(at + 1 - from), v + from, why);
+	re = rx_compile(v, 0, err, sizeof(err), &off);
+	if (re == NULL) {
+		rep(c, true, line, col, "'%s': invalid regular expression: %s "
+		    "(at offset %zu: '%.12s')%s", key, err, off, v + off,
+		    c->rule != NULL ? c->rule : "");
 		return -1;
 	}
-	rc = regcomp(&re, v, REG_EXTENDED);
-	if (rc != 0) {
-		regerror(rc, &re, err, sizeof(err));
-		rep(c, true, line, col, "'%s': invalid regular expression: %s%s",
-		    key, err, c->rule != NULL ? c->rule : "");
-		return -1;
-	}
-	regfree(&re);
+	rx_free(re);
 	return 0;
 }
 
 /*
- * A rule's regex may name its groups, "(?<device>...)": the logwatch engine
- * strips the names before regcomp (collectors/rules.c) and reports each
- * named group as a field.  Strip them the same way here so the check sees
- * what regcomp will see, and refuse names that cannot be field names.
+ * A rule's regex names its groups, "(?<device>...)", and each named group
+ * becomes the field esxwatch_<name>: names must be field names.
  */
 int
 check_rule_regex(struct lctx *c, const char *key, const char *v, int line,
     int col)
 {
-	size_t n = strlen(v), o = 0;
-	char *out = xmalloc(n + 1);
-	int bracket = 0, rc;
+	char err[200];
+	size_t off = 0, i, g;
+	struct rx *re;
+	const char *n;
 
-	for (size_t i = 0; i < n;) {
-		if (bracket) {
-			if (v[i] == ']' && bracket > 1)
-				bracket = 0;
-			else
-				bracket++;
-			out[o++] = v[i++];
-			continue;
+	if (check_regex(c, key, v, line, col) < 0)
+		return -1;
+	re = rx_compile(v, 0, err, sizeof(err), &off);
+	if (re == NULL)
+		return -1;
+	for (i = 0; i < rx_names(re); i++) {
+		n = rx_name_at(re, i, &g);
+		if (n == NULL || !field_name_valid(n) || strlen(n) > 31) {
+			rep(c, true, line, col, "'%s': a group name "
+			    "(?<name>...) must match [a-z_][a-z0-9_]* "
+			    "(at most 31 characters), not '%s'", key,
+			    n != NULL ? n : "");
+			rx_free(re);
+			return -1;
 		}
-		if (v[i] == '\\' && i + 1 < n) {
-			out[o++] = v[i++];
-			out[o++] = v[i++];
-			continue;
-		}
-		if (v[i] == '[') {
-			bracket = 1;
-			out[o++] = v[i++];
-			if (v[i] == '^')
-				out[o++] = v[i++];
-			continue;
-		}
-		if (v[i] == '(' && v[i + 1] == '?' && v[i + 2] == '<') {
-			size_t j = i + 3;
-
-			while (j < n && j - (i + 3) < 32 && (islower(
-			    (unsigned char)v[j]) || v[j] == '_' || (j > i + 3 &&
-			    isdigit((unsigned char)v[j]))))
-				j++;
-			if (j == i + 3 || j >= n || v[j] != '>' ||
-			    j - (i + 3) > 31) {
-				rep(c, true, line, col, "'%s': a group name "
-				    "(?<name>...) must match [a-z_][a-z0-9_]* "
-				    "(at most 31 characters)", key);
-				free(out);
-				return -1;
-			}
-			out[o++] = '(';
-			i = j + 1;
-			continue;
-		}
-		out[o++] = v[i++];
 	}
-	out[o] = '\0';
-	rc = check_regex(c, key, out, line, col);
-	free(out);
-	return rc;
+	rx_free(re);
+	return 0;
 }
 
 int

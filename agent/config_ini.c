@@ -384,14 +384,8 @@ ini_filelog_key(struct iini *ii, const char *key, const char *val, int line,
 	int ki = kspec_index(filelog_keys, nfilelog_keys, key);
 
 	if (ki >= 0) {
-		if (strcmp(key, "event_marker") == 0) {
-			char *posix = regex_from_perl(val);
-
-			ini_value(ii->c, &filelog_keys[ki], f, posix, line,
-			    vcol);
-			free(posix);
-		} else
-			ini_value(ii->c, &filelog_keys[ki], f, val, line, vcol);
+		/* event_marker is Perl-compatible as it is (PCRE2) */
+		ini_value(ii->c, &filelog_keys[ki], f, val, line, vcol);
 	} else if (strcmp(key, "parser") == 0 ||
 	    strcmp(key, "charset") == 0 ||
 	    strcmp(key, "exclude_fields") == 0 ||

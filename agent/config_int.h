@@ -72,7 +72,6 @@ const char *suggest(const char *key, const char *const *names, size_t n,
 char	*read_whole_file(struct lctx *, const char *path, size_t *lenp);
 
 /* ---- regex helpers (config_check.c) ---- */
-char	*regex_from_perl(const char *);
 
 /* ---- the walker (config_schema.c) ---- */
 int	 kspec_index(const struct cfg_key *, size_t n, const char *name);

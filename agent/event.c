@@ -159,6 +159,44 @@ field_name_valid(const char *name)
 	    strcmp(name, "source") != 0 && strcmp(name, "event_type") != 0;
 }
 
+/*
+ * The name rules VMware's own clients apply to tag and field names:
+ * lower case, every character outside [a-z0-9_] becomes '_', a leading
+ * digit gets a '_' before it; a name Log Insight reserves (text,
+ * timestamp, source, event_type) gets a '_' before it too.  Returns 0
+ * when the name was already valid, 1 when it was changed, -1 when nothing
+ * usable is left (empty, or longer than FIELD_NAME_MAX).
+ */
+int
+field_name_normalize(const char *in, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+	unsigned char ch;
+
+	if (in == NULL || in[0] == '\0' || outlen < 2)
+		return -1;
+	if (in[0] >= '0' && in[0] <= '9')
+		out[o++] = '_';
+	for (i = 0; in[i] != '\0'; i++) {
+		if (o + 1 >= outlen || o >= FIELD_NAME_MAX)
+			return -1;
+		ch = (unsigned char)in[i];
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (unsigned char)(ch - 'A' + 'a');
+		else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+			ch = '_';
+		out[o++] = (char)ch;
+	}
+	out[o] = '\0';
+	if (!field_name_valid(out)) {
+		if (o + 2 > outlen || o + 1 > FIELD_NAME_MAX)
+			return -1;
+		memmove(out + 1, out, o + 1);
+		out[0] = '_';
+	}
+	return strcmp(in, out) == 0 ? 0 : 1;
+}
+
 static struct field *
 find_field(const struct event *ev, const char *name)
 {
@@ -245,6 +283,22 @@ event_set_default(struct event *ev, const char *name, const char *value)
 	if (find_field(ev, name) != NULL)
 		return 0;
 	return event_set(ev, name, value);
+}
+
+void
+event_unset(struct event *ev, const char *name)
+{
+	struct field *f = find_field(ev, name);
+	size_t i;
+
+	if (f == NULL)
+		return;
+	i = (size_t)(f - ev->fields);
+	free(f->name);
+	free(f->value);
+	memmove(&ev->fields[i], &ev->fields[i + 1],
+	    (ev->nfields - i - 1) * sizeof(*f));
+	ev->nfields--;
 }
 
 const char *

@@ -60,6 +60,10 @@ const char	*event_get(const struct event *, const char *name);
 int		 event_set_text(struct event *, const char *text);
 
 bool		 field_name_valid(const char *name);
+/* Lower-case, [^a-z0-9_] -> '_', '_' before a leading digit or a reserved
+ * name: 0 unchanged, 1 changed, -1 unusable.  out holds FIELD_NAME_MAX+1. */
+int		 field_name_normalize(const char *in, char *out, size_t outlen);
+void		 event_unset(struct event *, const char *name);
 
 /* The flat JSON object of docs/events.md: {"timestamp":N,"text":"..",f:".."}.
  * Appends to out, no trailing newline. */

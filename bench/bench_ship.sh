@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2046
 cc -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -DESXWATCH_VERSION='"bench"' \
 	$(pkg-config --cflags libcurl zlib) -o "$tmp/bench_ship" bench/bench_ship.c \
-	"$B/libesxwatch.a" $(pkg-config --libs libcurl yaml-0.1 zlib) -lpthread -lm
+	"$B/libesxwatch.a" $(pkg-config --libs libcurl yaml-0.1 zlib libpcre2-8) -lpthread -lm
 "$tmp/bench_ship" "$n" "$tmp/bodies.json" 2>/dev/null | tee "$tmp/out"
 # gzip -1 on the same bytes, pinned to one core like the sender, user+sys time
 python3 - "$tmp/bodies.json" "$n" "$tmp/out" <<'PY'

@@ -14,7 +14,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "../agent/buf.h"
 #include "../agent/fs.h"
 #include "../agent/log.h"
+#include "../agent/rx.h"
 #include "../agent/utf8.h"
 #include "follow.h"
 #include "logline.h"
@@ -33,7 +33,7 @@
 struct lw_log {
 	const struct filelog_conf *conf;
 	bool		 has_marker;
-	regex_t		 marker;
+	struct rx	*marker;	/* PCRE2 */
 	bool		 listed;
 	struct timespec	 dir_mtime;
 	size_t		 nfiles;
@@ -485,11 +485,16 @@ flush_pending(struct lw *lw, struct lw_file *lf)
 static bool
 starts_event(struct lw *lw, struct lw_log *lg, const char *line, size_t len)
 {
-	buf_reset(&lw->text);
-	if (buf_append(&lw->text, line, len) < 0)
-		return true;
-	/* NULs would end the string early: the marker sees a prefix. */
-	return regexec(&lg->marker, lw->text.data, 0, NULL, 0) == 0;
+	int rc;
+
+	(void)lw;
+	/* PCRE2 matches bytes with a length: NULs and all. */
+	rc = rx_match(lg->marker, line, len, 0, NULL, 0);
+	if (rc == RX_LIMIT)
+		log_limited(LOG_WARN, lg->conf->name, 3600, "logwatch: filelog %s: "
+		    "event_marker hit PCRE2's match limit on a line; the line "
+		    "starts an event", lg->conf->name);
+	return rc != RX_NOMATCH;
 }
 
 /* follow_line_fn */
@@ -828,11 +833,16 @@ lw_init(struct collector_ctx *ctx)
 			continue;
 		lg->conf = fc;
 		if (fc->event_marker != NULL && fc->event_marker[0] != '\0') {
-			if (regcomp(&lg->marker, fc->event_marker,
-			    REG_EXTENDED | REG_NOSUB) != 0) {
-				log_error("logwatch: filelog %s: bad event_marker; "
-				    "lines are events one by one", fc->name);
-			} else
+			char m[200];
+			size_t off = 0;
+
+			lg->marker = rx_compile(fc->event_marker, 0, m, sizeof(m),
+			    &off);
+			if (lg->marker == NULL)
+				log_error("logwatch: filelog %s: bad event_marker "
+				    "(%s at offset %zu); lines are events one by one",
+				    fc->name, m, off);
+			else
 				lg->has_marker = true;
 		}
 		lw->nlogs++;
@@ -912,8 +922,7 @@ lw_free(struct lw *lw)
 	}
 	free(lw->files);
 	for (i = 0; i < lw->nlogs; i++)
-		if (lw->logs[i].has_marker)
-			regfree(&lw->logs[i].marker);
+		rx_free(lw->logs[i].marker);
 	free(lw->logs);
 	rules_free(lw->rules);
 	storm_free(lw->storm);

@@ -1,5 +1,5 @@
 /*
- * rules: literal prefilter (Aho-Corasick DFA) + POSIX ERE, and storm
+ * rules: literal prefilter (Aho-Corasick DFA) + PCRE2 (agent/rx.h), and storm
  * suppression.  See rules.h.
  *
  * The automaton is a full DFA over byte classes: the bytes that occur in
@@ -11,15 +11,14 @@
  * and those of its suffix states) are kept as a bitset of rule indices.
  */
 #include <errno.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../agent/buf.h"
 #include "../agent/log.h"
+#include "../agent/rx.h"
 #include "../agent/utf8.h"
-#include "../agent/regexcheck.h"
 #include "rules.h"
 
 #define OUT_BIT		0x80000000u
@@ -76,8 +75,7 @@ rule_clear(struct rule *ru)
 	free(ru->files);
 	for (i = 0; i < ru->ncaps; i++)
 		free(ru->cap_name[i]);
-	if (ru->has_re)
-		regfree(&ru->re);
+	rx_free(ru->re);
 	memset(ru, 0, sizeof(*ru));
 }
 
@@ -107,77 +105,6 @@ rules_free(struct rules *r)
 	automaton_free(r);
 	buf_free(&r->line);
 	free(r);
-}
-
-/*
- * "(?<name>" -> "(".  Counts every unescaped "(" outside bracket
- * expressions as a group, so names map to regmatch indices.
- */
-int
-rules_strip_names(const char *in, char *out, size_t outlen,
-    char names[][32], size_t *groups, size_t maxnames, size_t *ngroups)
-{
-	size_t i = 0, o = 0, nn = 0, ng = 0, brs = 0;
-	bool inbr = false;
-
-	while (in[i] != '\0') {
-		char c = in[i];
-
-		if (o + 3 > outlen)		/* two bytes and the NUL */
-			return -1;
-		if (c == '\\' && in[i + 1] != '\0') {
-			out[o++] = c;
-			out[o++] = in[i + 1];
-			i += 2;
-			continue;
-		}
-		if (inbr) {
-			/* "]" right after "[" or "[^" is a literal. */
-			if (c == ']' && i != brs + 1 &&
-			    !(i == brs + 2 && in[brs + 1] == '^'))
-				inbr = false;
-			out[o++] = c;
-			i++;
-			continue;
-		}
-		if (c == '[') {
-			inbr = true;
-			brs = i;
-			out[o++] = c;
-			i++;
-			continue;
-		}
-		if (c == '(') {
-			ng++;
-			if (in[i + 1] == '?' && in[i + 2] == '<') {
-				size_t j = i + 3, k = 0;
-
-				while (in[j] != '>' && in[j] != '\0') {
-					char d = in[j];
-
-					if (!((d >= 'a' && d <= 'z') || d == '_' ||
-					    (d >= '0' && d <= '9' && k > 0)) || k >= 31)
-						return -1;
-					j++;
-					k++;
-				}
-				if (in[j] != '>' || k == 0 || nn >= maxnames)
-					return -1;
-				memcpy(names[nn], in + i + 3, k);
-				names[nn][k] = '\0';
-				groups[nn] = ng;
-				nn++;
-				out[o++] = '(';
-				i = j + 1;
-				continue;
-			}
-		}
-		out[o++] = c;
-		i++;
-	}
-	out[o] = '\0';
-	*ngroups = ng;
-	return (int)nn;
 }
 
 /*
@@ -275,6 +202,61 @@ opt(const char *s)
 	return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
+/* A capture name is a field name: esxwatch_<name>. */
+static bool
+cap_name_ok(const char *n)
+{
+	size_t i;
+
+	if (n == NULL || !((n[0] >= 'a' && n[0] <= 'z') || n[0] == '_'))
+		return false;
+	for (i = 1; n[i] != '\0'; i++)
+		if (!((n[i] >= 'a' && n[i] <= 'z') || n[i] == '_' ||
+		    (n[i] >= '0' && n[i] <= '9')))
+			return false;
+	return i < 32;
+}
+
+/*
+ * Compile the rule's regex (PCRE2: named groups "(?<device>...)" are
+ * native) and take its named groups as the captures it reports.
+ */
+static int
+rule_regex(struct rule *ru, const char *re, char *err, size_t errlen)
+{
+	char m[200];
+	size_t i, off = 0, g;
+	const char *n;
+
+	ru->re = rx_compile(re, 0, m, sizeof(m), &off);
+	if (ru->re == NULL) {
+		snprintf(err, errlen, "rule '%s': regex: %s (at offset %zu)",
+		    ru->name, m, off);
+		return -1;
+	}
+	ru->has_re = true;
+	ru->ngroups = rx_groups(ru->re);
+	if (rx_names(ru->re) > RULES_MAX_CAPS) {
+		snprintf(err, errlen, "rule '%s': more than %d named captures",
+		    ru->name, RULES_MAX_CAPS);
+		return -1;
+	}
+	for (i = 0; i < rx_names(ru->re); i++) {
+		n = rx_name_at(ru->re, i, &g);
+		if (!cap_name_ok(n)) {
+			snprintf(err, errlen, "rule '%s': bad capture name '%s' "
+			    "(use (?<name>...) with [a-z_][a-z0-9_]*)",
+			    ru->name, n != NULL ? n : "");
+			return -1;
+		}
+		ru->cap_name[ru->ncaps] = xstrdup(n);
+		if (ru->cap_name[ru->ncaps] == NULL)
+			return -1;
+		ru->cap_group[ru->ncaps++] = g;
+	}
+	return 0;
+}
+
 static int
 rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen)
 {
@@ -317,49 +299,11 @@ rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen
 			ru->nfiles++;
 		}
 	}
-	if (rc->regex != NULL) {
-		char names[RULES_MAX_CAPS][32], *stripped;
-		size_t groups[RULES_MAX_CAPS], len = strlen(rc->regex) + 3, at;
-		int nn, rc2;
-
-		stripped = malloc(len);
-		if (stripped == NULL)
-			return -1;
-		nn = rules_strip_names(rc->regex, stripped, len, names, groups,
-		    RULES_MAX_CAPS, &ru->ngroups);
-		if (nn < 0) {
-			snprintf(err, errlen, "rule '%s': bad capture name "
-			    "(use (?<name>...) with [a-z_][a-z0-9_]*, at most %d)",
-			    ru->name, RULES_MAX_CAPS);
-			free(stripped);
-			return -1;
-		}
-		if (regex_cost_refused(stripped, &at) != NULL) {
-			snprintf(err, errlen, "rule '%s': regex: too many nested "
-			    "or stacked repetitions", ru->name);
-			free(stripped);
-			return -1;
-		}
-		rc2 = regcomp(&ru->re, stripped, REG_EXTENDED);
-		if (rc2 != 0) {
-			char m[256];
-
-			regerror(rc2, &ru->re, m, sizeof(m));
-			snprintf(err, errlen, "rule '%s': regex: %s", ru->name, m);
-			free(stripped);
-			return -1;
-		}
-		ru->has_re = true;
-		for (i = 0; i < (size_t)nn; i++) {
-			ru->cap_name[i] = xstrdup(names[i]);
-			ru->cap_group[i] = groups[i];
-			ru->ncaps++;
-		}
-		if (literal == NULL &&
-		    rules_regex_literal(stripped, lit, sizeof(lit)) < 0)
-			lit[0] = '\0';
-		free(stripped);
-	}
+	if (rc->regex != NULL && rule_regex(ru, rc->regex, err, errlen) < 0)
+		return -1;
+	if (rc->regex != NULL && literal == NULL &&
+	    rules_regex_literal(rc->regex, lit, sizeof(lit)) < 0)
+		lit[0] = '\0';
 	if (literal != NULL)
 		snprintf(lit, sizeof(lit), "%s", literal);
 	else if (rc->match != NULL)
@@ -570,29 +514,32 @@ rule_applies(const struct rule *ru, const char *filelog)
 static int
 rule_run(const struct rule *ru, const char *s, struct rules_match *m)
 {
-	regmatch_t pm[RULES_MAX_CAPS * 4 + 1];
+	struct rx_span sp[RX_MAX_GROUPS + 1];
 	size_t i, ng;
+	int rc;
 
 	m->rule = ru;
 	m->ncaps = 0;
 	if (!ru->has_re)
 		return strstr(s, ru->match) != NULL;
 	ng = ru->ngroups + 1;
-	if (ng > sizeof(pm) / sizeof(pm[0]))
-		ng = sizeof(pm) / sizeof(pm[0]);
-	if (regexec(&ru->re, s, ng, pm, 0) != 0)
+	rc = rx_match(ru->re, s, strlen(s), 0, sp, ng);
+	if (rc == RX_LIMIT)
+		log_limited(LOG_WARN, ru->name, 3600, "rule '%s': the regex hit "
+		    "PCRE2's match limit on a line; taken as no match", ru->name);
+	if (rc <= 0)
 		return 0;
 	for (i = 0; i < ru->ncaps; i++) {
 		size_t g = ru->cap_group[i], len;
 		struct rules_cap *c = &m->caps[m->ncaps];
 
-		if (g >= ng || pm[g].rm_so < 0)
+		if (g >= ng || sp[g].start < 0)
 			continue;
-		len = (size_t)(pm[g].rm_eo - pm[g].rm_so);
+		len = (size_t)(sp[g].end - sp[g].start);
 		if (len == 0)
 			continue;
-		len = utf8_cut(s + pm[g].rm_so, len, sizeof(c->value) - 1);
-		memcpy(c->value, s + pm[g].rm_so, len);
+		len = utf8_cut(s + sp[g].start, len, sizeof(c->value) - 1);
+		memcpy(c->value, s + sp[g].start, len);
 		c->value[len] = '\0';
 		c->name = ru->cap_name[i];
 		m->ncaps++;

@@ -9,9 +9,9 @@
  * literal occurs run their regex.  Rules are tried in catalogue order and
  * the first one that matches wins: one line, at most one alert.
  *
- * Captures.  POSIX ERE has no named groups, so a rule names its captures
- * inside the regex with "(?<name>...)"; the name is removed before regcomp
- * and the group's value becomes the field esxwatch_<name> (device, nic,
+ * Regexes are Perl-compatible (PCRE2, agent/rx.h).  A rule names its
+ * captures with "(?<name>...)" and the group's value becomes the field
+ * esxwatch_<name> (device, nic,
  * datastore, scsi_host_status, scsi_device_status, scsi_sense, ...).
  * Plain "(...)" groups are not reported.
  *
@@ -23,12 +23,13 @@
 #ifndef ESXWATCH_RULES_H
 #define ESXWATCH_RULES_H
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../agent/config.h"
+
+struct rx;
 
 #define RULES_MAX		1024	/* rules in one set */
 #define RULES_MAX_CAPS		8	/* named captures per rule */
@@ -49,10 +50,10 @@ struct rule {
 	int		 storm_max;	/* 0 = default, -1 = off (rule_conf) */
 	int		 storm_window;	/* s, 0 = default */
 	bool		 has_re;
-	regex_t		 re;
+	struct rx	*re;		/* PCRE2, agent/rx.h */
 	size_t		 ncaps;
 	char		*cap_name[RULES_MAX_CAPS];	/* without esxwatch_ */
-	size_t		 cap_group[RULES_MAX_CAPS];	/* regmatch index */
+	size_t		 cap_group[RULES_MAX_CAPS];	/* group number */
 	size_t		 ngroups;			/* all groups */
 };
 
@@ -92,11 +93,6 @@ int		 rules_match(struct rules *, const char *filelog,
 		    const char *line, size_t len, struct rules_match *m);
 /* The literal a regex guarantees (longest fixed run), or -1. */
 int		 rules_regex_literal(const char *re, char *out, size_t outlen);
-/* Strip "(?<name>" to "(": names[] get the names in group order, groups[]
- * their group numbers.  Returns the number of named groups or -1. */
-int		 rules_strip_names(const char *in, char *out, size_t outlen,
-		    char names[][32], size_t *groups, size_t maxnames,
-		    size_t *ngroups);
 
 /* Decoded SCSI codes for the hint fields; NULL when unknown. */
 const char	*scsi_sense_text(unsigned key, unsigned asc, unsigned ascq);

@@ -3,7 +3,7 @@
 # packages, only when something is missing.  Safe to run again.
 set -eu
 what=${1:-build}
-pkgs="gcc make pkg-config libcurl4-openssl-dev libyaml-dev zlib1g-dev"
+pkgs="gcc make pkg-config libcurl4-openssl-dev libyaml-dev zlib1g-dev libpcre2-dev"
 if [ "$what" = test ]; then
 	pkgs="$pkgs python3 openssl rsyslog rsyslog-gnutls rsyslog-openssl strace file binutils"
 	# the fleet rollout test: a real sshd on loopback addresses

@@ -123,3 +123,20 @@ build_curl() {
 	# The configure summary (protocols, features) is worth keeping.
 	sed -n '/Configured to build curl/,$p' configure.log >"$P/curl-configure-summary.txt"
 }
+
+# PCRE2, the 8-bit library only, with its JIT (the agent falls back to the
+# interpreter at run time where executable memory is refused, as on ESXi's
+# userworld; agent/rx.h).  No pcre2grep, no 16/32-bit libraries, no
+# Unicode property tables beyond what the library carries anyway.
+build_pcre2() {
+	CC=musl-gcc CFLAGS="$DEP_CFLAGS" ./configure --prefix="$P" \
+		--disable-shared --enable-static --enable-jit \
+		--disable-pcre2-16 --disable-pcre2-32 \
+		--disable-pcre2grep-jit --disable-pcre2grep-libz \
+		--disable-pcre2grep-libbz2 --disable-pcre2test-libedit \
+		--disable-pcre2test-libreadline \
+		>configure.log 2>&1 || { tail -30 configure.log; return 1; }
+	make -j2 libpcre2-8.la >make.log 2>&1 || { tail -30 make.log; return 1; }
+	make install-libLTLIBRARIES install-nodist_includeHEADERS \
+		install-pkgconfigDATA >>make.log 2>&1 || { tail -30 make.log; return 1; }
+}
