@@ -247,6 +247,7 @@ static const struct {
 	{ "smart",	3600 },
 	{ "agent",	300 },
 	{ "logwatch",	1 },
+	{ "diagnosis",	10 },
 };
 
 static const char *const filelog_defaults[] = { "vmkernel", "vobd", "hostd" };
@@ -413,6 +414,11 @@ config_new(void)
 		c->enabled = true;
 		c->interval = collector_defaults[i].interval;
 		c->timeout = 30;
+		c->diag_window = 300;
+		c->diag_flap_count = 5;
+		c->diag_flap_window = 300;
+		c->diag_drive_window = 86400;
+		c->diag_silent_after = 300;
 	}
 	for (size_t i = 0; i < NELEM(filelog_defaults); i++) {
 		struct filelog_conf *f = filelog_add(cfg, filelog_defaults[i]);
@@ -1175,6 +1181,19 @@ static const struct kspec collector_keys[] = {
 	{ "include", KT_LIST, K(include), 0, 0, NULL, NULL, NULL },
 	{ "exclude", KT_LIST, K(exclude), 0, 0, NULL, NULL, NULL },
 	{ "timeout", KT_INT, K(timeout), 1, 3600, NULL, NULL, NULL },
+};
+/* collectors.diagnosis: the common keys and the rules' thresholds. */
+static const struct kspec diagnosis_keys[] = {
+	{ "enabled", KT_BOOL, K(enabled), 0, 0, NULL, NULL, NULL },
+	{ "interval", KT_INT, K(interval), 1, 604800, NULL, NULL, NULL },
+	{ "include", KT_LIST, K(include), 0, 0, NULL, NULL, NULL },
+	{ "exclude", KT_LIST, K(exclude), 0, 0, NULL, NULL, NULL },
+	{ "timeout", KT_INT, K(timeout), 1, 3600, NULL, NULL, NULL },
+	{ "window", KT_INT, K(diag_window), 10, 3600, NULL, NULL, NULL },
+	{ "flap_count", KT_INT, K(diag_flap_count), 1, 15, NULL, NULL, NULL },
+	{ "flap_window", KT_INT, K(diag_flap_window), 10, 86400, NULL, NULL, NULL },
+	{ "drive_window", KT_INT, K(diag_drive_window), 60, 2592000, NULL, NULL, NULL },
+	{ "silent_after", KT_INT, K(diag_silent_after), 10, 86400, NULL, NULL, NULL },
 };
 #undef K
 
@@ -2004,6 +2023,7 @@ yaml_collectors(struct lctx *c, struct config *cfg, const struct ynode *v)
 {
 	char sect[96], b[96], known[128];
 	struct collector_conf *cc;
+	bool diag;
 
 	if (!want_map(c, v, "collectors"))
 		return;
@@ -2027,9 +2047,11 @@ yaml_collectors(struct lctx *c, struct config *cfg, const struct ynode *v)
 			continue;
 		}
 		snprintf(sect, sizeof(sect), "collectors.%s", key->s);
+		diag = strcmp(cc->name, "diagnosis") == 0;
 		if (want_map(c, val, sect))
-			apply_map(c, collector_keys, NELEM(collector_keys), cc,
-			    val, sect, NULL);
+			apply_map(c, diag ? diagnosis_keys : collector_keys,
+			    diag ? NELEM(diagnosis_keys) : NELEM(collector_keys),
+			    cc, val, sect, NULL);
 	}
 }
 
@@ -3199,6 +3221,12 @@ config_print(const struct config *cfg, FILE *f)
 		fputs("\n    exclude: ", f);
 		print_list(f, &cc->exclude);
 		fprintf(f, "\n    timeout: %d\n", cc->timeout);
+		if (strcmp(cc->name, "diagnosis") == 0)
+			fprintf(f, "    window: %d\n    flap_count: %d\n"
+			    "    flap_window: %d\n    drive_window: %d\n"
+			    "    silent_after: %d\n", cc->diag_window,
+			    cc->diag_flap_count, cc->diag_flap_window,
+			    cc->diag_drive_window, cc->diag_silent_after);
 	}
 	fputs("filelog:", f);
 	if (cfg->nfilelogs == 0)

@@ -64,6 +64,9 @@ struct collector_conf {
 	struct strlist	 include;
 	struct strlist	 exclude;
 	int		 timeout;	/* seconds per command; extension, default 30 */
+	/* collectors.diagnosis only (docs/loginsight.md), seconds / a count */
+	int		 diag_window, diag_flap_count, diag_flap_window;
+	int		 diag_drive_window, diag_silent_after;
 };
 
 enum forward_mode { FORWARD_MATCHES, FORWARD_ALL };

@@ -24,6 +24,7 @@
 
 #include "../collectors/collector.h"
 #include "clock.h"
+#include "diagnose.h"
 #include "exec.h"
 #include "log.h"
 #include "scheduler.h"
@@ -103,8 +104,10 @@ emit(struct emitter *em, struct event *ev)
 	for (i = 0; r == 0 && i < tags->n; i++)
 		if (field_name_valid(tags->v[i].key))
 			r = event_set_default(ev, tags->v[i].key, tags->v[i].value);
-	if (r == 0)
+	if (r == 0) {
+		diag_feed(ev);	/* the diagnosis stage looks at it first */
 		r = queue_push(s->q, ev);
+	}
 	if (r == 0)
 		__atomic_add_fetch(&s->emitted, 1, __ATOMIC_RELAXED);
 	else {

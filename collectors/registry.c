@@ -14,6 +14,7 @@ extern const struct collector collector_vsan;
 extern const struct collector collector_smart;
 extern const struct collector collector_logwatch;
 extern const struct collector collector_agent;
+extern const struct collector collector_diagnosis;
 
 const struct collector *const collectors_all[] = {
 	&collector_nic,
@@ -22,6 +23,7 @@ const struct collector *const collectors_all[] = {
 	&collector_smart,
 	&collector_logwatch,
 	&collector_agent,
+	&collector_diagnosis,
 	NULL
 };
 
