@@ -437,7 +437,8 @@ flap_alert(struct diag *d, struct diag_nic *nic, size_t count, int64_t fw)
 	    nic->name, nic->name, nic->name);
 	scopy(a->nic, sizeof(a->nic), nic->name);
 	for (size_t k = 0; k < DIAG_NIC_LINKS; k++)
-		if (nic->link[k].ts != 0 && nic->link[k].ts > nic->flap_next - fw)
+		if (nic->link[k].ts != 0 && nic->link[k].ts > nic->flap_next - 2 * fw &&
+		    nic->link[k].ts <= nic->flap_next - fw)
 			diag_evidence_add(a, &nic->link[k]);
 	{
 		char c[24];
