@@ -24,6 +24,7 @@
 #include "queue.h"
 #include "scheduler.h"
 #include "shipper.h"
+#include "liexport.h"
 #include "status.h"
 
 #define SHUTDOWN_DRAIN_MS	5000
@@ -57,6 +58,8 @@ usage(FILE *f)
 	    "      --print-config  print the effective configuration as YAML and exit\n"
 	    "      --status        show the running agent's delivery state and exit\n"
 	    "                      (0 running, 3 not running)\n"
+	    "      --export-loginsight alerts|content-pack [-o FILE]\n"
+	    "                      print Log Insight alert definitions or a content pack\n"
 	    "  -v                  more logging (repeatable; overrides logging.debug_level)\n"
 	    "  -V, --version       print the version and exit\n"
 	    "  -h, --help          this help\n");
@@ -241,27 +244,34 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
-		{ "once", no_argument, NULL, 'o' },
+		{ "once", no_argument, NULL, 'O' },
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "print-config", no_argument, NULL, 'P' },
 		{ "status", no_argument, NULL, 'S' },
+		{ "export-loginsight", required_argument, NULL, 'E' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct running r = { NULL, NULL, NULL, NULL };
-	const char *path = NULL;
+	const char *path = NULL, *export = NULL, *out = NULL;
 	bool once = false, check = false, print = false, status = false, delivered;
 	int verbose = -1, ch;
 	struct sigaction sa;
 
-	while ((ch = getopt_long(argc, argv, "c:vVh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:o:vVh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			path = optarg;
 			break;
-		case 'o':
+		case 'O':
 			once = true;
+			break;
+		case 'E':
+			export = optarg;
+			break;
+		case 'o':
+			out = optarg;
 			break;
 		case 'C':
 			check = true;
@@ -285,6 +295,12 @@ main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (export != NULL)	/* Log Insight content: no configuration needed */
+		return liexport_main(export, out);
+	if (out != NULL) {
+		fprintf(stderr, "esxwatch: -o goes with --export-loginsight\n");
+		return 2;
 	}
 	if (optind < argc) {
 		/* `esxwatch --check-config agent.yaml` names the file too. */
