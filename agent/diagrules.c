@@ -652,7 +652,10 @@ drive_scsi(struct diag *d, const struct event *ev)
 	dev = diag_dev_get(d, event_get(ev, "esxwatch_device"));
 	if (dev == NULL)
 		return;
-	diag_obs_fmt(&o, ev->timestamp_ms, (key & 0xf) == 0x3 ? "medium" : "hardware", ev);
+	diag_obs_fmt(&o, ev->timestamp_ms, (key & 0xf) == 0x3 ? "medium" : "hardware", NULL);
+	sfmt(o.text + strlen(o.text), sizeof(o.text) - strlen(o.text),
+	    "%s: SCSI %s error, sense %s (%s)", dev->name, o.what, sense,
+	    nonempty(event_get(ev, "esxwatch_rule")) ? event_get(ev, "esxwatch_rule") : "log");
 	diag_obs_push(dev->scsi, DIAG_DEV_SCSI, &o);
 	drive_check(d, dev);
 }

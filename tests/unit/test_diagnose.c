@@ -130,7 +130,7 @@ static const struct dcase cases[] = {
 	{ "failing_drive_from_smart_alert", { SCSI(100, "naa.5000c5", "0x4 0x44 0x0"),
 	  { 200, "smart", "alert", "esxwatch_device=naa.5000c5|esxwatch_counter=realloc"
 	    "|esxwatch_reallocated_sectors=24", "drive naa.5000c5: reallocated sectors grew from 16 to 24" } },
-	  300, -1, NULL, NULL, 1, "failing_drive", "naa.5000c5", NULL, NULL, "Valid sense data: 0x4" },
+	  300, -1, NULL, NULL, 1, "failing_drive", "naa.5000c5", NULL, NULL, "SCSI hardware error, sense 0x4 0x44 0x0" },
 	{ "scsi_errors_alone", { SMART(0, "naa.5000c5", "0"), SCSI(100, "naa.5000c5", "0x3 0x11 0x0"),
 	  SCSI(200, "naa.5000c5", "0x3 0x11 0x0"), SMART(3600, "naa.5000c5", "0") },
 	  3700, -1, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL },
