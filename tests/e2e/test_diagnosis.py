@@ -358,6 +358,45 @@ def test_agent_reports_the_diagnosis_memory(d):
         fail("esxwatch_diagnosis_memory_bytes = %d" % v)
 
 
+def test_silent_host_logs_and_reports_on_resume(d):
+    """The destination answers 503 (Retry-After 4 s) four times, then
+    accepts: past silent_after (10 s) the agent logs the silence once, and
+    once delivery resumes an event says how long it lasted."""
+    sys.path.insert(0, os.path.join(harness.TOP, "tests", "lib"))
+    import receivers
+    host = harness.FakeHost(d)
+    network(host, {})
+    with receivers.HttpReceiver(script=["503:ra=4"] * 4) as r:
+        agent = Agent(d, """server: {proto: http, url: "http://127.0.0.1:%d/v1/logs", ssl: no, compress: none}
+storage: {directory: "@STORAGE@"}
+host: {platform: esxi, tools_dir: "%s"}
+collectors:
+  nic: {enabled: yes, interval: 1}
+  datastore: {enabled: no}
+  vsan: {enabled: no}
+  smart: {enabled: no}
+  agent: {enabled: no}
+  diagnosis: {enabled: yes, interval: 1, silent_after: 10}
+filelog: {}
+""" % (r.port, host.tools_dir))
+        agent.start()
+        got = harness.wait_for(lambda: [e for e in list(r.events)
+                                        if e.get("esxwatch_diagnosis") == "silent_host"],
+                               timeout=90, what="the silent_host event")
+        agent.stop()
+    eq(len(got), 1, "silent_host events")
+    a = got[0]
+    eq(a.get("esxwatch_destination"), "server", "destination")
+    if not 10 < int(a["esxwatch_outage_s"]) < 60:
+        fail("outage %s s" % a["esxwatch_outage_s"])
+    if int(a["esxwatch_queued_events"]) < 1 or a.get("esxwatch_dropped_events") != "0":
+        fail("queued/dropped: %r" % a)
+    if "Next:" not in a["text"] or "was interrupted for" not in a["text"]:
+        fail("text: %s" % a["text"])
+    log = agent.stderr_text()
+    eq(log.count("no event has reached destination server"), 1, "silence log lines")
+
+
 def all_scenario_events(root):
     """Every event of the stories, for the Log Insight query test."""
     evs = []
