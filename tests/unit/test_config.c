@@ -154,6 +154,7 @@ check_defaults(const struct config *c)
 	static const struct { const char *n; int iv; } col[] = {
 		{ "nic", 60 }, { "datastore", 30 }, { "vsan", 300 },
 		{ "smart", 3600 }, { "agent", 300 }, { "logwatch", 1 },
+		{ "diagnosis", 10 },
 	};
 	static const char *const fl[] = { "vmkernel", "vobd", "hostd" };
 
@@ -193,8 +194,8 @@ check_defaults(const struct config *c)
 	CHECK_STR(c->log_dir, "");
 	CHECK_STR(c->hostname, "");
 	CHECK_INT(c->tags.n, 0);
-	CHECK_INT(c->ncollectors, 6);
-	for (size_t i = 0; i < 6; i++) {
+	CHECK_INT(c->ncollectors, 7);
+	for (size_t i = 0; i < 7; i++) {
 		const struct collector_conf *cc = config_collector(c, col[i].n);
 
 		CHECK(cc != NULL);
@@ -205,6 +206,17 @@ check_defaults(const struct config *c)
 		CHECK_INT(cc->include.n, 0);
 		CHECK_INT(cc->exclude.n, 0);
 		CHECK_INT(cc->timeout, 30);
+	}
+	{
+		const struct collector_conf *dg = config_collector(c, "diagnosis");
+
+		if (dg != NULL) {
+			CHECK_INT(dg->diag_window, 300);
+			CHECK_INT(dg->diag_flap_count, 5);
+			CHECK_INT(dg->diag_flap_window, 300);
+			CHECK_INT(dg->diag_drive_window, 86400);
+			CHECK_INT(dg->diag_silent_after, 300);
+		}
 	}
 	CHECK(config_collector(c, "nosuch") == NULL);
 	CHECK_INT(c->nfilelogs, 3);
