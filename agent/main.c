@@ -34,6 +34,7 @@
 #include "queue.h"
 #include "scheduler.h"
 #include "shipper.h"
+#include "liexport.h"
 #include "status.h"
 #include "../output/trust.h"
 
@@ -60,7 +61,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config]\n"
-	    "                [--status [--json]] [--trust-reset NAME] [-v]... [-V] [-h]\n"
+	    "                [--status [--json]] [--trust-reset NAME]\n"
+	    "                [--export-loginsight alerts|content-pack [-o FILE]] [-v]... [-V] [-h]\n"
 	    "\n"
 	    "  -c, --config FILE   configuration file (agent.yaml or liagent.ini)\n"
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
@@ -71,6 +73,8 @@ usage(FILE *f)
 	    "      --json          with --status: the same facts as one JSON object\n"
 	    "      --trust-reset NAME  forget the pinned certificate of destination NAME\n"
 	    "                      (server for the primary) and exit\n"
+	    "      --export-loginsight alerts|content-pack [-o FILE]\n"
+	    "                      print Log Insight alert definitions or a content pack\n"
 	    "  -v                  more logging (repeatable; overrides logging.debug_level)\n"
 	    "  -V, --version       print the version and exit\n"
 	    "  -h, --help          this help\n");
@@ -295,9 +299,37 @@ once_drain(struct running *r, int ms)
 struct args {
 	const char	*path;
 	const char	*trust_name;	/* --trust-reset NAME */
+	const char	*export;	/* --export-loginsight WHAT */
+	const char	*out;		/* -o FILE */
 	bool		 once, check, print, status, json;
 	int		 verbose;
 };
+
+/* What goes together on the command line: -1 to go on, else the exit code. */
+static int
+args_check(int argc, char **argv, struct args *a)
+{
+	if (a->out != NULL && a->export == NULL) {
+		fprintf(stderr, "esxwatch: -o goes with --export-loginsight\n");
+		return 2;
+	}
+	if (a->json && !a->status) {
+		fprintf(stderr, "esxwatch: --json goes with --status\n");
+		usage(stderr);
+		return 2;
+	}
+	if (optind < argc) {
+		/* `esxwatch --check-config agent.yaml` names the file too. */
+		if (a->path == NULL && optind == argc - 1 && (a->check || a->print || a->status))
+			a->path = argv[optind];
+		else {
+			fprintf(stderr, "esxwatch: unexpected argument '%s'\n", argv[optind]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	return -1;
+}
 
 /* The command line into *a: -1 to go on, else the exit code. */
 static int
@@ -305,12 +337,13 @@ parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
-		{ "once", no_argument, NULL, 'o' },
+		{ "once", no_argument, NULL, 'O' },
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "print-config", no_argument, NULL, 'P' },
 		{ "status", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "trust-reset", required_argument, NULL, 'T' },
+		{ "export-loginsight", required_argument, NULL, 'E' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -320,15 +353,21 @@ parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof(*a));
 	a->verbose = -1;
 	for (;;) {
-		ch = getopt_long(argc, argv, "c:vVh", opts, NULL);
+		ch = getopt_long(argc, argv, "c:o:vVh", opts, NULL);
 		if (ch == -1)
 			break;
 		switch (ch) {
 		case 'c':
 			a->path = optarg;
 			break;
-		case 'o':
+		case 'O':
 			a->once = true;
+			break;
+		case 'E':
+			a->export = optarg;
+			break;
+		case 'o':
+			a->out = optarg;
 			break;
 		case 'C':
 			a->check = true;
@@ -359,22 +398,7 @@ parse_args(int argc, char **argv, struct args *a)
 			return 2;
 		}
 	}
-	if (a->json && !a->status) {
-		fprintf(stderr, "esxwatch: --json goes with --status\n");
-		usage(stderr);
-		return 2;
-	}
-	if (optind < argc) {
-		/* `esxwatch --check-config agent.yaml` names the file too. */
-		if (a->path == NULL && optind == argc - 1 && (a->check || a->print || a->status))
-			a->path = argv[optind];
-		else {
-			fprintf(stderr, "esxwatch: unexpected argument '%s'\n", argv[optind]);
-			usage(stderr);
-			return 2;
-		}
-	}
-	return -1;
+	return args_check(argc, argv, a);
 }
 
 /* Before anything slow: a SIGHUP or SIGTERM during start-up must not
@@ -516,6 +540,8 @@ main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
+	if (a.export != NULL)	/* Log Insight content: no configuration needed */
+		return liexport_main(a.export, a.out);
 	install_signals();
 	if (a.path == NULL)
 		a.path = default_config_path();

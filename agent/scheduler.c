@@ -24,6 +24,7 @@
 
 #include "../collectors/collector.h"
 #include "clock.h"
+#include "diagnose.h"
 #include "exec.h"
 #include "fs.h"
 #include "log.h"
@@ -124,8 +125,10 @@ emit(struct emitter *em, struct event *ev)
 	for (i = 0; r == 0 && i < tags->n; i++)
 		if (field_name_valid(tags->v[i].key))
 			r = event_set_default(ev, tags->v[i].key, tags->v[i].value);
-	if (r == 0)
+	if (r == 0) {
+		diag_feed(ev);	/* the diagnosis stage looks at it first */
 		r = queue_push(s->q, ev);
+	}
 	if (r != 0) {
 		__atomic_add_fetch(&s->failed, 1, __ATOMIC_RELAXED);
 		log_limited(LOG_ERROR, "emit", 60, "could not queue an event from %s",

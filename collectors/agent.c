@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../agent/diagnose.h"
 #include "../agent/log.h"
 #include "../agent/status.h"
 #include "collector.h"
@@ -57,7 +58,8 @@ status_event(const struct status_snap *s)
 	    event_set(ev, "esxwatch_spool", !s->have_spool ? "none" :
 	    s->memory_only ? "memory" : "disk") < 0 ||
 	    set_u64(ev, "esxwatch_destinations", s->ndests) < 0 ||
-	    set_u64(ev, "esxwatch_destinations_failing", failing) < 0) {
+	    set_u64(ev, "esxwatch_destinations_failing", failing) < 0 ||
+	    set_u64(ev, "esxwatch_diagnosis_memory_bytes", diag_current_memory()) < 0) {
 		event_free(ev);
 		return NULL;
 	}

@@ -193,9 +193,15 @@ check_growth(struct collector_ctx *ctx, struct emitter *em,
 	snprintf(key, sizeof(key), "cnt:%s:%s", what, it->dev);
 	old = kv_get(ctx->state, key);
 	prev = old ? atoll(old) : -1;
-	if (old != NULL && cur > prev)
-		emit_with(em, ev_new("alert", "warning", "drive %s: %s grew from "
-		    "%lld to %lld", it->dev, label, prev, cur), it, si);
+	if (old != NULL && cur > prev) {
+		struct event *ev = ev_new("alert", "warning", "drive %s: %s grew "
+		    "from %lld to %lld", it->dev, label, prev, cur);
+
+		/* Which count grew (the diagnosis stage reads it). */
+		if (ev != NULL)
+			(void)event_set(ev, "esxwatch_counter", what);
+		emit_with(em, ev, it, si);
+	}
 	/* Backwards (a reset, a low-byte wrap): a new baseline. */
 	snprintf(v, sizeof(v), "%lld", cur);
 	(void)kv_set(ctx->state, key, v);

@@ -29,7 +29,8 @@ from storage_host import (SAN_DS, SATA_HDD, SATA_OLD,  # noqa: E402
 
 FIELD_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 RESERVED = {"text", "timestamp", "source", "event_type"}
-COLLECTORS = {"nic", "datastore", "vsan", "smart", "logwatch", "agent"}
+# CONTRACT.md section 4 adds esxwatch_collector: diagnosis.
+COLLECTORS = {"nic", "datastore", "vsan", "smart", "logwatch", "agent", "diagnosis"}
 KINDS = {"sample", "change", "alert", "status"}
 SEVERITIES = {"info", "warning", "error", "critical"}
 TAGS = {"site": "ams1", "rack": "r12"}
@@ -201,6 +202,10 @@ def check_per_collector(e, second_run):
             for n in names:
                 if not NUMBER.match(e[n]):
                     fail("%s: %s = %r" % (what, n, e[n]))
+    elif c == "diagnosis":
+        has(e, ["esxwatch_diagnosis", "esxwatch_evidence"], what)
+        if k != "alert":
+            fail("%s: a diagnosis event is an alert" % what)
     elif c == "datastore" and k in ("sample", "change"):
         has(e, ["esxwatch_device", "esxwatch_datastore", "esxwatch_state",
                 "esxwatch_fs_type"], what)

@@ -154,6 +154,7 @@ check_defaults(const struct config *c)
 	static const struct { const char *n; int iv; } col[] = {
 		{ "nic", 60 }, { "datastore", 30 }, { "vsan", 300 },
 		{ "smart", 3600 }, { "agent", 300 }, { "logwatch", 1 },
+		{ "diagnosis", 10 },
 	};
 	static const char *const fl[] = { "vmkernel", "vobd", "hostd" };
 
@@ -193,8 +194,8 @@ check_defaults(const struct config *c)
 	CHECK_STR(c->log_dir, "");
 	CHECK_STR(c->hostname, "");
 	CHECK_INT(c->tags.n, 0);
-	CHECK_INT(c->ncollectors, 6);
-	for (size_t i = 0; i < 6; i++) {
+	CHECK_INT(c->ncollectors, 7);
+	for (size_t i = 0; i < 7; i++) {
 		const struct collector_conf *cc = config_collector(c, col[i].n);
 
 		CHECK(cc != NULL);
@@ -205,6 +206,21 @@ check_defaults(const struct config *c)
 		CHECK_INT(cc->include.n, 0);
 		CHECK_INT(cc->exclude.n, 0);
 		CHECK_INT(cc->timeout, 30);
+	}
+	{
+		const struct collector_conf *dg = config_collector(c, "diagnosis");
+
+		/* its own keys' block (collectors/diagnosis.c: five ints) */
+		CHECK(dg != NULL && dg->opts != NULL);
+		if (dg != NULL && dg->opts != NULL) {
+			const int *o = dg->opts;
+
+			CHECK_INT(o[0], 300);		/* window */
+			CHECK_INT(o[1], 5);		/* flap_count */
+			CHECK_INT(o[2], 300);		/* flap_window */
+			CHECK_INT(o[3], 86400);		/* drive_window */
+			CHECK_INT(o[4], 300);		/* silent_after */
+		}
 	}
 	CHECK(config_collector(c, "nosuch") == NULL);
 	CHECK_INT(c->nfilelogs, 3);
