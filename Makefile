@@ -125,8 +125,12 @@ fuzz: $(FUZZBINS)
 PKG_BIN	?= build/esxwatch
 VIB_BIN	?= build/esxi/esxwatch
 
+# (not while esxi-build.sh itself builds it with B=build/esxi: then the link
+# rule above is the one, and this one would call the script again)
+ifneq ($(B),build/esxi)
 build/esxi/esxwatch:
 	@sh packaging/esxi-build.sh
+endif
 
 vib: $(VIB_BIN)
 	python3 packaging/mkvib.py --bin $(VIB_BIN) --version $(VERSION) --out build \

@@ -579,6 +579,7 @@ config_free(struct config *cfg)
 		collector_conf_free(&cfg->collectors[i]);
 	free(cfg->collectors);
 	filelogs_clear(cfg);
+	parsers_conf_clear(cfg);
 	rule_conf_free_array(cfg->rules, cfg->nrules);
 	free(cfg);
 }
@@ -616,6 +617,8 @@ config_load(const char *path, config_report_fn report, void *arg)
 	config_resolve(cfg);
 	if (c.nerr == 0)
 		rules_check_files(&c, cfg);
+	if (c.nerr == 0)
+		parsers_check(&c, cfg);
 	if (c.nerr > 0)
 		goto err;
 	lctx_flush(&c);

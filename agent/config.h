@@ -103,6 +103,29 @@ struct filelog_conf {
 	enum forward_mode forward;
 	bool		 read_from_head;
 	bool		 enabled;
+	char		*parser;	/* a parsers: name or a base name; NULL = none */
+	char		*whitelist;	/* liagent filter expressions (agent/lfilter.h) */
+	char		*blacklist;
+	struct strlist	 exclude_fields;
+	int		 src_line;	/* where the filelog was defined */
+	int		 src_col;
+};
+
+/* parsers.NAME (liagent [parser|NAME]): the keys as written (parsers.h). */
+struct parser_conf {
+	char		*name;
+	char		*base_parser;
+	char		*format;
+	char		*fields;
+	char		*delimiter;
+	char		*field_decoder;
+	char		*field_rename;
+	char		*next_parser;
+	char		*exclude_fields;
+	char		*extract_sd;
+	char		*debug;
+	int		 src_line;	/* where it was defined, for messages */
+	int		 src_col;
 };
 
 struct rule_conf {
@@ -154,6 +177,9 @@ struct config {
 
 	struct filelog_conf	*filelogs;
 	size_t			 nfilelogs;
+
+	struct parser_conf	*parsers;
+	size_t			 nparsers;
 
 	struct rule_conf	*rules;
 	size_t			 nrules;

@@ -9,6 +9,7 @@
 
 #include "config_int.h"
 #include "event.h"
+#include "lfilter.h"
 #include "rx.h"
 
 /* Longest regex we hand to PCRE2 (agent/rx.h RX_PATTERN_MAX). */
@@ -237,6 +238,22 @@ check_rule_regex(struct lctx *c, const char *key, const char *v, int line,
 		}
 	}
 	rx_free(re);
+	return 0;
+}
+
+/* whitelist, blacklist, filter: liagent's expressions (agent/lfilter.h). */
+int
+check_lfilter(struct lctx *c, const char *key, const char *v, int line, int col)
+{
+	char err[160];
+	size_t off = 0;
+	struct lfilter *f = lfilter_compile(v, err, sizeof(err), &off);
+
+	if (f == NULL) {
+		rep(c, true, line, col + (int)off, "'%s': %s", key, err);
+		return -1;
+	}
+	lfilter_free(f);
 	return 0;
 }
 

@@ -14,10 +14,11 @@
 #include <strings.h>
 
 #include "config_int.h"
+#include "event.h"
 
 enum isect {
 	IS_NONE, IS_SERVER, IS_STORAGE, IS_LOGGING, IS_FILELOG, IS_GLOBAL,
-	IS_SKIP
+	IS_PARSER, IS_COMMON_FILELOG, IS_SKIP
 };
 
 struct iini {
@@ -33,6 +34,10 @@ struct iini {
 	struct kpos	(*spos)[KPOS_MAX];
 	int		*sline;
 	bool		 filelogs_replaced;
+	/* [common|filelog] and [common|global] keys every filelog gets (as
+	 * liagent: lists merged, single values the filelog's own first) */
+	struct filelog_conf	 common;
+	bool			 have_common;
 };
 
 /* A JSON string (or single-quoted, or a bare word) at *pp into out. */
@@ -118,6 +123,58 @@ err:
 	return -1;
 }
 
+/* True (after reporting) when an earlier name of t folds to norm too. */
+static bool
+tag_folds_twice(struct lctx *c, const struct cfg_key *k,
+    const struct strlist *t, size_t i, const char *norm, int line, int col)
+{
+	char other[130];
+
+	for (size_t j = 0; j < i; j += 2)
+		if (field_name_normalize(t->v[j], other, sizeof(other)) >= 0 &&
+		    strcmp(other, norm) == 0) {
+			rep(c, true, line, col, "'%s': tag names '%s' and '%s' are "
+			    "the same field '%s' in Log Insight", k->name, t->v[j],
+			    t->v[i], norm);
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The key/value pairs of a tags object into out.  liagent's names
+ * (PRODUCT, Appname, vcf-component): Log Insight field names are
+ * case-insensitive and VMware's clients fold them like this, so they are
+ * folded with a warning, never dropped; two that fold to one are an error.
+ */
+static void
+ini_tags_set(struct lctx *c, const struct cfg_key *k, const struct strlist *t,
+    int line, int col, struct kvlist *out)
+{
+	for (size_t i = 0; i + 1 < t->n; i += 2) {
+		char norm[130];
+
+		if (k->check == check_tag_name &&
+		    field_name_normalize(t->v[i], norm, sizeof(norm)) == 1 &&
+		    strlen(norm) <= 64) {
+			if (tag_folds_twice(c, k, t, i, norm, line, col))
+				continue;
+			rep(c, false, line, col, "'%s': tag '%s' is sent as '%s' "
+			    "(field names are lower case [a-z0-9_])", k->name,
+			    t->v[i], norm);
+			kvlist_set(out, norm, t->v[i + 1]);
+			continue;
+		}
+		if (k->check != NULL && k->check(c, k->name, t->v[i], line,
+		    col) != 0)
+			continue;
+		if (k->vcheck != NULL && k->vcheck(c, k->name, t->v[i + 1],
+		    line, col) != 0)
+			continue;
+		kvlist_set(out, t->v[i], t->v[i + 1]);
+	}
+}
+
 /*
  * liagent writes tags as a JSON object: tags={"k":"v", "k2":"v2"}.  Be
  * lenient about quoting (single quotes, bare words) but not about
@@ -165,15 +222,7 @@ ini_tags(struct lctx *c, const struct cfg_key *k, const char *s, int line,
 	if (*p != '\0')
 		goto bad;
 #undef SKIPWS
-	for (size_t i = 0; i + 1 < tmp.n; i += 2) {
-		if (k->check != NULL && k->check(c, k->name, tmp.v[i], line,
-		    col) != 0)
-			continue;
-		if (k->vcheck != NULL && k->vcheck(c, k->name, tmp.v[i + 1],
-		    line, col) != 0)
-			continue;
-		kvlist_set(out, tmp.v[i], tmp.v[i + 1]);
-	}
+	ini_tags_set(c, k, &tmp, line, col, out);
 	strlist_free(&tmp);
 	return 0;
 bad:
@@ -258,6 +307,30 @@ ini_name(struct lctx *c, char *sub, int line, int col)
 	return sub;
 }
 
+/* [server|NAME]: one more destination. */
+static void
+ini_server_section(struct iini *ii, char *sub, int line, int col)
+{
+	struct config *cfg = ii->cfg;
+
+	sub = ini_name(ii->c, sub, line, col);
+	if (sub == NULL) {
+		rep(ii->c, false, line, col, "[server|]: no destination "
+		    "name; section ignored");
+		return;
+	}
+	ii->sect = IS_SERVER;
+	ii->primary = false;
+	for (ii->idx = 0; ii->idx < cfg->nservers; ii->idx++)
+		if (strcmp(cfg->servers[ii->idx].name, sub) == 0)
+			return;
+	server_add(cfg, sub);
+	ii->spos = xrealloc(ii->spos, cfg->nservers * sizeof(*ii->spos));
+	memset(ii->spos[ii->idx], 0, sizeof(ii->spos[ii->idx]));
+	ii->sline = xrealloc(ii->sline, cfg->nservers * sizeof(*ii->sline));
+	ii->sline[ii->idx] = line;
+}
+
 static void
 ini_section(struct iini *ii, char *name, int line, int col)
 {
@@ -281,24 +354,7 @@ ini_section(struct iini *ii, char *name, int line, int col)
 		if (ii->server_line == 0)
 			ii->server_line = line;
 	} else if (strcasecmp(type, "server") == 0) {
-		sub = ini_name(c, sub, line, col);
-		if (sub == NULL) {
-			rep(c, false, line, col, "[server|]: no destination "
-			    "name; section ignored");
-			return;
-		}
-		ii->sect = IS_SERVER;
-		ii->primary = false;
-		for (ii->idx = 0; ii->idx < cfg->nservers; ii->idx++)
-			if (strcmp(cfg->servers[ii->idx].name, sub) == 0)
-				return;
-		server_add(cfg, sub);
-		ii->spos = xrealloc(ii->spos, cfg->nservers *
-		    sizeof(*ii->spos));
-		memset(ii->spos[ii->idx], 0, sizeof(ii->spos[ii->idx]));
-		ii->sline = xrealloc(ii->sline, cfg->nservers *
-		    sizeof(*ii->sline));
-		ii->sline[ii->idx] = line;
+		ini_server_section(ii, sub, line, col);
 	} else if (strcasecmp(type, "storage") == 0 && sub == NULL)
 		ii->sect = IS_STORAGE;
 	else if (strcasecmp(type, "logging") == 0 && sub == NULL)
@@ -320,12 +376,25 @@ ini_section(struct iini *ii, char *name, int line, int col)
 				return;
 		/* liagent forwards every line of a filelog */
 		filelog_add(cfg, sub)->forward = FORWARD_ALL;
+		cfg->filelogs[cfg->nfilelogs - 1].src_line = line;
+		cfg->filelogs[cfg->nfilelogs - 1].src_col = col;
 	} else if (strcasecmp(type, "common") == 0 && sub != NULL &&
 	    strcasecmp(sub, "global") == 0)
 		ii->sect = IS_GLOBAL;
-	else if (strcasecmp(type, "update") == 0 ||
+	else if (strcasecmp(type, "common") == 0 && sub != NULL &&
+	    strcasecmp(sub, "filelog") == 0)
+		ii->sect = IS_COMMON_FILELOG;
+	else if (strcasecmp(type, "parser") == 0 && sub != NULL) {
+		sub = ini_name(c, sub, line, col);
+		if (sub == NULL) {
+			rep(c, false, line, col, "[parser|]: no name; section "
+			    "ignored");
+			return;
+		}
+		ii->sect = IS_PARSER;
+		ii->idx = parser_conf_add(cfg, sub, line, col) - cfg->parsers;
+	} else if (strcasecmp(type, "update") == 0 ||
 	    strcasecmp(type, "winlog") == 0 ||
-	    strcasecmp(type, "parser") == 0 ||
 	    strcasecmp(type, "journaldlog") == 0 ||
 	    strcasecmp(type, "common") == 0)
 		rep(c, false, line, col, "[%s]: not supported by esxwatch; "
@@ -386,15 +455,68 @@ ini_filelog_key(struct iini *ii, const char *key, const char *val, int line,
 	if (ki >= 0) {
 		/* event_marker is Perl-compatible as it is (PCRE2) */
 		ini_value(ii->c, &filelog_keys[ki], f, val, line, vcol);
-	} else if (strcmp(key, "parser") == 0 ||
-	    strcmp(key, "charset") == 0 ||
-	    strcmp(key, "exclude_fields") == 0 ||
-	    strcmp(key, "whitelist") == 0 ||
-	    strcmp(key, "blacklist") == 0)
+	} else if (strcmp(key, "charset") == 0)
 		ini_unknown(ii, key, line, kcol, "is not supported by "
-		    "esxwatch (lines are shipped as they are)");
+		    "esxwatch (files are read as UTF-8; other bytes are "
+		    "replaced)");
 	else
 		ini_unknown(ii, key, line, kcol, "is not a known key");
+}
+
+/* A key of [common|filelog] or [common|global] (other than tags). */
+static void
+ini_common_key(struct iini *ii, const char *key, const char *val, int line,
+    int kcol, int vcol)
+{
+	int ki = kspec_index(filelog_keys, nfilelog_keys, key);
+
+	if (!ii->have_common) {
+		memset(&ii->common, 0, sizeof(ii->common));
+		keys_init(filelog_keys, nfilelog_keys, &ii->common, KS_ALL);
+		ii->have_common = true;
+	}
+	if (ki >= 0 && strcmp(key, "directory") != 0 &&
+	    strcmp(key, "forward") != 0 && strcmp(key, "read_from_head") != 0 &&
+	    strcmp(key, "enabled") != 0)
+		ini_value(ii->c, &filelog_keys[ki], &ii->common, val, line, vcol);
+	else
+		ini_unknown(ii, key, line, kcol, ki >= 0 ? "is not a common "
+		    "option (liagent: tags, include, exclude, event_marker, "
+		    "exclude_fields, parser)" : "is not a known key");
+}
+
+/* Apply the common keys to every filelog, as liagent merges them. */
+static void
+ini_common_apply(struct iini *ii)
+{
+	struct filelog_conf *cm = &ii->common;
+
+	if (!ii->have_common)
+		return;
+	for (size_t i = 0; i < ii->cfg->nfilelogs; i++) {
+		struct filelog_conf *f = &ii->cfg->filelogs[i];
+
+		for (size_t k = 0; k < cm->include.n; k++)
+			strlist_add(&f->include, cm->include.v[k]);
+		for (size_t k = 0; k < cm->exclude.n; k++)
+			strlist_add(&f->exclude, cm->exclude.v[k]);
+		for (size_t k = 0; k < cm->exclude_fields.n; k++)
+			strlist_add(&f->exclude_fields, cm->exclude_fields.v[k]);
+		for (size_t k = 0; k < cm->tags.n; k++)
+			if (kvlist_get(&f->tags, cm->tags.v[k].key) == NULL)
+				kvlist_set(&f->tags, cm->tags.v[k].key,
+				    cm->tags.v[k].value);
+		if (f->event_marker == NULL && cm->event_marker != NULL)
+			set_str(&f->event_marker, cm->event_marker);
+		if (f->parser == NULL && cm->parser != NULL)
+			set_str(&f->parser, cm->parser);
+		if (f->whitelist == NULL && cm->whitelist != NULL)
+			set_str(&f->whitelist, cm->whitelist);
+		if (f->blacklist == NULL && cm->blacklist != NULL)
+			set_str(&f->blacklist, cm->blacklist);
+	}
+	keys_free(filelog_keys, nfilelog_keys, cm, KS_ALL);
+	ii->have_common = false;
 }
 
 static void
@@ -441,8 +563,18 @@ ini_keyval(struct iini *ii, const char *key, const char *val, int line,
 		if (strcmp(key, "tags") == 0)
 			ini_value(c, &tags_key, cfg, val, line, vcol);
 		else
-			ini_unknown(ii, key, line, kcol, "is not supported by "
-			    "esxwatch");
+			ini_common_key(ii, key, val, line, kcol, vcol);
+		return;
+	case IS_COMMON_FILELOG:
+		ini_common_key(ii, key, val, line, kcol, vcol);
+		return;
+	case IS_PARSER:
+		ki = kspec_index(parser_keys, nparser_keys, key);
+		if (ki >= 0)
+			ini_value(c, &parser_keys[ki], &cfg->parsers[ii->idx], val,
+			    line, vcol);
+		else
+			ini_unknown(ii, key, line, kcol, "is not a parser key");
 		return;
 	}
 }
@@ -476,6 +608,20 @@ ini_line(struct iini *ii, char *s, size_t len, int line)
 			ii->sect = IS_SKIP;
 			return;
 		}
+		{
+			const char *after = e + 1;
+
+			while (*after == ' ' || *after == '\t')
+				after++;
+			if (*after != '\0' && *after != ';' && *after != '#') {
+				rep(c, true, line, (int)(after - s) + 1, "text after ']' "
+				    "on a section line: '%.40s' (a section header must be "
+				    "alone on its line; put each key on a line of its own)",
+				    after);
+				ii->sect = IS_SKIP;
+				return;
+			}
+		}
 		*e = '\0';
 		ini_section(ii, p + 1, line, (int)(p - s) + 1);
 		return;
@@ -495,8 +641,10 @@ ini_line(struct iini *ii, char *s, size_t len, int line)
 	while (isspace((unsigned char)*val))
 		val++;
 	e = val + strlen(val);
-	while (e > val && isspace((unsigned char)e[-1]))
-		e--;
+	/* an event_marker keeps its exact bytes, a trailing blank included */
+	if (strcmp(key, "event_marker") != 0)
+		while (e > val && isspace((unsigned char)e[-1]))
+			e--;
 	*e = '\0';
 	if (e - val >= 2 && (*val == '"' || *val == '\'') && e[-1] == *val) {
 		e[-1] = '\0';
@@ -536,6 +684,7 @@ ini_load(struct lctx *c, struct config *cfg, char *buf, size_t len)
 		ini_line(&ii, s, n, line);
 		off = nl ? (size_t)(nl - buf) + 1 : len;
 	}
+	ini_common_apply(&ii);
 	dest_finish(c, &cfg->server, ii.server_pos, true, ii.server_line, 1);
 	for (size_t i = 0; i < cfg->nservers; i++)
 		dest_finish(c, &cfg->servers[i], ii.spos[i], false,
@@ -564,12 +713,22 @@ looks_ini(const char *buf, size_t len)
 			e--;
 		if (s == e || buf[s] == ';' || buf[s] == '#')
 			continue;
-		if (buf[s] != '[' || buf[e - 1] != ']' || e - s < 3)
+		if (buf[s] != '[')
 			return false;
-		for (size_t j = s + 1; j < e - 1; j++)
-			if (strchr(",[]{}\"'", buf[j]) != NULL)
+		{
+			const char *rb = memchr(buf + s, ']', e - s);
+			size_t h = rb != NULL ? (size_t)(rb - buf) : 0;
+
+			if (rb == NULL || h - s < 2)
 				return false;
-		return true;
+			for (size_t j = s + 1; j < h; j++)
+				if (strchr(",[]{}\"'", buf[j]) != NULL)
+					return false;
+			/* "[type|name] junk" is still liagent's (ini_line says
+			 * what is wrong with it); YAML never has text after a
+			 * flow sequence */
+			return h == e - 1 || memchr(buf + s, '|', h - s) != NULL;
+		}
 	}
 	return false;
 }

@@ -159,6 +159,15 @@ void	 yaml_filelogs(struct lctx *, struct config *, const struct ynode *);
 void	 yaml_rules(struct lctx *, const struct ynode *, struct rule_conf **,
 	    size_t *);
 void	 rules_check_files(struct lctx *, struct config *);
+/* parsers: (collectors/parsers_conf.c) */
+extern const struct cfg_key parser_keys[];
+extern const size_t nparser_keys;
+void	 parsers_conf_clear(struct config *);
+struct parser_conf *parser_conf_add(struct config *, const char *name,
+	    int line, int col);
+void	 yaml_parsers(struct lctx *, struct config *, const struct ynode *);
+void	 print_parsers(FILE *, const struct config *);
+void	 parsers_check(struct lctx *, struct config *);
 void	 print_filelogs(FILE *, const struct config *);
 void	 print_rules(FILE *, const struct config *);
 const struct cfg_key *rules_conf_keys(size_t *n);

@@ -240,6 +240,7 @@ config_print(const struct config *cfg, FILE *f)
 	key_print(f, &tags_key, cfg, "");
 	print_collectors(f, cfg);
 	print_filelogs(f, cfg);
+	print_parsers(f, cfg);
 	print_rules(f, cfg);
 	key_print(f, &rules_file_key, cfg, "");
 	return ferror(f) ? -1 : 0;
@@ -387,6 +388,7 @@ config_keys_markdown(FILE *f)
 	md_row(f, &rules_file_key);
 	md_collectors(f);
 	md_table(f, "filelog.NAME", filelog_keys, nfilelog_keys);
+	md_table(f, "parsers.NAME", parser_keys, nparser_keys);
 	md_table(f, "rules[]", rk, nrule);
 	return ferror(f) ? -1 : 0;
 }

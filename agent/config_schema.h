@@ -131,6 +131,7 @@ int	check_header_name(struct lctx *, const char *, const char *, int, int);
 int	check_header_value(struct lctx *, const char *, const char *, int, int);
 int	check_regex(struct lctx *, const char *, const char *, int, int);
 int	check_rule_regex(struct lctx *, const char *, const char *, int, int);
+int	check_lfilter(struct lctx *, const char *, const char *, int, int);
 int	check_nonempty(struct lctx *, const char *, const char *, int, int);
 
 /*

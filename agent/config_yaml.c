@@ -329,7 +329,7 @@ out:
 
 static const char *const top_keys[] = {
 	"server", "servers", "storage", "logging", "batch", "host", "tags",
-	"collectors", "filelog", "rules", "rules_file"
+	"collectors", "filelog", "rules", "rules_file", "parsers"
 };
 
 /* The core sections that are a plain table onto struct config. */
@@ -373,6 +373,8 @@ yaml_section(struct lctx *c, struct config *cfg, const struct ynode *key,
 		yaml_filelogs(c, cfg, v);
 	else if (strcmp(k, "rules") == 0)
 		yaml_rules(c, v, &cfg->rules, &cfg->nrules);
+	else if (strcmp(k, "parsers") == 0)
+		yaml_parsers(c, cfg, v);
 	else
 		return -1;
 	return 0;

@@ -22,18 +22,23 @@
 
 #include "../agent/buf.h"
 #include "../agent/fs.h"
+#include "../agent/lfilter.h"
 #include "../agent/log.h"
 #include "../agent/rx.h"
 #include "../agent/utf8.h"
 #include "follow.h"
 #include "logline.h"
 #include "logwatch.h"
+#include "parsers.h"
 #include "rules.h"
 
 struct lw_log {
 	const struct filelog_conf *conf;
 	bool		 has_marker;
 	struct rx	*marker;	/* PCRE2 */
+	const struct parser *parser;	/* filelog.NAME.parser, or NULL */
+	struct lfilter	*white;		/* whitelist / blacklist, or NULL */
+	struct lfilter	*black;
 	bool		 listed;
 	struct timespec	 dir_mtime;
 	size_t		 nfiles;
@@ -85,7 +90,8 @@ struct lw {
 	int64_t		 now;
 	int64_t		 saved_at;	/* last bookmark save (ms) */
 	struct buf	 text;
-	uint64_t	 lines, alerts, suppressed, twins_dropped;
+	struct parsers	*parsers;	/* the configuration's parsers: */
+	uint64_t	 lines, alerts, suppressed, twins_dropped, filtered;
 };
 
 /* ---- the catalogue ------------------------------------------------- */
@@ -324,6 +330,42 @@ scsi_texts(struct event *ev)
 		event_set(ev, "esxwatch_scsi_device_status_text", t);
 }
 
+/* exclude_fields: never the fields the agent itself relies on. */
+static void
+exclude_fields(struct event *ev, const struct strlist *names)
+{
+	char nm[130];
+
+	for (size_t i = 0; i < names->n; i++) {
+		if (field_name_normalize(names->v[i], nm, sizeof(nm)) < 0 ||
+		    strcmp(nm, "hostname") == 0 || strncmp(nm, "esxwatch_", 9) == 0)
+			continue;
+		event_unset(ev, nm);
+	}
+}
+
+static const char *
+ev_field(void *arg, const char *name)
+{
+	char nm[130];
+
+	if (field_name_normalize(name, nm, sizeof(nm)) < 0)
+		return NULL;
+	return event_get(arg, nm);
+}
+
+/* whitelist and blacklist, as liagent: a whitelist that cannot be
+ * evaluated drops, a blacklist that cannot be evaluated keeps. */
+static bool
+filters_pass(const struct lw_log *lg, struct event *ev)
+{
+	if (lg->white != NULL && lfilter_eval(lg->white, ev_field, ev) != 1)
+		return false;
+	if (lg->black != NULL && lfilter_eval(lg->black, ev_field, ev) == 1)
+		return false;
+	return true;
+}
+
 static struct event *
 make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
     bool truncated, const struct rules_match *m)
@@ -360,9 +402,13 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 		if (m->rule->hint[0] != '\0')
 			event_set(ev, "esxwatch_hint", m->rule->hint);
 	}
+	event_set(ev, "filepath", lf->path);	/* liagent's own field */
 	for (i = 0; i < fc->tags.n; i++)
 		if (field_name_valid(fc->tags.v[i].key))
 			event_set_default(ev, fc->tags.v[i].key, fc->tags.v[i].value);
+	if (lf->log->parser != NULL)
+		parser_apply(lf->log->parser, line, len, lw->now, ev);
+	exclude_fields(ev, &fc->exclude_fields);
 	return ev;
 }
 
@@ -444,6 +490,7 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 {
 	struct rules_match m;
 	char entity[RULES_CAP_VALUE_MAX + 48];
+	struct event *ev;
 	int matched;
 
 	if (len == 0)
@@ -466,10 +513,15 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 			return;
 		matched = 0;
 	}
+	ev = make_event(lw, lf, text, len, truncated, matched ? &m : NULL);
+	if (ev != NULL && !filters_pass(lf->log, ev)) {
+		lw->filtered++;		/* the admin's filter said so */
+		event_free(ev);
+		return;
+	}
 	if (matched)
 		lw->alerts++;
-	emit(lw->em, make_event(lw, lf, text, len, truncated,
-	    matched ? &m : NULL));
+	emit(lw->em, ev);
 }
 
 static void
@@ -614,7 +666,10 @@ scan(struct lw *lw, struct lw_log *lg)
 	lg->listed = true;
 	lg->dir_mtime = st.st_mtim;
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || is_compressed(de->d_name))
+		/* hidden files are followed as liagent does (exclude=.* skips
+		 * them); only . and .. are not files */
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    is_compressed(de->d_name))
 			continue;
 		if (!strlist_match(&fc->include, &fc->exclude, de->d_name))
 			continue;
@@ -807,6 +862,33 @@ prune_bookmarks(struct lw *lw)
 
 static void lw_free(struct lw *);
 
+/* The filelog's parser and filters (checked by --check-config already:
+ * a failure here is logged and that part is left out, never the file). */
+static void
+lw_log_filters(struct lw *lw, struct lw_log *lg)
+{
+	const struct filelog_conf *fc = lg->conf;
+	char err[160];
+	size_t off;
+
+	if (fc->parser != NULL && fc->parser[0] != '\0') {
+		lg->parser = parsers_get(lw->parsers, fc->parser);
+		if (lg->parser == NULL)
+			log_error("logwatch: filelog %s: parser '%s' is not "
+			    "defined; events are sent unparsed", fc->name, fc->parser);
+	}
+	if (fc->whitelist != NULL && fc->whitelist[0] != '\0') {
+		lg->white = lfilter_compile(fc->whitelist, err, sizeof(err), &off);
+		if (lg->white == NULL)
+			log_error("logwatch: filelog %s: whitelist: %s", fc->name, err);
+	}
+	if (fc->blacklist != NULL && fc->blacklist[0] != '\0') {
+		lg->black = lfilter_compile(fc->blacklist, err, sizeof(err), &off);
+		if (lg->black == NULL)
+			log_error("logwatch: filelog %s: blacklist: %s", fc->name, err);
+	}
+}
+
 static int
 lw_init(struct collector_ctx *ctx)
 {
@@ -825,6 +907,10 @@ lw_init(struct collector_ctx *ctx)
 	lw->logs = calloc(cfg->nfilelogs ? cfg->nfilelogs : 1, sizeof(*lw->logs));
 	if (lw->storm == NULL || lw->logs == NULL || load_rules(lw, cfg) < 0)
 		goto err;
+	lw->parsers = parsers_from_config(NULL, cfg);
+	if (lw->parsers == NULL)
+		log_error("logwatch: the parsers do not compile (esxwatch "
+		    "--check-config says why); events are sent unparsed");
 	for (i = 0; i < cfg->nfilelogs; i++) {
 		const struct filelog_conf *fc = &cfg->filelogs[i];
 		struct lw_log *lg = &lw->logs[lw->nlogs];
@@ -832,6 +918,7 @@ lw_init(struct collector_ctx *ctx)
 		if (!fc->enabled)
 			continue;
 		lg->conf = fc;
+		lw_log_filters(lw, lg);
 		if (fc->event_marker != NULL && fc->event_marker[0] != '\0') {
 			char m[200];
 			size_t off = 0;
@@ -921,9 +1008,13 @@ lw_free(struct lw *lw)
 		free(lw->files[i]);
 	}
 	free(lw->files);
-	for (i = 0; i < lw->nlogs; i++)
+	for (i = 0; i < lw->nlogs; i++) {
 		rx_free(lw->logs[i].marker);
+		lfilter_free(lw->logs[i].white);
+		lfilter_free(lw->logs[i].black);
+	}
 	free(lw->logs);
+	parsers_free(lw->parsers);
 	rules_free(lw->rules);
 	storm_free(lw->storm);
 	if (lw->bm != NULL)

@@ -38,6 +38,8 @@
 #include <stdint.h>
 
 struct event;
+struct lctx;
+struct config;
 
 /* One parser as configured (strings; NULL or "" = not set). */
 struct parser_def {
@@ -68,6 +70,10 @@ int		 parsers_link(struct parsers *, char *err, size_t errlen);
 /* A configured parser, or a built-in one by its base name (auto, clf,
  * csv is not one: it needs fields), or NULL. */
 const struct parser *parsers_get(struct parsers *, const char *name);
+/* The parsers of a configuration (parsers: / [parser|NAME]), compiled and
+ * linked; NULL after reporting through c (when not NULL) what does not
+ * compile.  collectors/parsers_conf.c. */
+struct parsers	*parsers_from_config(struct lctx *, const struct config *);
 /* Whether name is a parser's base name liagent knows. */
 bool		 parsers_known_base(const char *base);
 

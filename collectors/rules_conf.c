@@ -31,7 +31,7 @@ const struct cfg_key filelog_keys[] = {
 	  .doc = "File names or globs not to follow" },
 	{ .name = "event_marker", .type = KT_OSTR, .off = F(event_marker),
 	  .check = check_regex,
-	  .doc = "POSIX ERE matching the first line of a multi-line event" },
+	  .doc = "Perl-compatible regex (PCRE2) matching the first line of a multi-line event" },
 	{ .name = "tags", .type = KT_KV, .off = F(tags), .check = check_tag_name,
 	  .doc = "Fields added to this file's events" },
 	{ .name = "forward", .type = KT_FORWARD, .off = F(forward),
@@ -41,6 +41,16 @@ const struct cfg_key filelog_keys[] = {
 	  .def = "no", .doc = "A file seen for the first time is read from its start" },
 	{ .name = "enabled", .type = KT_BOOL, .off = F(enabled), .def = "yes",
 	  .doc = "Follow this filelog" },
+	{ .name = "parser", .type = KT_OSTR, .off = F(parser), .flags = KF_OMIT_NULL,
+	  .doc = "A parsers: name, or auto, clf, kvp, json, syslog, timestamp (docs/parsers.md)" },
+	{ .name = "whitelist", .type = KT_OSTR, .off = F(whitelist),
+	  .flags = KF_OMIT_NULL, .check = check_lfilter,
+	  .doc = "Only events for which this filter expression is true are sent" },
+	{ .name = "blacklist", .type = KT_OSTR, .off = F(blacklist),
+	  .flags = KF_OMIT_NULL, .check = check_lfilter,
+	  .doc = "Events for which this filter expression is true are dropped" },
+	{ .name = "exclude_fields", .type = KT_LIST, .off = F(exclude_fields),
+	  .doc = "Fields not sent (;-separated or a list)" },
 };
 const size_t nfilelog_keys = NELEM(filelog_keys);
 #undef F
@@ -201,6 +211,8 @@ yaml_filelogs(struct lctx *c, struct config *cfg, const struct ynode *v)
 			continue;
 		}
 		f = filelog_add(cfg, key->s);
+		f->src_line = key->line;
+		f->src_col = key->col;
 		snprintf(sect, sizeof(sect), "filelog.%s", key->s);
 		if (want_map(c, val, sect))
 			apply_map(c, filelog_keys, nfilelog_keys, f, val,

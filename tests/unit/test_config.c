@@ -990,11 +990,18 @@ TEST(liagent_ini_mapping)
 	CHECK_INT(c->batch_max_events, 500);
 	CHECK_INT(config_collector(c, "nic")->interval, 60);
 	/* warnings, not errors, for what esxwatch does not do */
-	CHECK_INT(M.nwarn, 4);
+	CHECK_INT(M.nwarn, 2);
 	CHECK_MSG("25:1: warning: 'ssl_accept_any_trusted' in [server]");
 	CHECK_MSG("51:1: warning: [update]: not supported");
-	CHECK_MSG("76:1: warning: 'parser' in [filelog|vpxd] is not supported");
-	CHECK_MSG("78:1: warning: [parser|syslog_parser]: not supported");
+	/* parsers are taken (docs/parsers.md) */
+	if (f)
+		CHECK_STR(f->parser, "auto");
+	CHECK_INT(c->nparsers, 1);
+	if (c->nparsers == 1) {
+		CHECK_STR(c->parsers[0].name, "syslog_parser");
+		CHECK_STR(c->parsers[0].base_parser, "clf");
+		CHECK_STR(c->parsers[0].format, "%t %i %{appname}i: %M");
+	}
 	config_free(c);
 }
 
@@ -1025,9 +1032,11 @@ TEST(liagent_ini_warnings_and_errors)
 	CHECK_MSG("10:1: warning: 'stats_period' in [logging]");
 	CHECK_MSG("11:1: warning: [winlog|app]: not supported");
 	CHECK_MSG("13:1: warning: unknown section [weird]");
-	CHECK_MSG("17:1: warning: 'include' in [common|global]");
 	CHECK_MSG("21:1: warning: expected 'key = value'");
-	CHECK_INT(M.nwarn, 8);
+	CHECK_INT(M.nwarn, 7);
+	/* [common|global] include= reaches every filelog, as liagent's */
+	if (c && c->nfilelogs > 0)
+		CHECK_STR(c->filelogs[0].include.v[c->filelogs[0].include.n - 1], "x");
 	config_free(c);
 
 	/* bad values are errors, with the value's column */
@@ -1044,15 +1053,29 @@ TEST(liagent_ini_warnings_and_errors)
 	CHECK_MSG("9:17: 'max_disk_buffer': 0 is out of range");
 	config_free(c);
 
-	/* a bad tag name in liagent.ini: skipped with a warning */
+	/* a tag name liagent takes but Log Insight folds: folded, one warning */
 	c = load_named("liagent.ini", "[common|global]\n"
-	    "tags={\"Bad Name\":\"x\", \"ok\":\"y\"}\n");
+	    "tags={\"Bad Name\":\"x\", \"ok\":\"y\", \"PRODUCT\":\"z\"}\n");
 	CHECK(c != NULL);
 	if (c) {
-		CHECK_INT(c->tags.n, 1);
+		CHECK_INT(c->tags.n, 3);
 		CHECK_STR(kvlist_get(&c->tags, "ok"), "y");
+		CHECK_STR(kvlist_get(&c->tags, "bad_name"), "x");
+		CHECK_STR(kvlist_get(&c->tags, "product"), "z");
 	}
-	CHECK_INT(M.nwarn, 1);
+	CHECK_INT(M.nwarn, 2);
+	CHECK_MSG("2:6: warning: 'tags': tag 'PRODUCT' is sent as 'product'");
+	config_free(c);
+	/* two names that fold to one field: an error naming both */
+	c = load_named("liagent.ini", "[common|global]\n"
+	    "tags={\"Product\":\"x\", \"PRODUCT\":\"y\"}\n");
+	CHECK(c == NULL);
+	CHECK_MSG("'Product' and 'PRODUCT' are the same field 'product'");
+	config_free(c);
+	/* a section line with text after ']' is an error at that text */
+	c = load_named("liagent.ini", "[filelog|log_file] /n directory= /var/log/\n");
+	CHECK(c == NULL);
+	CHECK_MSG("1:20: text after ']' on a section line");
 	config_free(c);
 
 	/* liagent-only section names are kept under a usable name */
