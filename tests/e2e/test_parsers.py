@@ -89,6 +89,41 @@ def test_parsers_fields_time_and_chains(d):
     harness.eq(mg.get("s"), "I", "json")
 
 
+def test_timestamp_regex_syslog_auto(d):
+    logs = os.path.join(d, "logs")
+    write(os.path.join(logs, "ts.log"), ["2024-05-01T10:00:00.250+02:00 job done"])
+    write(os.path.join(logs, "re.log"), ["ERROR [pool-1] it broke"])
+    write(os.path.join(logs, "sl.log"), [
+        '<165>1 2024-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 '
+        '[exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"] An application event'])
+    write(os.path.join(logs, "au.log"), ["2024-06-01 08:30:00,123 user=alice action=logout"])
+    rx = receivers.CfapiReceiver()
+    try:
+        evs = once(d, rx, (
+            "parsers:\n"
+            "  ts: {base_parser: timestamp, format: '%%Y-%%m-%%dT%%H:%%M:%%S%%f%%z'}\n"
+            "  re: {base_parser: regex, format: '^(?<severity>[A-Z]+) \\[(?<thread>[^]]+)\\] (?<message>.*)$'}\n"
+            "  sl: {base_parser: syslog, extract_sd: 'yes'}\n"
+            "filelog:\n"
+            "  ts: {directory: %(l)s, include: ts.log, read_from_head: yes, forward: all, parser: ts}\n"
+            "  re: {directory: %(l)s, include: re.log, read_from_head: yes, forward: all, parser: re}\n"
+            "  sl: {directory: %(l)s, include: sl.log, read_from_head: yes, forward: all, parser: sl}\n"
+            "  au: {directory: %(l)s, include: au.log, read_from_head: yes, forward: all, parser: auto}\n"
+            ) % {"l": logs})
+    finally:
+        rx.close()
+    harness.eq(by_file(evs, "ts.log")[0].get("timestamp"), 1714550400250, "timestamp parser")
+    r = by_file(evs, "re.log")[0]
+    harness.eq((r.get("severity"), r.get("thread"), r.get("message")), ("ERROR", "pool-1", "it broke"),
+               "regex parser named groups")
+    sl = by_file(evs, "sl.log")[0]
+    harness.eq(sl.get("timestamp"), 1728684855003, "syslog parser time")
+    harness.eq((sl.get("syslog_host"), sl.get("msgid"), sl.get("iut"), sl.get("eventsource")),
+               ("mymachine.example.com", "ID47", "3", "Application"), "syslog parser with extract_sd")
+    au = by_file(evs, "au.log")[0]
+    harness.eq((au.get("user"), au.get("action")), ("alice", "logout"), "auto parser kvp")
+
+
 def test_liagent_ini_common_filters_and_names(d):
     logs = os.path.join(d, "logs")
     write(os.path.join(logs, "a.log"), ["level=debug msg=one", "level=error msg=two"])
