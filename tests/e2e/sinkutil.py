@@ -40,6 +40,7 @@ def config(h, server, extra="", servers="", more_tags="", filelog="{}"):
             "  nic: {enabled: no}\n  datastore: {enabled: no}\n"
             "  vsan: {enabled: yes, interval: 1}\n  smart: {enabled: no}\n"
             "  agent: {enabled: no}\n"
+            "  diagnosis: {enabled: no}\n"	# its alerts are not what is counted here
             "filelog: %s\n%s" % (h.tools_dir, server, servers, more_tags, filelog, extra))
 
 
