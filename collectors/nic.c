@@ -364,7 +364,7 @@ nic_read_sysfs(const char *root, const struct collector_conf *conf,
 		return -1;
 	if ((dp = opendir(netdir)) == NULL) {
 		log_limited(LOG_ERROR, "nic:sysfs", 3600, "nic: cannot read %s: %s",
-		    netdir, strerror(errno));
+		    netdir, log_errstr(errno));
 		return -1;
 	}
 	while ((d = readdir(dp)) != NULL && n < NIC_MAX) {

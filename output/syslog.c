@@ -291,7 +291,8 @@ udp_open(struct sink_ctx *ctx, struct syslog_sink *s)
 	freeaddrinfo(res);
 	if (s->fd == -1) {
 		snprintf(ctx->error, sizeof(ctx->error), "cannot open a UDP "
-		    "socket to %s:%s: %s", d->hostname, port, strerror(errno));
+		    "socket to %s:%s: %s", d->hostname, port,
+		    log_errstr(errno));
 		return -1;
 	}
 	s->opened = time(NULL);
@@ -401,7 +402,8 @@ stream_send(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
 			snprintf(ctx->error, sizeof(ctx->error),
 			    "sending to %s:%d: %s", ctx->conf->hostname,
 			    dest_port(ctx->conf), prc == 0 ?
-			    "timed out waiting for the receiver" : strerror(errno));
+			    "timed out waiting for the receiver" :
+			    log_errstr(errno));
 			return -1;
 		}
 		if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) {
@@ -522,7 +524,7 @@ send_udp(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
 		if (n == -1) {
 			snprintf(ctx->error, sizeof(ctx->error),
 			    "sending to %s:%d over UDP: %s", ctx->conf->hostname,
-			    dest_port(ctx->conf), strerror(errno));
+			    dest_port(ctx->conf), log_errstr(errno));
 			conn_close(s);
 			return SEND_RETRY;
 		}
