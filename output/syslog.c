@@ -275,7 +275,8 @@ udp_open(struct sink_ctx *ctx, struct syslog_sink *s)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_DGRAM;
 	snprintf(port, sizeof(port), "%d", dest_port(d));
-	if ((rc = getaddrinfo(d->hostname, port, &hints, &res)) != 0) {
+	rc = getaddrinfo(d->hostname, port, &hints, &res);
+	if (rc != 0) {
 		snprintf(ctx->error, sizeof(ctx->error), "cannot resolve %s: %s",
 		    d->hostname, gai_strerror(rc));
 		return -1;
@@ -304,7 +305,8 @@ stream_open(struct sink_ctx *ctx, struct syslog_sink *s)
 {
 	CURLcode rc;
 
-	if ((s->curl = curl_easy_init()) == NULL) {
+	s->curl = curl_easy_init();
+	if (s->curl == NULL) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		return -1;
 	}
@@ -438,7 +440,8 @@ syslog_open(struct sink_ctx *ctx)
 	struct buf url = BUF_INIT;
 	const char *h;
 
-	if ((s = calloc(1, sizeof(*s))) == NULL) {
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		return -1;
 	}
@@ -461,7 +464,8 @@ syslog_open(struct sink_ctx *ctx)
 	/* No BOM: rsyslog (and Log Insight behind it) keep it as part of
 	 * MSG, an invisible character at the start of every text. */
 	s->fmt.bom = false;
-	if ((s->fmt.facility = syslog_facility_code(d->facility)) < 0) {
+	s->fmt.facility = syslog_facility_code(d->facility);
+	if (s->fmt.facility < 0) {
 		snprintf(ctx->error, sizeof(ctx->error), "unknown syslog "
 		    "facility \"%s\"", d->facility);
 		goto err;
@@ -481,9 +485,15 @@ syslog_open(struct sink_ctx *ctx)
 			    "libcurl initialisation failed");
 			goto err;
 		}
-		if (transport_base_url(d, "", &url) == -1 ||
-		    (s->url = buf_steal(&url)) == NULL) {
-			snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		if (transport_base_url(d, "", &url) == -1) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "out of memory");
+			goto err;
+		}
+		s->url = buf_steal(&url);
+		if (s->url == NULL) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "out of memory");
 			goto err;
 		}
 	}
