@@ -725,6 +725,23 @@ read_error_skip(struct spool *sp, struct dest *d, size_t i, struct seg_pos *p)
 	return true;
 }
 
+/* Skip damaged bytes at p in s up to the next record; commit if none read. */
+static void
+skip_damaged(struct spool *sp, struct dest *d, struct seg *s,
+    struct seg_pos *p, size_t nread)
+{
+	uint64_t next = segstore_resync(&sp->st, &d->win, s, p->off + 1);
+
+	log_limited(LOG_WARN, "spool:damaged", 60, "spool: destination '%s': "
+	    "skipped %" PRIu64 " damaged bytes in segment %016" PRIx64,
+	    d->name, next - p->off, s->id);
+	p->off = next;
+	if (nread == 0) {
+		d->cur = *p;
+		d->dirty = true;
+	}
+}
+
 static void
 read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes,
     struct batch *out)
@@ -766,16 +783,7 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			continue;
 		}
 		if (r == 0) {
-			uint64_t next = segstore_resync(&sp->st, &d->win, s, p.off + 1);
-
-			log_limited(LOG_WARN, "spool:damaged", 60, "spool: destination '%s': "
-			    "skipped %" PRIu64 " damaged bytes in segment %016" PRIx64,
-			    d->name, next - p.off, s->id);
-			p.off = next;
-			if (out->n == 0) {
-				d->cur = p;
-				d->dirty = true;
-			}
+			skip_damaged(sp, d, s, &p, out->n);
 			continue;
 		}
 		ev = event_deserialize(payload, plen);

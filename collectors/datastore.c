@@ -567,7 +567,7 @@ read_mounts(const char *path, struct mnt *m, size_t max)
 
 	if (f == NULL) {
 		log_limited(LOG_ERROR, "datastore:mountinfo", 3600,
-		    "datastore: cannot open %s: %s", path, strerror(errno));
+		    "datastore: cannot open %s: %s", path, log_errstr(errno));
 		return 0;
 	}
 	while (n < max && fgets(line, sizeof(line), f) != NULL) {

@@ -326,7 +326,8 @@ parse_table(struct parser *ps, size_t hdr)
 
 		if (l->len == l->indent)
 			continue;
-		if ((rec = add_rec(ps, "", 0)) == NULL)
+		rec = add_rec(ps, "", 0);
+		if (rec == NULL)
 			goto out;
 		cut_line(l, starts, ncols, cuts);
 		for (c = 0; c < ncols; c++) {
@@ -460,7 +461,8 @@ block_header(struct parser *ps, struct blk *b, const struct line *l, bool kv,
 	if (tlen > 0 && t[tlen - 1] == ':')
 		tlen--;
 	trim(&t, &tlen);
-	if ((b->cur = add_rec(ps, t, tlen)) == NULL)
+	b->cur = add_rec(ps, t, tlen);
+	if (b->cur == NULL)
 		return -1;
 	b->cur_indent = l->indent;
 	b->cur_id = !kv;
@@ -481,7 +483,8 @@ block_pair(struct parser *ps, struct blk *b, const struct line *l,
     const char *k, size_t klen, const char *v, size_t vlen, bool child)
 {
 	if (b->cur == NULL) {
-		if ((b->cur = add_rec(ps, "", 0)) == NULL)
+		b->cur = add_rec(ps, "", 0);
+		if (b->cur == NULL)
 			return -1;
 		b->cur_indent = l->indent;
 		b->cur_id = false;
@@ -630,7 +633,8 @@ parse_keyvalue(struct parser *ps, size_t first)
 		}
 		if (cur == NULL || idlen != curidlen ||
 		    memcmp(id, curid, idlen) != 0) {
-			if ((cur = add_rec(ps, "", 0)) == NULL)
+			cur = add_rec(ps, "", 0);
+			if (cur == NULL)
 				return -1;
 			curid = id;
 			curidlen = idlen;
@@ -852,7 +856,8 @@ esxcli_query(const struct config *cfg, int timeout_s,
 
 	memset(out, 0, sizeof(*out));
 	memset(&res, 0, sizeof(res));
-	if ((tool = find_cli(cfg, path, sizeof(path))) == NULL) {
+	tool = find_cli(cfg, path, sizeof(path));
+	if (tool == NULL) {
 		log_limited(LOG_ERROR, "esxcli:notool", 3600,
 		    "neither localcli nor esxcli found (host.tools_dir "
 		    "or the usual places): cannot query the host");

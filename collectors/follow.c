@@ -245,7 +245,7 @@ read_fd(struct follow *f, bool final, size_t max_bytes, size_t max_lines,
 			if (errno == EINTR)
 				continue;
 			log_limited(LOG_WARN, f->path, 300, "logwatch: read %s: %s",
-			    f->path, strerror(errno));
+			    f->path, log_errstr(errno));
 			return -1;
 		}
 		if (r == 0)
@@ -422,7 +422,7 @@ open_live(struct follow *f, follow_line_fn cb, void *arg)
 	if (fd < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			log_limited(LOG_WARN, f->path, 300, "logwatch: open %s: %s",
-			    f->path, strerror(errno));
+			    f->path, log_errstr(errno));
 		if (f->have_bm && errno == ENOENT) {
 			/* Rotated while we were away and no new file yet. */
 			recover(f, f->bm_fp, f->bm_fplen, f->bm_off, f->bm_skip,

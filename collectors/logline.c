@@ -324,26 +324,31 @@ logline_parse(const char *line, size_t len, int64_t now, struct logline *out)
 	if (i >= len || line[i] != ' ')
 		goto done;
 	i++;
-	if ((n = severity80(line + i, len - i, out)) > 0) {
+	n = severity80(line + i, len - i, out);
+	if (n > 0) {
 		/* 8.0: "In(182) vmkernel: ", "In(14) vobd[..]:  " */
 		i += n;
 		n = program(line + i, len - i, out->appname,
 		    sizeof(out->appname), true);
 		i += n;
-	} else if ((n = level70(line + i, len - i)) > 0) {
-		/* 7.0 hostd: "warning hostd[####] [Originator..." */
-		size_t m = program(line + i + n, len - i - n, out->appname,
-		    sizeof(out->appname), false);
-
-		if (m > 0) {
-			memcpy(out->severity, line + i, 2);
-			out->severity[2] = '\0';
-			i += n + m;
-		}
 	} else {
-		/* vmksummary "heartbeat: ", "bootstop[..]: "; not "cpu0:1)". */
-		i += program(line + i, len - i, out->appname,
-		    sizeof(out->appname), true);
+		n = level70(line + i, len - i);
+		if (n > 0) {
+			/* 7.0 hostd: "warning hostd[####] [Originator..." */
+			size_t m = program(line + i + n, len - i - n,
+			    out->appname, sizeof(out->appname), false);
+
+			if (m > 0) {
+				memcpy(out->severity, line + i, 2);
+				out->severity[2] = '\0';
+				i += n + m;
+			}
+		} else {
+			/* vmksummary "heartbeat: ", "bootstop[..]: ";
+			 * not "cpu0:1)". */
+			i += program(line + i, len - i, out->appname,
+			    sizeof(out->appname), true);
+		}
 	}
 done:
 	out->msg = line + i;

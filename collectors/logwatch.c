@@ -317,17 +317,24 @@ scsi_texts(struct event *ev)
 	unsigned a, b, c;
 
 	v = event_get(ev, "esxwatch_scsi_sense");
-	if (v != NULL && sscanf(v, "0x%x 0x%x 0x%x", &a, &b, &c) == 3 &&
-	    (t = scsi_sense_text(a, b, c)) != NULL)
-		event_set(ev, "esxwatch_scsi_sense_text", t);
+	if (v != NULL && sscanf(v, "0x%x 0x%x 0x%x", &a, &b, &c) == 3) {
+		t = scsi_sense_text(a, b, c);
+		if (t != NULL)
+			event_set(ev, "esxwatch_scsi_sense_text", t);
+	}
 	v = event_get(ev, "esxwatch_scsi_host_status");
-	if (v != NULL && sscanf(v, "%x", &a) == 1 &&
-	    (t = scsi_host_status_text(a)) != NULL)
-		event_set(ev, "esxwatch_scsi_host_status_text", t);
+	if (v != NULL && sscanf(v, "%x", &a) == 1) {
+		t = scsi_host_status_text(a);
+		if (t != NULL)
+			event_set(ev, "esxwatch_scsi_host_status_text", t);
+	}
 	v = event_get(ev, "esxwatch_scsi_device_status");
-	if (v != NULL && sscanf(v, "%x", &a) == 1 &&
-	    (t = scsi_device_status_text(a)) != NULL)
-		event_set(ev, "esxwatch_scsi_device_status_text", t);
+	if (v != NULL && sscanf(v, "%x", &a) == 1) {
+		t = scsi_device_status_text(a);
+		if (t != NULL)
+			event_set(ev,
+			    "esxwatch_scsi_device_status_text", t);
+	}
 }
 
 /* exclude_fields: never the fields the agent itself relies on. */
@@ -665,7 +672,10 @@ scan(struct lw *lw, struct lw_log *lg)
 		return;
 	lg->listed = true;
 	lg->dir_mtime = st.st_mtim;
-	while ((de = readdir(d)) != NULL) {
+	for (;;) {
+		de = readdir(d);
+		if (de == NULL)
+			break;
 		/* hidden files are followed as liagent does (exclude=.* skips
 		 * them); only . and .. are not files */
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||

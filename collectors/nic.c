@@ -233,10 +233,13 @@ read_esxi(struct collector_ctx *ctx, struct nic_info **out)
 
 	if (esxcli_query(ctx->cfg, timeout, list_args, &list) == -1)
 		return -1;
-	if (list.n > 0 && (v = calloc(list.n, sizeof(*v))) == NULL) {
-		esx_out_free(&list);
-		log_error("nic: out of memory");
-		return -1;
+	if (list.n > 0) {
+		v = calloc(list.n, sizeof(*v));
+		if (v == NULL) {
+			esx_out_free(&list);
+			log_error("nic: out of memory");
+			return -1;
+		}
 	}
 	for (i = 0; i < list.n && n < NIC_MAX; i++) {
 		const char *name = esx_get(&list.recs[i], "Name");
@@ -272,7 +275,8 @@ read_attr(const char *dir, const char *name, char *buf, size_t len)
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
 		return -1;
 	r = read(fd, buf, len - 1);
 	close(fd);
@@ -323,11 +327,15 @@ read_one_sysfs(const char *dir, const char *name, struct nic_info *ni)
 		copy_str(ni->mac, sizeof(ni->mac), buf);
 	if (read_attr(dir, "mtu", buf, sizeof(buf)) == 0)
 		ni->mtu = parse_ll(buf);
-	if (snprintf(path, sizeof(path), "%s/device/driver", dir) < (int)sizeof(path) &&
-	    (r = readlink(path, link, sizeof(link) - 1)) > 0) {
-		link[r] = '\0';
-		base = strrchr(link, '/');
-		copy_str(ni->driver, sizeof(ni->driver), base ? base + 1 : link);
+	if (snprintf(path, sizeof(path), "%s/device/driver", dir) <
+	    (int)sizeof(path)) {
+		r = readlink(path, link, sizeof(link) - 1);
+		if (r > 0) {
+			link[r] = '\0';
+			base = strrchr(link, '/');
+			copy_str(ni->driver, sizeof(ni->driver),
+			    base ? base + 1 : link);
+		}
 	}
 	if (snprintf(path, sizeof(path), "%s/statistics", dir) >= (int)sizeof(path))
 		return;
@@ -362,12 +370,16 @@ nic_read_sysfs(const char *root, const struct collector_conf *conf,
 		root = "/sys";
 	if (snprintf(netdir, sizeof(netdir), "%s/class/net", root) >= (int)sizeof(netdir))
 		return -1;
-	if ((dp = opendir(netdir)) == NULL) {
+	dp = opendir(netdir);
+	if (dp == NULL) {
 		log_limited(LOG_ERROR, "nic:sysfs", 3600, "nic: cannot read %s: %s",
-		    netdir, strerror(errno));
+		    netdir, log_errstr(errno));
 		return -1;
 	}
-	while ((d = readdir(dp)) != NULL && n < NIC_MAX) {
+	for (;;) {
+		d = readdir(dp);
+		if (d == NULL || n >= NIC_MAX)
+			break;
 		if (d->d_name[0] == '.' || strlen(d->d_name) >= NIC_NAME_MAX)
 			continue;
 		if (snprintf(dir, sizeof(dir), "%s/%s", netdir, d->d_name) >= (int)sizeof(dir) ||
@@ -380,7 +392,8 @@ nic_read_sysfs(const char *root, const struct collector_conf *conf,
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
+			nv = reallocarray(v, cap, sizeof(*v));
+			if (nv == NULL) {
 				free(v);
 				closedir(dp);
 				log_error("nic: out of memory");

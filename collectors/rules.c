@@ -388,11 +388,67 @@ rules_count(const struct rules *r)
 	return n;
 }
 
+/* Add each enabled rule's literal to the trie go[]; mark its end state. */
+static void
+trie_add_rules(struct rules *r, int32_t *go, size_t nc)
+{
+	size_t i, s;
+
+	for (i = 0; i < r->n; i++) {
+		const unsigned char *p = (const unsigned char *)r->v[i].literal;
+
+		if (!r->v[i].enabled)
+			continue;
+		s = 0;
+		for (; *p; p++) {
+			int32_t *t = &go[s * nc + r->cls[*p]];
+
+			if (*t < 0)
+				*t = (int32_t)r->nstates++;
+			s = (size_t)*t;
+		}
+		r->outs[s * r->nwords + i / 64] |= 1ull << (i % 64);
+	}
+}
+
+/* BFS: failure links, output union, missing edges -> DFA. */
+static void
+trie_to_dfa(struct rules *r, int32_t *go, uint32_t *fail, uint32_t *queue,
+    size_t nc)
+{
+	size_t j, head = 0, tail = 0;
+
+	for (j = 0; j < nc; j++) {
+		if (go[j] < 0)
+			go[j] = 0;
+		else {
+			fail[go[j]] = 0;
+			queue[tail++] = (uint32_t)go[j];
+		}
+	}
+	while (head < tail) {
+		uint32_t u = queue[head++];
+
+		for (j = 0; j < r->nwords; j++)
+			r->outs[u * r->nwords + j] |= r->outs[fail[u] * r->nwords + j];
+		for (j = 0; j < nc; j++) {
+			int32_t v = go[u * nc + j];
+
+			if (v < 0)
+				go[u * nc + j] = go[fail[u] * nc + j];
+			else {
+				fail[v] = (uint32_t)go[fail[u] * nc + j];
+				queue[tail++] = (uint32_t)v;
+			}
+		}
+	}
+}
+
 /* Trie built with goto[] (-1 = none) before it becomes the DFA. */
 int
 rules_compile(struct rules *r, char *err, size_t errlen)
 {
-	size_t i, j, maxstates = 1, s, nc, head = 0, tail = 0;
+	size_t i, j, maxstates = 1, s, nc;
 	int32_t *go = NULL;
 	uint32_t *fail = NULL, *queue = NULL;
 	int rc = -1;
@@ -430,46 +486,8 @@ rules_compile(struct rules *r, char *err, size_t errlen)
 	}
 	memset(go, 0xff, maxstates * nc * sizeof(*go));
 	r->nstates = 1;
-	for (i = 0; i < r->n; i++) {
-		const unsigned char *p = (const unsigned char *)r->v[i].literal;
-
-		if (!r->v[i].enabled)
-			continue;
-		s = 0;
-		for (; *p; p++) {
-			int32_t *t = &go[s * nc + r->cls[*p]];
-
-			if (*t < 0)
-				*t = (int32_t)r->nstates++;
-			s = (size_t)*t;
-		}
-		r->outs[s * r->nwords + i / 64] |= 1ull << (i % 64);
-	}
-	/* BFS: failure links, output union, missing edges -> DFA. */
-	for (j = 0; j < nc; j++) {
-		if (go[j] < 0)
-			go[j] = 0;
-		else {
-			fail[go[j]] = 0;
-			queue[tail++] = (uint32_t)go[j];
-		}
-	}
-	while (head < tail) {
-		uint32_t u = queue[head++];
-
-		for (j = 0; j < r->nwords; j++)
-			r->outs[u * r->nwords + j] |= r->outs[fail[u] * r->nwords + j];
-		for (j = 0; j < nc; j++) {
-			int32_t v = go[u * nc + j];
-
-			if (v < 0)
-				go[u * nc + j] = go[fail[u] * nc + j];
-			else {
-				fail[v] = (uint32_t)go[fail[u] * nc + j];
-				queue[tail++] = (uint32_t)v;
-			}
-		}
-	}
+	trie_add_rules(r, go, nc);
+	trie_to_dfa(r, go, fail, queue, nc);
 	r->delta = malloc(r->nstates * nc * sizeof(*r->delta));
 	if (r->delta == NULL) {
 		snprintf(err, errlen, "out of memory");

@@ -356,38 +356,13 @@ is_true(const char *s)
 	return strcasecmp(t, "true") == 0 || strcmp(t, "1") == 0;
 }
 
-int
-smart_from_nvme_log(const struct esx_out *o, struct smart_info *si, char *err,
-    size_t errlen)
+/* The NVMe log's numeric fields into si; returns how many were there. */
+static int
+nvme_counters(const struct esx_rec *r, struct smart_info *si)
 {
-	static const struct { const char *key; long long bit; } cw[] = {
-		{ "Available Spare Space Below Threshold", NVME_CW_SPARE },
-		{ "Temperature Warning", NVME_CW_TEMPERATURE },
-		{ "NVM Subsystem Reliability Degradation", NVME_CW_RELIABILITY },
-		{ "Read Only Mode", NVME_CW_READ_ONLY },
-		{ "Volatile Memory Backup Device Failure", NVME_CW_VOLATILE },
-	};
-	const struct esx_rec *r;
-	const char *v;
 	long long n;
-	size_t	 i;
 	int	 seen = 0;
 
-	smart_info_init(si);
-	if (o == NULL || o->n == 0 || (o->shape != ESX_BLOCK && o->shape != ESX_KEYED)) {
-		snprintf(err, errlen, "not an NVMe SMART log (no fields)");
-		return -1;
-	}
-	r = &o->recs[0];
-	si->critical_warning = 0;
-	for (i = 0; i < sizeof(cw) / sizeof(cw[0]); i++) {
-		v = esx_get(r, cw[i].key);
-		if (v == NULL)
-			continue;
-		seen++;
-		if (is_true(v))
-			si->critical_warning |= cw[i].bit;
-	}
 	/* Kelvin on the wire; 0 K means "no sensor", and anything below
 	 * freezing is not a reading either. */
 	if (lead_num(esx_get(r, "Composite Temperature"), &n) && n >= 273) {
@@ -410,6 +385,41 @@ smart_from_nvme_log(const struct esx_out *o, struct smart_info *si, char *err,
 		si->uncorrectable_errors = n;
 		seen++;
 	}
+	return seen;
+}
+
+int
+smart_from_nvme_log(const struct esx_out *o, struct smart_info *si, char *err,
+    size_t errlen)
+{
+	static const struct { const char *key; long long bit; } cw[] = {
+		{ "Available Spare Space Below Threshold", NVME_CW_SPARE },
+		{ "Temperature Warning", NVME_CW_TEMPERATURE },
+		{ "NVM Subsystem Reliability Degradation", NVME_CW_RELIABILITY },
+		{ "Read Only Mode", NVME_CW_READ_ONLY },
+		{ "Volatile Memory Backup Device Failure", NVME_CW_VOLATILE },
+	};
+	const struct esx_rec *r;
+	const char *v;
+	size_t	 i;
+	int	 seen = 0;
+
+	smart_info_init(si);
+	if (o == NULL || o->n == 0 || (o->shape != ESX_BLOCK && o->shape != ESX_KEYED)) {
+		snprintf(err, errlen, "not an NVMe SMART log (no fields)");
+		return -1;
+	}
+	r = &o->recs[0];
+	si->critical_warning = 0;
+	for (i = 0; i < sizeof(cw) / sizeof(cw[0]); i++) {
+		v = esx_get(r, cw[i].key);
+		if (v == NULL)
+			continue;
+		seen++;
+		if (is_true(v))
+			si->critical_warning |= cw[i].bit;
+	}
+	seen += nvme_counters(r, si);
 	if (seen == 0) {
 		snprintf(err, errlen, "not an NVMe SMART log (no known fields)");
 		return -1;

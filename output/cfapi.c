@@ -76,9 +76,10 @@ put_i64(char *o, int64_t v)
 	size_t n = 0;
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 
-	do
+	do {
 		tmp[n++] = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
+		u /= 10;
+	} while (u != 0);
 	if (v < 0)
 		*o++ = '-';
 	while (n > 0)
@@ -188,11 +189,11 @@ cfapi_parse_response(const char *body, size_t len, long long *ingested)
 	int ok = -1;
 
 	*ingested = -1;
-	if ((p = json_find_key(body, len, "status")) != NULL &&
-	    end - p >= 4 && memcmp(p, "\"ok\"", 4) == 0)
+	p = json_find_key(body, len, "status");
+	if (p != NULL && end - p >= 4 && memcmp(p, "\"ok\"", 4) == 0)
 		ok = 0;
-	if ((p = json_find_key(body, len, "ingested")) != NULL &&
-	    p < end && *p >= '0' && *p <= '9') {
+	p = json_find_key(body, len, "ingested");
+	if (p != NULL && p < end && *p >= '0' && *p <= '9') {
 		while (p < end && *p >= '0' && *p <= '9' && v < 1000000000LL)
 			v = v * 10 + (*p++ - '0');
 		*ingested = v;
@@ -225,12 +226,17 @@ make_headers(const struct dest_conf *d, bool gz, const char *auth)
 	size_t i;
 
 	/* "Expect:" turns off curl's 100-continue round trip on big bodies. */
-	if ((l = curl_slist_append(NULL, "Content-Type: application/json")) == NULL)
+	l = curl_slist_append(NULL, "Content-Type: application/json");
+	if (l == NULL)
 		return NULL;
-	if ((n = curl_slist_append(l, "Expect:")) == NULL)
+	n = curl_slist_append(l, "Expect:");
+	if (n == NULL)
 		goto err;
-	if (gz && (n = curl_slist_append(l, "Content-Encoding: gzip")) == NULL)
-		goto err;
+	if (gz) {
+		n = curl_slist_append(l, "Content-Encoding: gzip");
+		if (n == NULL)
+			goto err;
+	}
 	/* the session (lisession.c): never logged */
 	if (auth != NULL) {
 		n = curl_slist_append(l, auth);
@@ -241,8 +247,10 @@ make_headers(const struct dest_conf *d, bool gz, const char *auth)
 	for (i = 0; i < d->headers.n; i++) {
 		buf_reset(&h);
 		if (buf_printf(&h, "%s: %s", d->headers.v[i].key,
-		    d->headers.v[i].value) == -1 ||
-		    (n = curl_slist_append(l, h.data)) == NULL)
+		    d->headers.v[i].value) == -1)
+			goto err;
+		n = curl_slist_append(l, h.data);
+		if (n == NULL)
 			goto err;
 	}
 	buf_free(&h);
@@ -262,7 +270,8 @@ cfapi_open(struct sink_ctx *ctx)
 	char id[256], redacted[1024];
 	char *esc = NULL;
 
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		return -1;
 	}
@@ -284,7 +293,8 @@ cfapi_open(struct sink_ctx *ctx)
 		    "no agent id (set agent_id, or make storage.directory writable)");
 		goto err;
 	}
-	if ((esc = curl_easy_escape(NULL, id, 0)) == NULL ||
+	esc = curl_easy_escape(NULL, id, 0);
+	if (esc == NULL ||
 	    transport_base_url(d, CFAPI_PATH, &url) == -1 ||
 	    buf_puts(&url, esc) == -1) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
@@ -529,7 +539,8 @@ cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 		}
 		if (buf_append(&c->body, "]}", 2) == -1)
 			goto nomem;
-		if ((r = post_one(ctx, c, count, retry_after)) != SEND_OK)
+		r = post_one(ctx, c, count, retry_after);
+		if (r != SEND_OK)
 			return r;
 	}
 	return SEND_OK;

@@ -69,7 +69,8 @@ http_open(struct sink_ctx *ctx)
 	char redacted[1024];
 	size_t i;
 
-	if ((s = calloc(1, sizeof(*s))) == NULL) {
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		return -1;
 	}
@@ -93,14 +94,18 @@ http_open(struct sink_ctx *ctx)
 	    hconn_open_trust(&s->h, d, &s->trust, url.data, ctx->error,
 	    sizeof(ctx->error)) == -1)
 		goto err;
-	if ((s->hdrs = curl_slist_append(NULL, s->array ?
+	s->hdrs = curl_slist_append(NULL, s->array ?
 	    "Content-Type: application/json" :
-	    "Content-Type: application/x-ndjson")) == NULL ||
-	    (n = curl_slist_append(s->hdrs, "Expect:")) == NULL)
+	    "Content-Type: application/x-ndjson");
+	if (s->hdrs == NULL ||
+	    curl_slist_append(s->hdrs, "Expect:") == NULL)
 		goto nomem;
 	if (d->compress == NULL || strcmp(d->compress, "none") != 0) {
-		if ((s->gz = gzip_new(GZIP_LEVEL_DEFAULT)) == NULL ||
-		    (n = curl_slist_append(s->hdrs, "Content-Encoding: gzip")) == NULL)
+		s->gz = gzip_new(GZIP_LEVEL_DEFAULT);
+		if (s->gz == NULL)
+			goto nomem;
+		n = curl_slist_append(s->hdrs, "Content-Encoding: gzip");
+		if (n == NULL)
 			goto nomem;
 	}
 	for (i = 0; i < d->headers.n; i++) {
@@ -113,8 +118,10 @@ http_open(struct sink_ctx *ctx)
 		}
 		buf_reset(&h);
 		if (buf_printf(&h, "%s: %s", d->headers.v[i].key,
-		    d->headers.v[i].value) == -1 ||
-		    (n = curl_slist_append(s->hdrs, h.data)) == NULL)
+		    d->headers.v[i].value) == -1)
+			goto nomem;
+		n = curl_slist_append(s->hdrs, h.data);
+		if (n == NULL)
 			goto nomem;
 	}
 	transport_redact_url(url.data, redacted, sizeof(redacted));
@@ -205,7 +212,8 @@ http_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 		}
 		if (s->array && buf_putc(&s->body, ']') == -1)
 			goto nomem;
-		if ((r = post_one(ctx, s, retry_after)) != SEND_OK)
+		r = post_one(ctx, s, retry_after);
+		if (r != SEND_OK)
 			return r;
 	}
 	return SEND_OK;

@@ -275,7 +275,8 @@ udp_open(struct sink_ctx *ctx, struct syslog_sink *s)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_DGRAM;
 	snprintf(port, sizeof(port), "%d", dest_port(d));
-	if ((rc = getaddrinfo(d->hostname, port, &hints, &res)) != 0) {
+	rc = getaddrinfo(d->hostname, port, &hints, &res);
+	if (rc != 0) {
 		snprintf(ctx->error, sizeof(ctx->error), "cannot resolve %s: %s",
 		    d->hostname, gai_strerror(rc));
 		return -1;
@@ -291,7 +292,8 @@ udp_open(struct sink_ctx *ctx, struct syslog_sink *s)
 	freeaddrinfo(res);
 	if (s->fd == -1) {
 		snprintf(ctx->error, sizeof(ctx->error), "cannot open a UDP "
-		    "socket to %s:%s: %s", d->hostname, port, strerror(errno));
+		    "socket to %s:%s: %s", d->hostname, port,
+		    log_errstr(errno));
 		return -1;
 	}
 	s->opened = time(NULL);
@@ -303,7 +305,8 @@ stream_open(struct sink_ctx *ctx, struct syslog_sink *s)
 {
 	CURLcode rc;
 
-	if ((s->curl = curl_easy_init()) == NULL) {
+	s->curl = curl_easy_init();
+	if (s->curl == NULL) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		return -1;
 	}
@@ -401,7 +404,8 @@ stream_send(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
 			snprintf(ctx->error, sizeof(ctx->error),
 			    "sending to %s:%d: %s", ctx->conf->hostname,
 			    dest_port(ctx->conf), prc == 0 ?
-			    "timed out waiting for the receiver" : strerror(errno));
+			    "timed out waiting for the receiver" :
+			    log_errstr(errno));
 			return -1;
 		}
 		if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) {
@@ -436,7 +440,8 @@ syslog_open(struct sink_ctx *ctx)
 	struct buf url = BUF_INIT;
 	const char *h;
 
-	if ((s = calloc(1, sizeof(*s))) == NULL) {
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		return -1;
 	}
@@ -459,7 +464,8 @@ syslog_open(struct sink_ctx *ctx)
 	/* No BOM: rsyslog (and Log Insight behind it) keep it as part of
 	 * MSG, an invisible character at the start of every text. */
 	s->fmt.bom = false;
-	if ((s->fmt.facility = syslog_facility_code(d->facility)) < 0) {
+	s->fmt.facility = syslog_facility_code(d->facility);
+	if (s->fmt.facility < 0) {
 		snprintf(ctx->error, sizeof(ctx->error), "unknown syslog "
 		    "facility \"%s\"", d->facility);
 		goto err;
@@ -479,9 +485,15 @@ syslog_open(struct sink_ctx *ctx)
 			    "libcurl initialisation failed");
 			goto err;
 		}
-		if (transport_base_url(d, "", &url) == -1 ||
-		    (s->url = buf_steal(&url)) == NULL) {
-			snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		if (transport_base_url(d, "", &url) == -1) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "out of memory");
+			goto err;
+		}
+		s->url = buf_steal(&url);
+		if (s->url == NULL) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "out of memory");
 			goto err;
 		}
 	}
@@ -522,7 +534,7 @@ send_udp(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
 		if (n == -1) {
 			snprintf(ctx->error, sizeof(ctx->error),
 			    "sending to %s:%d over UDP: %s", ctx->conf->hostname,
-			    dest_port(ctx->conf), strerror(errno));
+			    dest_port(ctx->conf), log_errstr(errno));
 			conn_close(s);
 			return SEND_RETRY;
 		}

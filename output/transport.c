@@ -121,7 +121,8 @@ apply_ssl_cn(CURL *c, const struct dest_conf *d, const char *url,
 	char entry[1024];
 	int rc = -1;
 
-	if ((u = curl_url()) == NULL)
+	u = curl_url();
+	if (u == NULL)
 		goto err;
 	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK) {
 		snprintf(err, errlen, "invalid URL");
@@ -217,7 +218,10 @@ subject_cn(const char *subj, char *out, size_t outlen)
 	size_t n;
 
 	out[0] = '\0';
-	while ((p = strstr(p, "CN")) != NULL) {
+	for (;;) {
+		p = strstr(p, "CN");
+		if (p == NULL)
+			break;
 		if (p == subj || p[-1] == ' ' || p[-1] == ',' || p[-1] == '/') {
 			p += 2;
 			while (*p == ' ')
@@ -252,7 +256,8 @@ peer_cert_names(const struct dest_conf *d, const char *url, char *out,
 	CURL *c;
 
 	snprintf(out, outlen, "(unknown)");
-	if ((c = curl_easy_init()) == NULL)
+	c = curl_easy_init();
+	if (c == NULL)
 		return;
 	dd.ssl_accept_any = true;
 	dd.timeout = transport_timeout(d) < 5 ? transport_timeout(d) : 5;
@@ -372,7 +377,8 @@ transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
 	/* The host the URL names (http's url: may differ from hostname). */
 	snprintf(host, sizeof(host), "%s:%d", d->hostname ? d->hostname : "",
 	    dest_port(d));
-	if (url != NULL && (u = curl_url()) != NULL) {
+	u = url != NULL ? curl_url() : NULL;
+	if (u != NULL) {
 		if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
 		    curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
 		    curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT) ==
@@ -503,7 +509,13 @@ hconn_open_trust(struct hconn *h, const struct dest_conf *d, struct trust *t,
 		snprintf(err, errlen, "libcurl initialisation failed");
 		return -1;
 	}
-	if ((h->url = strdup(url)) == NULL || (h->curl = curl_easy_init()) == NULL) {
+	h->url = strdup(url);
+	if (h->url == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto err;
+	}
+	h->curl = curl_easy_init();
+	if (h->curl == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto err;
 	}
