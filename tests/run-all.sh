@@ -63,9 +63,11 @@ if [ -z "${ESXWATCH_BIN:-}" ] && [ -x "$esxi_bin" ]; then
 	for t in tests/e2e/test_*.py tests/e2e/test_*.sh; do
 		[ -f "$t" ] || continue
 		n=$(basename "$t"); n=${n%.*}
-		# Packaging tests do not run the agent binary.
-		case "$n" in test_esxi_build|test_deb|test_vib|test_initscript) continue ;; esac
+		# Packaging and rollout tests do not run the agent binary.
+		case "$n" in test_esxi_build|test_deb|test_vib|test_initscript|test_fleet_ps1|test_fleet_ssh) continue ;; esac
 		case "$t" in
+		# one seed of the soak is enough for the second binary (time)
+		*/test_soak.py) run_one "e2e-esxi/$n" env ESXWATCH_BIN="$esxi_bin" SOAK_SEEDS=44 python3 "$t" ;;
 		*.py) run_one "e2e-esxi/$n" env ESXWATCH_BIN="$esxi_bin" python3 "$t" ;;
 		*) run_one "e2e-esxi/$n" env ESXWATCH_BIN="$esxi_bin" sh "$t" ;;
 		esac

@@ -156,16 +156,9 @@ def soak(d, seed):
         rx.close()
 
 
-def test_soak_seed_1(d):
-    soak(d, SEEDS[0])
-
-
-def test_soak_seed_2(d):
-    soak(d, SEEDS[1 % len(SEEDS)])
-
-
-def test_soak_seed_3(d):
-    soak(d, SEEDS[2 % len(SEEDS)])
+# one test per seed (SOAK_SEEDS)
+for _seed in SEEDS:
+    globals()["test_soak_seed_%d" % _seed] = (lambda s: lambda d: soak(d, s))(_seed)
 
 
 if __name__ == "__main__":
