@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "fs.h"
 #include "log.h"
 #include "segstore.h"
 
@@ -86,66 +87,6 @@ segstore_unescape(const char *s, char *out, size_t len)
 		out[n++] = (char)c;
 	}
 	out[n] = '\0';
-	return 0;
-}
-
-void
-segstore_fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-}
-
-int
-segstore_write_all(int fd, const void *p, size_t len, off_t off)
-{
-	const unsigned char *c = p;
-
-	while (len > 0) {
-		ssize_t w = off >= 0 ? pwrite(fd, c, len, off) : write(fd, c, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (w == 0) {
-			errno = ENOSPC;
-			return -1;
-		}
-		c += w;
-		len -= (size_t)w;
-		if (off >= 0)
-			off += w;
-	}
-	return 0;
-}
-
-int
-segstore_read_all(int fd, void *p, size_t len, off_t off)
-{
-	unsigned char *c = p;
-
-	while (len > 0) {
-		ssize_t r = pread(fd, c, len, off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0) {
-			errno = EIO;	/* the file is shorter than we know it is */
-			return -1;
-		}
-		c += r;
-		len -= (size_t)r;
-		off += r;
-	}
 	return 0;
 }
 
@@ -273,7 +214,7 @@ segstore_bytes(struct segstore *st, struct segwin *w, struct seg *s, uint64_t of
 		w->err = errno;
 		return -1;
 	}
-	rc = segstore_read_all(s->fd, w->buf, want, (off_t)off);
+	rc = fs_read_all(s->fd, w->buf, want, (off_t)off);
 	err = errno;
 	/* a sealed segment's descriptor is not kept: a long backlog of
 	 * segments must not hold as many descriptors */
@@ -366,7 +307,7 @@ segstore_cursor_write(const struct segstore *st, const char *name, const struct 
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto err;
-	if (segstore_write_all(fd, text, (size_t)n, -1) < 0 || fsync(fd) < 0) {
+	if (fs_write_all(fd, text, (size_t)n, -1) < 0 || fsync(fd) < 0) {
 		close(fd);
 		goto err;
 	}
@@ -378,7 +319,7 @@ segstore_cursor_write(const struct segstore *st, const char *name, const struct 
 	 * and a destination without a cursor starts at the end -- every
 	 * queued event would be skipped.
 	 */
-	segstore_fsync_dir(st->dir);
+	(void)fs_fsync_dir(st->dir);
 	return 0;
 err:
 	log_limited(LOG_ERROR, "spool:cursor", 60, "spool: cannot save cursor %s: %s",
@@ -459,7 +400,7 @@ load_file(const char *path, unsigned char **data, size_t *len)
 		goto err;
 	*len = (size_t)st.st_size;
 	*data = malloc(*len + 1);
-	if (*data == NULL || segstore_read_all(fd, *data, *len, 0) < 0)
+	if (*data == NULL || fs_read_all(fd, *data, *len, 0) < 0)
 		goto err;
 	close(fd);
 	return 0;
@@ -658,7 +599,7 @@ segstore_lock(struct segstore *st)
 		return -1;
 	}
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(st->lockfd, 0) < 0 || segstore_write_all(st->lockfd, pid, (size_t)n, 0) < 0)
+	if (ftruncate(st->lockfd, 0) < 0 || fs_write_all(st->lockfd, pid, (size_t)n, 0) < 0)
 		log_warn("spool: cannot write %s: %s", path, log_errstr(errno));
 	return 0;
 }
@@ -732,7 +673,7 @@ seg_sync_failed(struct segstore *st, size_t i, int err)
 		return;
 	copy = malloc(s->size > 0 ? (size_t)s->size : 1);
 	if (copy == NULL || seg_open_fd(st, s) < 0 ||
-	    segstore_read_all(s->fd, copy, (size_t)s->size, 0) < 0) {
+	    fs_read_all(s->fd, copy, (size_t)s->size, 0) < 0) {
 		log_error("spool: cannot read back segment %016" PRIx64 " after the "
 		    "failed sync; its events may be lost in a crash", s->id);
 		free(copy);
@@ -761,7 +702,7 @@ new_active(struct segstore *st)
 		if (fd < 0)
 			segstore_memonly(st, "create a segment", errno);
 		else
-			segstore_fsync_dir(st->dir);
+			(void)fs_fsync_dir(st->dir);
 	}
 	s = seg_add(st, st->next_id);
 	if (s == NULL) {
@@ -844,7 +785,7 @@ segstore_append(struct segstore *st, const unsigned char *rec, size_t len, uint6
 	} else
 		s = &st->segs[st->nsegs - 1];
 	if (s->mem == NULL) {
-		if (segstore_write_all(s->fd, rec, len, (off_t)s->size) == 0)
+		if (fs_write_all(s->fd, rec, len, (off_t)s->size) == 0)
 			goto done;
 		/* the disk refused: cut what part of the record got there */
 		segstore_memonly(st, "write a segment", errno);
@@ -947,14 +888,14 @@ segstore_try_disk(struct segstore *st)
 		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return;
-		if (segstore_write_all(fd, s->mem, s->size, 0) < 0 || fsync(fd) < 0) {
+		if (fs_write_all(fd, s->mem, s->size, 0) < 0 || fsync(fd) < 0) {
 			log_limited(LOG_ERROR, "spool:retry", 60, "spool: the disk still "
 			    "refuses writes in %s: %s", st->dir, log_errstr(errno));
 			close(fd);
 			(void)unlink(path);
 			return;
 		}
-		segstore_fsync_dir(st->dir);
+		(void)fs_fsync_dir(st->dir);
 		free(s->mem);
 		s->mem = NULL;
 		s->memcap = 0;

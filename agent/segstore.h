@@ -118,9 +118,4 @@ int		 segstore_cursor_read(const char *path, struct seg_pos *);
 void		 segstore_cursor_remove(const struct segstore *, const char *name);
 int		 segstore_unescape(const char *s, char *out, size_t len);
 
-/* Small I/O helpers (off < 0: write at the file position). */
-void		 segstore_fsync_dir(const char *dir);
-int		 segstore_write_all(int fd, const void *p, size_t len, off_t off);
-int		 segstore_read_all(int fd, void *p, size_t len, off_t off);
-
 #endif
