@@ -184,9 +184,11 @@ check_header_value(struct lctx *c, const char *key, const char *v, int line,
  * Every regex is PCRE2's (agent/rx.h): compile it as the engine will, so
  * --check-config refuses exactly what would not run, at its line.  Cost
  * is bounded by PCRE2's match limits at match time, not guessed here.
+ * Returns v compiled, or NULL after reporting why.
  */
-int
-check_regex(struct lctx *c, const char *key, const char *v, int line, int col)
+static struct rx *
+regex_compiled(struct lctx *c, const char *key, const char *v, int line,
+    int col)
 {
 	char err[200];
 	size_t off = 0;
@@ -195,15 +197,23 @@ check_regex(struct lctx *c, const char *key, const char *v, int line, int col)
 	if (strlen(v) > REGEX_MAX_LEN) {
 		rep(c, true, line, col, "'%s': the regex is longer than %d "
 		    "characters", key, REGEX_MAX_LEN);
-		return -1;
+		return NULL;
 	}
 	re = rx_compile(v, 0, err, sizeof(err), &off);
-	if (re == NULL) {
+	if (re == NULL)
 		rep(c, true, line, col, "'%s': invalid regular expression: %s "
 		    "(at offset %zu: '%.12s')%s", key, err, off, v + off,
 		    c->rule != NULL ? c->rule : "");
+	return re;
+}
+
+int
+check_regex(struct lctx *c, const char *key, const char *v, int line, int col)
+{
+	struct rx *re = regex_compiled(c, key, v, line, col);
+
+	if (re == NULL)
 		return -1;
-	}
 	rx_free(re);
 	return 0;
 }
@@ -216,14 +226,10 @@ int
 check_rule_regex(struct lctx *c, const char *key, const char *v, int line,
     int col)
 {
-	char err[200];
-	size_t off = 0, i, g;
-	struct rx *re;
+	struct rx *re = regex_compiled(c, key, v, line, col);
+	size_t i, g;
 	const char *n;
 
-	if (check_regex(c, key, v, line, col) < 0)
-		return -1;
-	re = rx_compile(v, 0, err, sizeof(err), &off);
 	if (re == NULL)
 		return -1;
 	for (i = 0; i < rx_names(re); i++) {

@@ -3,7 +3,7 @@
  *
  * init() creates the stage and installs it in the emit path, so it sees
  * every event the other collectors emit; every interval collect() answers
- * the questions its rules wait for (agent/diaghost.c: the host's tools,
+ * the questions its rules wait for (collectors/diaghost.c: the host's tools,
  * outside the stage's lock, so a slow esxcli never holds up emit()), runs
  * the rules, checks the destinations' delivery state and emits what the
  * rules concluded as `esxwatch_kind: alert` events.  With --once it runs
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/diaghost.h"
+#include "diaghost.h"
 #include "../agent/diagnose.h"
 #include "../agent/log.h"
 #include "../agent/status.h"

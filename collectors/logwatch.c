@@ -542,11 +542,10 @@ flush_pending(struct lw *lw, struct lw_file *lf)
 }
 
 static bool
-starts_event(struct lw *lw, struct lw_log *lg, const char *line, size_t len)
+starts_event(struct lw_log *lg, const char *line, size_t len)
 {
 	int rc;
 
-	(void)lw;
 	/* PCRE2 matches bytes with a length: NULs and all. */
 	rc = rx_match(lg->marker, line, len, 0, NULL, 0);
 	if (rc == RX_LIMIT)
@@ -567,7 +566,7 @@ on_line(void *arg, const char *line, size_t len, bool truncated)
 		handle(lw, lf, line, len, truncated);
 		return;
 	}
-	if (lf->pending.len > 0 && !starts_event(lw, lf->log, line, len)) {
+	if (lf->pending.len > 0 && !starts_event(lf->log, line, len)) {
 		/* A continuation: belongs to the event above, up to the cap. */
 		if (lf->pending.len + 1 + len > EVENT_TEXT_MAX ||
 		    buf_putc(&lf->pending, '\n') < 0 ||

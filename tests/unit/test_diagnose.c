@@ -5,7 +5,7 @@
  */
 #include "t.h"
 
-#include "../../agent/diaghost.h"
+#include "../../collectors/diaghost.h"
 #include "../../agent/diagnose.h"
 #include "../../agent/diagrules.h"
 

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../collectors/esxcli.h"
+#include "../agent/exec.h"
+#include "../agent/log.h"
+#include "../agent/platform.h"
 #include "diaghost.h"
-#include "exec.h"
-#include "log.h"
-#include "platform.h"
+#include "esxcli.h"
 
 static bool
 ipv4(const char *s, uint32_t *out)
