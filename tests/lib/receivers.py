@@ -226,6 +226,10 @@ class _Base:
             return False
         rec["scripted"] = step
         code, _, arg = step.partition(":")
+        if code != "200":
+            # recorded before the answer leaves: the agent's next request
+            # (maybe on a new connection, another thread) comes after it
+            self._record(rec)
         if code == "close":
             h.close_connection = True
             h.wfile.flush()
@@ -253,7 +257,6 @@ class _Base:
             rec["body_len"] = len(body)
         step = self._next_script()
         if self._scripted(h, step, rec):
-            self._record(rec)
             return
         if body is None:
             self._finish(h, rec, 400, b'{"errorMessage":"bad body"}')
