@@ -461,6 +461,18 @@ start_all(struct running *r)
 	    platform_hostname(r->cfg), platform_name(platform_get(r->cfg)));
 }
 
+/* How long --once waits for delivery; ESXWATCH_ONCE_DRAIN_MS is a test
+ * hook (a shorter wait for a destination that never answers). */
+static int
+once_drain_ms(void)
+{
+	const char *e = getenv("ESXWATCH_ONCE_DRAIN_MS");
+
+	if (e != NULL && atoi(e) > 0 && atoi(e) < ONCE_DRAIN_MS)
+		return atoi(e);
+	return ONCE_DRAIN_MS;
+}
+
 /* --once: true if every event was delivered. */
 static bool
 run_once(struct running *r)
@@ -475,7 +487,7 @@ run_once(struct running *r)
 	sched_run_once(r->sched, &got_stop);
 	sched_stop(r->sched);
 	queue_sync(r->q);
-	delivered = once_drain(r, ONCE_DRAIN_MS);
+	delivered = once_drain(r, once_drain_ms());
 	if (got_stop)
 		delivered = false;	/* stopped before finishing */
 	queue_stats(r->q, &after);

@@ -538,8 +538,9 @@ def test_print_config_is_yaml_a_yaml_reader_agrees_with(d):
 
 # --- command line ---------------------------------------------------------------------
 
-def run_bin(args, cwd=None, timeout=60):
-    p = subprocess.run([harness.BIN] + args, capture_output=True, timeout=timeout, cwd=cwd)
+def run_bin(args, cwd=None, timeout=60, env=None):
+    p = subprocess.run([harness.BIN] + args, capture_output=True, timeout=timeout, cwd=cwd,
+                       env=env)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
@@ -593,8 +594,15 @@ def test_exit_status_undelivered_once_is_1(d):
     path = os.path.join(d, "agent.yaml")
     with open(path, "w") as f:
         f.write(cfg)
-    rc, out, err = run_bin(["-c", path, "--once"], timeout=120)
+    # the test hook shortens the 30 s delivery wait: the outcome is the same
+    t0 = time.time()
+    rc, out, err = run_bin(["-c", path, "--once"], timeout=120,
+                           env=dict(os.environ, ESXWATCH_ONCE_DRAIN_MS="4000"))
     eq(rc, 1, "--once with an unreachable destination (stderr %s)" % err[-400:])
+    if "not every event was delivered" not in err:
+        fail("--once does not say why it exits 1: %s" % err[-400:])
+    if time.time() - t0 > 25:   # the default wait is 30 s
+        fail("--once waited %.0f s with a 4 s delivery wait" % (time.time() - t0))
 
 
 def test_v_overrides_debug_level(d):
