@@ -72,7 +72,11 @@ class Rsyslog:
         self.proc = subprocess.Popen([RSYSLOGD, "-n", "-f", conf, "-i",
                                       os.path.join(self.d, "rsyslogd.pid")],
                                      stdout=self.log, stderr=subprocess.STDOUT)
-        wait_for(self._listening, timeout=15, what="rsyslogd listening")
+        try:
+            wait_for(self._listening, timeout=30, what="rsyslogd listening")
+        except BaseException:
+            self.stop()     # a test stops what it starts, also on failure
+            raise
 
     def _listening(self):
         if self.proc.poll() is not None:

@@ -28,6 +28,22 @@ struct recv {
 	char	 certs[300];
 };
 
+static inline void
+recv_stop(struct recv *r)
+{
+	char p[300];
+
+	if (r->pid > 0) {
+		kill(r->pid, SIGTERM);
+		waitpid(r->pid, NULL, 0);
+		r->pid = 0;
+	}
+	snprintf(p, sizeof(p), "%s/port", r->dir);
+	unlink(p);
+	unlink(r->log);
+	rmdir(r->dir);
+}
+
 /* kind: cfapi | http; script: "" or "503:ra=3,200"; cert: NULL (plain
  * HTTP), "server" or "wrong".  certdir: shared PKI directory. */
 static inline int
@@ -63,9 +79,13 @@ recv_start(struct recv *r, const char *kind, const char *script,
 	}
 	argv[n] = NULL;
 	if (posix_spawnp(&r->pid, "python3", NULL, NULL, (char **)argv,
-	    environ) != 0)
+	    environ) != 0) {
+		r->pid = 0;
+		recv_stop(r);
 		return -1;
-	for (i = 0; i < 200; i++) {
+	}
+	/* up to 30 s: a loaded machine starts python slowly */
+	for (i = 0; i < 1200; i++) {
 		if ((f = fopen(portf, "r")) != NULL) {
 			if (fgets(buf, sizeof(buf), f) != NULL)
 				r->port = atoi(buf);
@@ -73,24 +93,15 @@ recv_start(struct recv *r, const char *kind, const char *script,
 			if (r->port > 0)
 				return 0;
 		}
+		if (waitpid(r->pid, NULL, WNOHANG) == r->pid) {
+			r->pid = 0;	/* it died: nothing to stop */
+			break;
+		}
 		usleep(25000);
 	}
+	/* a test stops what it starts, also when it failed */
+	recv_stop(r);
 	return -1;
-}
-
-static inline void
-recv_stop(struct recv *r)
-{
-	char p[300];
-
-	if (r->pid > 0) {
-		kill(r->pid, SIGTERM);
-		waitpid(r->pid, NULL, 0);
-	}
-	snprintf(p, sizeof(p), "%s/port", r->dir);
-	unlink(p);
-	unlink(r->log);
-	rmdir(r->dir);
 }
 
 /* The receiver's log so far (NUL-terminated, caller frees), "" if none. */
