@@ -78,6 +78,11 @@ const struct cfg_key dest_keys[] = {
 	  .doc = "cfapi, http: request body compression" },
 	{ .name = "timeout", .type = KT_INT, .off = D(timeout), .min = 1,
 	  .max = 3600, .def = "30", .doc = "Seconds per connect/request" },
+	{ .name = "reject_limit", .type = KT_INT, .off = D(reject_limit),
+	  .max = 1000000, .def = "10",
+	  .doc = "Events rejected one by one in a row (HTTP 400/413/422...) "
+	  "after which the destination counts as failing: its events are "
+	  "kept and retried, not dropped; 0 = drop every rejected event" },
 	/* TLS trust and authenticated ingestion (output/trust.c,
 	 * output/lisession.c; docs/outputs.md "Connecting to Log Insight") */
 	{ .name = "trust", .type = KT_ENUM, .off = D(trust),

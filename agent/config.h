@@ -50,6 +50,8 @@ struct dest_conf {
 	int		 reconnect;	/* minutes */
 	char		*agent_id;
 	int		 timeout;	/* seconds per request/connect, default 30 */
+	int		 reject_limit;	/* events rejected one by one in a row
+					 * before the destination is failing */
 	/* certificate trust and authenticated ingestion (CONTRACT §4);
 	 * read in output/ through trust.c and lisession.c only */
 	char		*trust;		/* verify | first_use | any */

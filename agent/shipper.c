@@ -40,6 +40,8 @@ struct dest {
 	unsigned		 attempt;	/* consecutive failures */
 	unsigned int		 seed;
 	bool			 rejected;	/* dropped a poison event (this run) */
+	uint64_t		 rejects;	/* events rejected alone in a row
+						 * (the thread's; st has a copy) */
 	struct event		**batch0;	/* the batch in flight */
 	unsigned char		*poison;	/* per event of it: rejected alone */
 	size_t			 poison_cap;
@@ -228,6 +230,7 @@ note_failure(struct dest *d, const char *why)
 
 	pthread_mutex_lock(&sh->mtx);
 	d->st.failed_sends++;
+	d->st.rejected_in_row = d->rejects;
 	d->st.last_error_ms = now_ms();
 	snprintf(d->st.last_error, sizeof(d->st.last_error), "%s", why);
 	if (!d->st.failing)
@@ -257,11 +260,24 @@ note_success(struct dest *d, size_t n)
 
 	pthread_mutex_lock(&sh->mtx);
 	d->st.sent_events += n;
+	d->st.rejected_in_row = d->rejects;
 	d->st.last_success_ms = now_ms();
 	if (d->st.failing)
 		log_info("destination %s (%s): delivering again", d->st.name, d->st.proto);
 	d->st.failing = false;
 	pthread_mutex_unlock(&sh->mtx);
+}
+
+/*
+ * reject_limit events rejected alone in a row: the destination refuses
+ * everything, and dropping event after event would empty the spool into
+ * it.  It is failing instead; a batch it takes again ends that.
+ */
+static bool
+rejects_everything(const struct dest *d)
+{
+	return d->conf.reject_limit > 0 &&
+	    d->rejects >= (uint64_t)d->conf.reject_limit;
 }
 
 /*
@@ -282,13 +298,27 @@ deliver(struct dest *d, struct event **events, size_t n, size_t *done,
 	*retry_after = 0;
 	r = d->sink->send(&d->ctx, &b, retry_after);
 	if (r == SEND_OK) {
+		d->rejects = 0;
 		*done = n;
 		return SEND_OK;
 	}
 	if (r == SEND_RETRY)
 		return SEND_RETRY;
+	if (n == 1 && rejects_everything(d)) {
+		static const char pre[] = "every event rejected: ";
+		size_t pl = sizeof(pre) - 1, len;
+
+		if (d->ctx.error[0] == '\0')
+			snprintf(d->ctx.error, sizeof(d->ctx.error), "rejected");
+		len = strnlen(d->ctx.error, sizeof(d->ctx.error) - 1 - pl);
+		memmove(d->ctx.error + pl, d->ctx.error, len);
+		memcpy(d->ctx.error, pre, pl);
+		d->ctx.error[pl + len] = '\0';
+		return SEND_RETRY;
+	}
 	if (n == 1) {
 		/* counted by queue_drop(), once, when the batch is settled */
+		d->rejects++;
 		d->poison[events - d->batch0] = 1;
 		d->rejected = true;
 		log_error("destination %s: event rejected, dropped: %s (text: %.200s)",
@@ -564,6 +594,7 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 		snprintf(d->st.name, sizeof(d->st.name), "%s", d->ctx.name);
 		snprintf(d->st.proto, sizeof(d->st.proto), "%s", dest_proto_name(d->conf.proto));
 		totals_load(sh->totals, &d->st);
+		d->rejects = d->st.rejected_in_row;	/* a reload keeps it */
 		if (d->sink == NULL) {
 			log_error("destination %s: no sink for protocol %s", d->ctx.name,
 			    dest_proto_name(d->conf.proto));

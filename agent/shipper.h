@@ -6,7 +6,10 @@
  *  - SEND_RETRY: full-jitter exponential backoff (base 1 s, cap 5 min) or
  *    the server's Retry-After, then the same batch again;
  *  - SEND_REJECT: split the batch in halves until the poison event is
- *    alone, drop only it: queue_drop(), which counts it (once, there).
+ *    alone, drop only it: queue_drop(), which counts it (once, there);
+ *    but once reject_limit events in a row were rejected alone, the
+ *    destination rejects everything (a broken proxy, a wrong URL): it is
+ *    failing, and its events are kept and retried with backoff.
  * Destinations progress independently: a dead one never slows the others.
  */
 #ifndef ESXWATCH_SHIPPER_H
@@ -31,6 +34,7 @@ struct shipper_dest_stats {
 	int64_t		last_error_ms;
 	char		last_error[512];
 	bool		failing;	/* the last attempt failed */
+	uint64_t	rejected_in_row; /* single events rejected in a row */
 };
 
 /* The destination names of a configuration, in order ("server", then

@@ -171,6 +171,36 @@ def test_not_ingested_is_counted_and_reported(d):
         a.stop()
 
 
+def test_rejecting_everything_is_failing_not_a_drop_of_every_event(d):
+    """A proxy answering 400 to every request: reject_limit events are
+    dropped (and counted), then the destination is failing and keeps the
+    rest; when the server takes events again they all arrive."""
+    h = sinkutil.make_host(d, ndisks=10)
+    with receivers.CfapiReceiver(script=["400"] * 20) as r:
+        a = Agent(d, sinkutil.config(h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no, "
+                                        "compress: none, reject_limit: 2}" % r.port))
+        a.start()
+        try:
+            wait_for(lambda: "delivery failing: every event rejected: HTTP 400" in a.stderr_text(),
+                     timeout=30, what="the destination failing on rejections")
+
+            def drained():
+                j = json.loads(a.run("--status", "--json")[1])
+                return j if j["queued_events"] == 0 and r.events else None
+            wait_for(drained, timeout=30, what="the backlog delivered")
+        finally:
+            a.stop()
+        j = json.loads(a.run("--status", "--json")[1])    # the last picture
+    eq(j["dropped_poison"], 2, "events dropped as rejected (the limit)")
+    # the ledger: every event queued arrived, is one of the 2 counted, or
+    # is still queued (made after the drain, as the agent stopped)
+    eq(len(r.events) + j["dropped_poison"] + j["queued_events"], j["pushed_events"],
+       "arrived + counted + queued")
+    eq(len(r.events), len({flat_key(e) for e in r.events}), "events without duplicates")
+    if r.violations:
+        fail("violations: %s" % r.violations[:3])
+
+
 def test_long_text_cut_to_16k(d):
     """A 40 KB log line arrives cut to Log Insight's 16 KB text limit,
     with the marker, on a character boundary; no violation."""

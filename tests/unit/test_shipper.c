@@ -164,6 +164,62 @@ TEST(counters_outlive_a_shipper)
 	config_free(cfg);
 }
 
+/*
+ * A destination that rejects every event (a proxy answering 400 to all):
+ * reject_limit events are dropped one by one, then it is failing and the
+ * rest are kept and retried, not emptied into it; once it takes events
+ * again every kept one arrives.
+ */
+TEST(rejecting_everything_is_failing_not_poison)
+{
+	struct config *cfg = new_cfg(100);
+	struct queue *q = open_q(cfg);
+	struct shipper_totals *tot = shipper_totals_new();
+	struct shipper_deps deps = { tot, NULL, fake_find };
+	struct shipper *sh;
+	struct shipper_dest_stats ss;
+	struct queue_dest_stats qs;
+	int64_t end;
+
+	cfg->server.reject_limit = 3;
+	fake_reset(0, "line");			/* every event */
+	push(q, 0, 20, -1);
+	sh = shipper_start(cfg, q, &deps);
+	end = mono_ms() + 5000;
+	do {
+		poll(NULL, 0, 20);
+		CHECK_INT(shipper_stats(sh, 0, &ss), 0);
+	} while (!ss.failing && mono_ms() < end);
+	CHECK(ss.failing);
+	CHECK(strncmp(ss.last_error, "every event rejected: fake: rejected",
+	    36) == 0);
+	CHECK_INT(ss.rejected_in_row, 3);
+	CHECK_INT(queue_dest_stats(q, 0, &qs), 0);
+	CHECK_INT(qs.dropped_poison, 3);	/* the limit, and no more */
+	CHECK_INT(qs.backlog_events, 17);
+	/* a reload keeps the state: still nothing more dropped */
+	CHECK(!shipper_stop(sh, 200, NULL));
+	sh = shipper_start(cfg, q, &deps);
+	poll(NULL, 0, 300);
+	CHECK_INT(queue_dest_stats(q, 0, &qs), 0);
+	CHECK_INT(qs.dropped_poison, 3);
+	/* the server takes events again: the 17 kept ones arrive */
+	pthread_mutex_lock(&fk.mu);
+	fk.poison = NULL;
+	pthread_mutex_unlock(&fk.mu);
+	CHECK(wait_seen(17, 15000));
+	CHECK(wait_backlog_empty(q, 5000));
+	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
+	CHECK(!ss.failing);
+	CHECK_INT(ss.rejected_in_row, 0);
+	CHECK_STR(fk.seen[0], "line 3");
+	CHECK_STR(fk.seen[16], "line 19");
+	CHECK(shipper_stop(sh, 1000, NULL));
+	shipper_totals_free(tot);
+	queue_close(q);
+	config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -175,5 +231,6 @@ main(void)
 	RUN(retry_sends_the_same_batch_again);
 	RUN(poison_dropped_alone_through_the_queue_counted_once);
 	RUN(counters_outlive_a_shipper);
+	RUN(rejecting_everything_is_failing_not_poison);
 	return t_done();
 }
