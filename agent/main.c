@@ -128,13 +128,9 @@ struct running {
 	struct status_writer	*status;
 	struct agent_figures	 figures;	/* the agent collector's ctx */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
-	/*
-	 * Shippers a stop left behind with a thread in a hung send, and the
-	 * configurations they read: kept until the process ends.
-	 */
-	struct shipper		**kept_sh;
-	struct config		**kept_cfg;
-	size_t			  nkept;
+	/* cfg was handed to a shipper left behind in a hung send (its last
+	 * thread frees it): not main's to free */
+	bool			 cfg_orphaned;
 };
 
 static void
@@ -171,24 +167,11 @@ collect_figures(void *arg, struct status_snap *out)
 	status_collect(arg, out);
 }
 
-/* Keep a shipper left behind in a hung send, and its configuration. */
+/* What an orphaned shipper hands back: the configuration it read. */
 static void
-keep_running(struct running *r, struct shipper *sh, struct config *cfg)
+release_config(void *cfg)
 {
-	struct shipper **ns;
-	struct config **nc;
-
-	ns = realloc(r->kept_sh, (r->nkept + 1) * sizeof(*ns));
-	if (ns == NULL)
-		return;		/* leaked: still never freed under the thread */
-	r->kept_sh = ns;
-	nc = realloc(r->kept_cfg, (r->nkept + 1) * sizeof(*nc));
-	if (nc == NULL)
-		return;
-	r->kept_cfg = nc;
-	r->kept_sh[r->nkept] = sh;
-	r->kept_cfg[r->nkept] = cfg;
-	r->nkept++;
+	config_free(cfg);
 }
 
 /*
@@ -206,8 +189,11 @@ stop_shipper(struct running *r, int drain_ms, bool *kept)
 	all = shipper_stop(r->sh, drain_ms, &left);
 	r->sh = r->src.sh = NULL;
 	*kept = left != NULL;
-	if (left != NULL)
-		keep_running(r, left, r->cfg);
+	if (left != NULL) {
+		/* its thread frees it and r->cfg when the send ends */
+		shipper_orphan(left, release_config, r->cfg);
+		r->cfg_orphaned = true;
+	}
 	return all;
 }
 
@@ -255,8 +241,9 @@ reload(struct running *r, const char *path, int verbose)
 	sched_stop(r->sched);
 	(void)stop_shipper(r, 0, &kept);
 	if (!kept)
-		config_free(r->cfg);	/* else a left-behind thread reads it */
+		config_free(r->cfg);	/* else a left-behind thread frees it */
 	r->cfg = ncfg;
+	r->cfg_orphaned = false;
 	setup_logging(r->cfg, verbose);
 	names = dest_names(r->cfg, &n);
 	if (names == NULL || queue_set_dests(r->q, names, n) == -1)
@@ -529,11 +516,11 @@ stop_all(struct running *r, int rc)
 {
 	queue_close(r->q);
 	r->src.q = NULL;
-	if (r->nkept == 0)
+	if (!r->cfg_orphaned)
 		config_free(r->cfg);
 	shipper_totals_free(r->deps.totals);
 	log_close();
-	if (r->nkept > 0) {
+	if (shipper_abandoned_threads() > 0) {
 		/* A thread is still inside a sink (curl, TLS): no exit-time
 		 * library clean-up under its feet (it may still use the
 		 * agent id too: not freed). */
@@ -557,6 +544,7 @@ main(int argc, char **argv)
 		return rc;
 	if (a.export != NULL)	/* Log Insight content: no configuration needed */
 		return liexport_main(a.export, a.out);
+	platform_heap_init();
 	install_signals();
 	if (a.path == NULL)
 		a.path = default_config_path();

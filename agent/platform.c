@@ -3,6 +3,9 @@
  */
 #include <errno.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,4 +115,21 @@ platform_find_tool(const struct config *cfg, const char *name, char *out,
 		if (try_dir(dirs[i], name, out, outlen) == 0)
 			return 0;
 	return -1;
+}
+
+void
+platform_heap_init(void)
+{
+#ifdef __GLIBC__
+	/* two arenas: the collectors' and shippers' threads share them */
+	mallopt(M_ARENA_MAX, 2);
+#endif
+}
+
+void
+platform_heap_trim(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }

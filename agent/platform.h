@@ -13,6 +13,14 @@ enum platform { PLATFORM_LINUX, PLATFORM_ESXI };
 /* host.platform, or detection (uname "VMkernel", /etc/vmware/esx.conf,
  * /bin/vmware, /usr/lib/vmware). */
 enum platform	 platform_get(const struct config *);
+/*
+ * The C library's heap, kept small: glibc gives each thread an arena of
+ * its own and keeps what they freed (a shipper thread per destination
+ * and per reload); musl returns memory by itself.  platform_heap_init()
+ * once at start, platform_heap_trim() after a large release.
+ */
+void		 platform_heap_init(void);
+void		 platform_heap_trim(void);
 const char	*platform_name(enum platform);
 /* host.hostname or the host's name (gethostname). */
 const char	*platform_hostname(const struct config *);

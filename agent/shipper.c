@@ -13,6 +13,7 @@
 #include "../output/sink.h"
 #include "clock.h"
 #include "log.h"
+#include "platform.h"
 #include "shipper.h"
 
 #define BACKOFF_BASE_MS		1000
@@ -58,7 +59,16 @@ struct shipper {
 	struct dest		*dests;
 	size_t			 ndests;
 	struct shipper_totals	*totals;
+	/* left behind by its stop (under mtx): abandoned threads still in a
+	 * send; once orphaned, the last of them frees the shipper */
+	size_t			 live_abandoned;
+	bool			 orphaned;
+	void			(*release)(void *);
+	void			*release_arg;
 };
+
+/* Threads left behind in a send, over every shipper (for the exit). */
+static size_t abandoned_threads;
 
 /*
  * The counters since start, by destination name: a reload replaces the
@@ -460,6 +470,8 @@ open_sink(struct dest *d, struct batch *b)
 	if (d->opened)
 		return STEP_SEND;
 	o = d->sink->open(&d->ctx);
+	if (o == 0)
+		d->opened = true;
 	if (!leave_sink(d)) {
 		batch_free_events(b);
 		return STEP_ABANDONED;
@@ -471,7 +483,6 @@ open_sink(struct dest *d, struct batch *b)
 		nap(d->sh, backoff_ms(d, 0), true);
 		return STEP_AGAIN;
 	}
-	d->opened = true;
 	if (!enter_sink(d)) {
 		batch_free_events(b);
 		return STEP_END;
@@ -489,6 +500,42 @@ retry_later(struct dest *d, int retry_after)
 	log_debug("destination %s: retrying in %d ms", d->st.name, ms);
 	d->attempt++;
 	nap(d->sh, ms, true);
+}
+
+static void	shipper_free(struct shipper *);
+
+/*
+ * A thread the stop left behind, its send over at last: it closes its own
+ * sink (connection, TLS, buffers) and, the last of them once main has
+ * orphaned the shipper, frees the shipper and hands back its
+ * configuration.  It touches nothing else: the queue has moved on.
+ */
+static void *
+abandoned_exit(struct dest *d)
+{
+	struct shipper *sh = d->sh;
+	bool last;
+
+	if (d->opened && d->sink->close)
+		d->sink->close(&d->ctx);
+	d->opened = false;
+	pthread_mutex_lock(&sh->mtx);
+	d->exited = true;
+	sh->live_abandoned--;
+	last = sh->live_abandoned == 0 && sh->orphaned;
+	pthread_mutex_unlock(&sh->mtx);
+	if (last) {
+		void (*release)(void *) = sh->release;
+		void *arg = sh->release_arg;
+
+		shipper_free(sh);
+		if (release != NULL)
+			release(arg);
+		platform_heap_trim();
+	}
+	/* last: the exit may now free what the sinks share */
+	__atomic_sub_fetch(&abandoned_threads, 1, __ATOMIC_SEQ_CST);
+	return NULL;
 }
 
 static void *
@@ -526,7 +573,7 @@ dest_thread(void *arg)
 		}
 		st = open_sink(d, &b);
 		if (st == STEP_ABANDONED)
-			return NULL;
+			return abandoned_exit(d);
 		if (st == STEP_END)
 			break;
 		if (st == STEP_AGAIN)
@@ -534,7 +581,7 @@ dest_thread(void *arg)
 		r = deliver(d, b.events, b.n, &done, &retry_after);
 		if (!leave_sink(d)) {
 			batch_free_events(&b);
-			return NULL;
+			return abandoned_exit(d);
 		}
 		fold_not_ingested(d);
 		if (done > 0)
@@ -671,6 +718,8 @@ shipper_stop(struct shipper *sh, int drain_ms, struct shipper **kept)
 		if (d->started && !d->exited && d->in_send) {
 			d->abandoned = true;
 			left_behind = true;
+			sh->live_abandoned++;
+			__atomic_add_fetch(&abandoned_threads, 1, __ATOMIC_SEQ_CST);
 			/* what it does from now on is not counted */
 			totals_save(sh->totals, &d->st);
 		}
@@ -698,18 +747,48 @@ shipper_stop(struct shipper *sh, int drain_ms, struct shipper **kept)
 	}
 	if (left_behind) {
 		/* a thread still uses it when its send returns: the caller
-		 * keeps it (and its configuration) until the process ends */
+		 * keeps it (and its configuration), or orphans it */
 		if (kept != NULL)
 			*kept = sh;
 		return false;
 	}
-	for (i = 0; i < sh->ndests; i++)
+	shipper_free(sh);
+	return all;
+}
+
+static void
+shipper_free(struct shipper *sh)
+{
+	for (size_t i = 0; i < sh->ndests; i++)
 		free(sh->dests[i].poison);
 	pthread_mutex_destroy(&sh->mtx);
 	pthread_cond_destroy(&sh->cond);
 	free(sh->dests);
 	free(sh);
-	return all;
+}
+
+void
+shipper_orphan(struct shipper *sh, void (*release)(void *), void *arg)
+{
+	bool now;
+
+	pthread_mutex_lock(&sh->mtx);
+	sh->orphaned = true;
+	sh->release = release;
+	sh->release_arg = arg;
+	now = sh->live_abandoned == 0;
+	pthread_mutex_unlock(&sh->mtx);
+	if (now) {
+		shipper_free(sh);
+		if (release != NULL)
+			release(arg);
+	}
+}
+
+size_t
+shipper_abandoned_threads(void)
+{
+	return __atomic_load_n(&abandoned_threads, __ATOMIC_SEQ_CST);
 }
 
 size_t

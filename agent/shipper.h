@@ -80,6 +80,16 @@ bool		 shipper_stop(struct shipper *, int drain_ms, struct shipper **kept);
  * earlier drain said so).  The destinations' threads end once their
  * backlog is empty; shipper_stop() then joins them. */
 void		 shipper_drain(struct shipper *, int drain_ms);
+/*
+ * Give up a shipper shipper_stop() left behind (*kept): each thread still
+ * in a send closes its sink when the send ends, and the last one frees
+ * the shipper and calls release(arg) (the configuration it read), so a
+ * hung server costs nothing once its timeout passed.  Neither sh nor what
+ * release frees may be used after this call.
+ */
+void		 shipper_orphan(struct shipper *, void (*release)(void *), void *arg);
+/* Threads still in a send that their shipper's stop left behind. */
+size_t		 shipper_abandoned_threads(void);
 size_t		 shipper_ndests(const struct shipper *);
 int		 shipper_stats(struct shipper *, size_t d, struct shipper_dest_stats *);
 

@@ -316,6 +316,77 @@ def test_hung_server_holds_up_neither_reload_nor_sigterm(d):
             c.close()
 
 
+def _proc_fds_rss(pid):
+    fds = len(os.listdir("/proc/%d/fd" % pid))
+    with open("/proc/%d/status" % pid) as f:
+        rss = [int(l.split()[1]) for l in f if l.startswith("VmRSS:")][0]
+    return fds, rss
+
+
+def test_reloads_during_a_hung_send_release_everything(d):
+    """20 reloads while a destination's send hangs: each reload leaves that
+    send behind, and once the sink's timeout has passed every abandoned
+    send has released its connection and memory (fds and RSS back to the
+    baseline of one hung send)."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    conns = []
+
+    def accept():
+        while True:
+            try:
+                conns.append(srv.accept()[0])
+            except OSError:
+                return
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        h = make_host(d)
+        out = os.path.join(d, "out.jsonl")
+        # small batches: a backlog bigger than one batch is sent at once
+        # after each reload (no waiting for a batch to fill)
+        cfg = config(h, out, "servers:\n  hung: {hostname: 127.0.0.1, proto: http, port: %d, "
+                     "ssl: no, timeout: 4}\n" % srv.getsockname()[1])
+        cfg = cfg.replace("batch: {flush_interval: 1}", "batch: {flush_interval: 1, max_events: 5}")
+        a = Agent(d, cfg)
+        a.start()
+        wait_for(lambda: conns, what="the agent to connect to the hung server")
+        time.sleep(1)       # its first request is in flight now
+        fds0, rss0 = _proc_fds_rss(a.proc.pid)
+        for i in range(20):
+            n = len(conns)
+            a.signal(signal.SIGHUP)
+            # the new shipper's send hangs too before the next reload
+            wait_for(lambda: len(conns) > n, timeout=10, what="reconnect after reload %d" % i)
+            time.sleep(0.1)
+        wait_for(lambda: a.stderr_text().count("configuration reloaded") >= 20, timeout=30,
+                 what="20 reloads")
+        fds1, _ = _proc_fds_rss(a.proc.pid)
+        if fds1 < fds0 + 3:
+            fail("the reloads left no send behind (fds %d -> %d): the test proves nothing"
+                 % (fds0, fds1))
+
+        last = [fds1, 0]
+
+        def released():
+            last[:] = _proc_fds_rss(a.proc.pid)
+            return last[0] <= fds0 + 2 and last[1] <= rss0 + 3072
+        # the abandoned sends time out 4 s after they started
+        try:
+            wait_for(released, timeout=8, what="fds and RSS back to the baseline")
+        except AssertionError:
+            fail("fds %d -> %d -> %d, RSS %d kB -> %d kB: not released"
+                 % (fds0, fds1, last[0], rss0, last[1]))
+        eq(a.stop(timeout=60), 0, "exit status")
+    finally:
+        srv.close()
+        for c in conns:
+            c.close()
+
+
 def test_sigterm_stops_once_with_a_hung_tool(d):
     """SIGTERM during --once cancels the tool it waits on and exits at
     once (1: not everything was collected), not after the tool's 30 s
