@@ -14,6 +14,7 @@
  * watchdog.sh (ESXi) or systemd (Linux).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
@@ -42,10 +43,13 @@
 #define ONCE_DRAIN_MS		30000
 
 static volatile sig_atomic_t got_stop, got_reload;
+static int wake_pipe[2] = { -1, -1 };	/* the handlers wake the main loop */
 
 static void
 on_signal(int sig)
 {
+	int saved = errno;
+
 	if (sig == SIGHUP)
 		got_reload = 1;
 	else {
@@ -54,6 +58,9 @@ on_signal(int sig)
 		 * waits on is cancelled at once. */
 		exec_abort_all();
 	}
+	if (wake_pipe[1] >= 0)
+		(void)!write(wake_pipe[1], "", 1);	/* full: awake anyway */
+	errno = saved;
 }
 
 static void
@@ -412,6 +419,8 @@ install_signals(void)
 {
 	struct sigaction sa;
 
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
+		wake_pipe[0] = wake_pipe[1] = -1;	/* polling then */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -495,7 +504,7 @@ run_daemon(struct running *r, const char *path, int verbose)
 	bool kept;
 
 	for (;;) {
-		sched_loop(r->sched, &got_stop, &got_reload);
+		sched_loop(r->sched, &got_stop, &got_reload, wake_pipe[0]);
 		if (got_stop)
 			break;
 		got_reload = 0;

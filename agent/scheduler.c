@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../collectors/collector.h"
 #include "clock.h"
@@ -313,7 +314,7 @@ entry_thread(void *arg)
 
 void
 sched_loop(struct scheduler *s, volatile sig_atomic_t *stop,
-    volatile sig_atomic_t *reload)
+    volatile sig_atomic_t *reload, int wake_fd)
 {
 	sigset_t block, old;
 	pthread_attr_t attr;
@@ -341,9 +342,20 @@ sched_loop(struct scheduler *s, volatile sig_atomic_t *stop,
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
-	/* The signal handlers only set flags; look at them four times a second. */
-	while (!*stop && !*reload)
-		poll(NULL, 0, 250);
+	/* The signal handlers set a flag, then write to wake_fd: a signal
+	 * between the test and poll() leaves its byte for poll() to see. */
+	while (!*stop && !*reload) {
+		struct pollfd pfd = { .fd = wake_fd, .events = POLLIN };
+		char drain[64];
+
+		if (wake_fd < 0) {
+			poll(NULL, 0, 250);
+			continue;
+		}
+		if (poll(&pfd, 1, -1) > 0)
+			while (read(wake_fd, drain, sizeof(drain)) > 0)
+				;
+	}
 
 	pthread_mutex_lock(&s->mtx);
 	s->stopping = true;

@@ -22,9 +22,12 @@ struct scheduler *sched_start_with(const struct config *, struct queue *,
  * *stop becomes non-zero. */
 void	sched_run_once(struct scheduler *, volatile sig_atomic_t *stop);
 /* Start a thread per collector and run until *stop or *reload becomes
- * non-zero; then stop and join them (collectors stay initialised). */
+ * non-zero; then stop and join them (collectors stay initialised).
+ * wake_fd: the read end of a pipe the signal handlers write a byte to
+ * (the loop sleeps until then, no polling); -1: look at the flags four
+ * times a second. */
 void	sched_loop(struct scheduler *, volatile sig_atomic_t *stop,
-	    volatile sig_atomic_t *reload);
+	    volatile sig_atomic_t *reload, int wake_fd);
 /* fini() every collector and persist its state. */
 void	sched_stop(struct scheduler *);
 

@@ -459,7 +459,7 @@ loop_thread(void *arg)
 {
 	struct loop_arg *a = arg;
 
-	sched_loop(a->s, &a->stop, &a->reload);
+	sched_loop(a->s, &a->stop, &a->reload, -1);
 	atomic_store(&a->done, 1);
 	return NULL;
 }
