@@ -540,24 +540,36 @@ def test_storm_off_sends_every_match(tmpdir):
 
 
 def test_storm_with_forward_all_ships_every_line(tmpdir):
-    """forward: all: a storm limits the alerts, never the lines shipped."""
+    """forward: all: a storm of 100 matches with storm {max: 10} ships all
+    100 lines; only 10 of them are alerts carrying the rule's fields, the
+    other 90 go as plain lines, and one summary counts them (issue 19)."""
     log = os.path.join(tmpdir, "log")
     os.makedirs(log)
-    lines = _storm_lines(40)
+    lines = _storm_lines(100)
     write(os.path.join(log, "vmkernel.log"), lines, "w")
+    rules = ("rules:\n  - name: scsi_cmd_failed\n    regex: %s\n    severity: warning\n"
+             "    storm: {max: 10, window: 60}\n" % _catalogue_regex("scsi_cmd_failed"))
     a = harness.Agent(tmpdir, config(tmpdir,
-        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes, forward: all}\n" % log))
+        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes, forward: all}\n" % log,
+        rules))
     rc, out, err = a.run("--once")
     harness.eq(rc, 0, "exit status")
     evs = logwatch_events(tmpdir)
-    by = {}
-    for e in evs:
-        by.setdefault(e["text"], []).append(e)
-    harness.eq(sum(1 for l in lines if l in by), 40, "every line shipped")
-    alerts = [e for e in evs if e["text"] in by and e.get("esxwatch_kind") == "alert" and e["text"] in set(lines)]
+    want = set(lines)
+    shipped = [e for e in evs if e["text"] in want]
+    harness.eq(len(shipped), 100, "every line shipped once")
+    harness.eq(len({e["text"] for e in shipped}), 100, "distinct lines shipped")
+    alerts = [e for e in shipped if e.get("esxwatch_kind") == "alert"]
     harness.eq(len(alerts), 10, "alerts (storm limit)")
+    ruled = [e for e in shipped if "esxwatch_rule" in e or "esxwatch_device" in e]
+    harness.eq(len(ruled), 10, "lines carrying the rule's fields")
+    for e in shipped:
+        if e.get("esxwatch_kind") != "alert":
+            harness.eq(e.get("esxwatch_kind"), "sample", "a suppressed match's kind")
+            harness.eq(e.get("esxwatch_severity"), "info", "a suppressed match's severity")
     summ = [e for e in evs if "esxwatch_repeat_count" in e]
-    harness.eq([e["esxwatch_repeat_count"] for e in summ], ["30"], "summarised")
+    harness.eq([e["esxwatch_repeat_count"] for e in summ], ["90"], "summarised")
+    harness.eq(summ[0]["esxwatch_rule"], "scsi_cmd_failed", "summary rule")
 
 
 def test_invalid_sense_and_relayed_time(tmpdir):
