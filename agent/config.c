@@ -587,6 +587,13 @@ config_free(struct config *cfg)
 struct config *
 config_load(const char *path, config_report_fn report, void *arg)
 {
+	return config_load_flags(path, 0, report, arg);
+}
+
+struct config *
+config_load_flags(const char *path, unsigned flags, config_report_fn report,
+    void *arg)
+{
 	struct lctx c;
 	struct config *cfg;
 	struct ynode *root;
@@ -598,6 +605,7 @@ config_load(const char *path, config_report_fn report, void *arg)
 	c.file = path;
 	c.report = report;
 	c.arg = arg;
+	c.keep_broken = (flags & CONFIG_KEEP_BROKEN_FILELOGS) != 0;
 	cfg = config_new();
 	set_str(&cfg->path, path);
 	buf = read_whole_file(&c, path, &len);

@@ -109,6 +109,12 @@ struct filelog_conf {
 	struct strlist	 exclude_fields;
 	int		 src_line;	/* where the filelog was defined */
 	int		 src_col;
+	/*
+	 * Loaded with CONFIG_KEEP_BROKEN_FILELOGS: a regex or filter of this
+	 * filelog does not compile; "FILE:LINE:COL: message" of the first
+	 * one.  The filelog does not run (logwatch says so, --status too).
+	 */
+	char		*broken;
 };
 
 /* parsers.NAME (liagent [parser|NAME]): the keys as written (parsers.h). */
@@ -195,6 +201,16 @@ typedef void (*config_report_fn)(void *arg, bool is_error, const char *msg);
  * "FILE:LINE:COL: message".  report may be NULL (errors go to stderr).
  */
 struct config	*config_load(const char *path, config_report_fn report, void *arg);
+/*
+ * The same with flags.  CONFIG_KEEP_BROKEN_FILELOGS (a daemon's start or
+ * reload): a filelog whose event_marker, whitelist or blacklist does not
+ * compile is still reported as an error, but only that filelog is out
+ * (filelog_conf.broken); the rest of the file loads.  --check-config and
+ * --print-config load strictly (config_load()).
+ */
+#define CONFIG_KEEP_BROKEN_FILELOGS	0x1u
+struct config	*config_load_flags(const char *path, unsigned flags,
+		    config_report_fn report, void *arg);
 /* All defaults, no file. */
 struct config	*config_default(void);
 void		 config_free(struct config *);

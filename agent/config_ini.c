@@ -454,7 +454,9 @@ ini_filelog_key(struct iini *ii, const char *key, const char *val, int line,
 
 	if (ki >= 0) {
 		/* event_marker is Perl-compatible as it is (PCRE2) */
+		ii->c->fl = f;
 		ini_value(ii->c, &filelog_keys[ki], f, val, line, vcol);
+		ii->c->fl = NULL;
 	} else if (strcmp(key, "charset") == 0)
 		ini_unknown(ii, key, line, kcol, "is not supported by "
 		    "esxwatch (files are read as UTF-8; other bytes are "

@@ -30,6 +30,7 @@ struct shipper;
 #define STATUS_STALL_MS		60000	/* backlog and no delivery: failing */
 #define STATUS_MAX_DESTS	64
 #define STATUS_FILE		"status"
+#define STATUS_MAX_BROKEN	16	/* broken filelogs listed */
 
 enum status_state { DEST_IDLE, DEST_DELIVERING, DEST_FAILING };
 
@@ -45,6 +46,12 @@ struct status_dest {
 	char		 last_error[512];
 };
 
+/* A filelog that does not run: its regex or filter does not compile. */
+struct status_broken {
+	char		 name[80];
+	char		 error[512];
+};
+
 struct status_snap {
 	long		 pid;
 	int64_t		 updated_ms, started_ms;
@@ -57,6 +64,8 @@ struct status_snap {
 	uint64_t	 rss_kb, cpu_ms;
 	size_t		 ndests;
 	struct status_dest dests[STATUS_MAX_DESTS];
+	size_t		 nbroken;
+	struct status_broken broken[STATUS_MAX_BROKEN];
 };
 
 /*
@@ -67,6 +76,7 @@ struct status_source {
 	struct queue	*q;
 	struct shipper	*sh;
 	int64_t		 started_ms;	/* wall clock, the process' start */
+	const struct config *cfg;	/* its broken filelogs; may be NULL */
 };
 
 /* Gather the running agent's figures (queue, shipper, process). */

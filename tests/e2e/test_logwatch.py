@@ -572,6 +572,54 @@ def test_storm_with_forward_all_ships_every_line(tmpdir):
     harness.eq(summ[0]["esxwatch_rule"], "scsi_cmd_failed", "summary rule")
 
 
+def test_broken_filelog_leaves_the_others_running(tmpdir):
+    """One filelog's event_marker does not compile: --check-config exits 2
+    with FILE:LINE:COL; a started agent logs that filelog as disabled,
+    lists it in --status (and --json), and ships the other filelog's lines;
+    a SIGHUP with the marker fixed takes it back (issue 12)."""
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    write(os.path.join(log, "good.log"), ["good line %d" % i for i in range(3)], "w")
+    write(os.path.join(log, "bad.log"), ["bad line 0"], "w")
+    fl = ("  good: {directory: %s, include: good.log, read_from_head: yes, forward: all}\n"
+          "  bad: {directory: %s, include: bad.log, read_from_head: yes, forward: all,\n"
+          "        event_marker: \"%s\"}\n")
+    a = harness.Agent(tmpdir, config(tmpdir, fl % (log, log, "^(\\\\d+")))
+    rc, out, err = a.run("--check-config")
+    harness.eq(rc, 2, "--check-config exit status")
+    if "agent.yaml:13:" not in err or "event_marker" not in err:
+        harness.fail("--check-config: %r" % err)
+    a.start()
+    try:
+        harness.wait_for(lambda: len(logwatch_events(tmpdir)) >= 3, what="the good filelog's lines")
+        write(os.path.join(log, "bad.log"), ["bad line 1"])
+        write(os.path.join(log, "good.log"), ["good line 3"])
+        harness.wait_for(lambda: len(logwatch_events(tmpdir)) >= 4, what="a line written later")
+        harness.wait_for(lambda: "filelog bad: disabled" in a.run("--status")[1], what="--status")
+        rc, out, err = a.run("--status")
+        if not any(l.startswith("filelog bad: disabled: ") and "agent.yaml:13:" in l and "event_marker" in l
+                   for l in out.splitlines()):
+            harness.fail("--status: %r" % out)
+        if "filelog good" in out:
+            harness.fail("--status lists the good filelog: %r" % out)
+        rc, out, err = a.run("--status", "--json")
+        dis = json.loads(out)["disabled_filelogs"]
+        harness.eq([d["name"] for d in dis], ["bad"], "--status --json disabled_filelogs")
+        if "filelog bad: disabled" not in a.stderr_text():
+            harness.fail("the log does not name the broken filelog: %r" % a.stderr_text()[-800:])
+        # fixed and reloaded: it runs, --status no longer lists it
+        a.write_config(config(tmpdir, fl % (log, log, "^bad")))
+        a.signal(signal.SIGHUP)
+        harness.wait_for(lambda: any(e["text"].startswith("bad line") for e in logwatch_events(tmpdir)),
+                         what="the fixed filelog's lines")
+        harness.wait_for(lambda: "disabled" not in a.run("--status")[1], what="--status after the reload")
+    finally:
+        harness.eq(a.stop(), 0, "exit status")
+    texts = [e["text"] for e in logwatch_events(tmpdir)]
+    harness.eq(sorted(t for t in texts if t.startswith("good")), ["good line %d" % i for i in range(4)],
+               "the good filelog's lines, once each")
+
+
 def test_invalid_sense_and_relayed_time(tmpdir):
     """ESXi's "Invalid sense data" goes to esxwatch_scsi_sense_invalid, never
     to the sense fields (KB 318611 line); a line received through a syslog

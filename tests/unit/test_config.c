@@ -1379,6 +1379,71 @@ TEST(null_report_goes_to_stderr)
 	CHECK(c == NULL);
 }
 
+/*
+ * CONFIG_KEEP_BROKEN_FILELOGS (a daemon's start or reload): a filelog
+ * whose event_marker or whitelist does not compile is left out with its
+ * FILE:LINE:COL message; the others and the rest of the file load.
+ * Strictly (--check-config) the same file is refused.
+ */
+TEST(broken_filelog_kept_out_alone)
+{
+	static const char yaml[] =
+	    "filelog:\n"
+	    "  good: {directory: /var/log, include: a.log, event_marker: \"^\\\\d\"}\n"
+	    "  bad: {directory: /var/log, include: b.log, event_marker: \"^(x\"}\n"
+	    "  worse: {directory: /var/log, include: c.log, whitelist: \"a ==\"}\n";
+	static const char ini[] =
+	    "[filelog|one]\ndirectory=/var/log\ninclude=a.log\n"
+	    "[filelog|two]\ndirectory=/var/log\ninclude=b.log\nevent_marker=[a\n";
+	struct config *cfg = load(yaml);
+	char want[400];
+
+	CHECK(cfg == NULL);
+	CHECK(has_msg("3:") && strstr(M.text, "event_marker") != NULL);
+	snprintf(cfgpath, sizeof(cfgpath), "%s/agent.yaml", tmpdir);
+	memset(&M, 0, sizeof(M));
+	cfg = config_load_flags(cfgpath, CONFIG_KEEP_BROKEN_FILELOGS, collect, &M);
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(M.nerr, 2);		/* still reported as errors */
+	CHECK_INT(cfg->nfilelogs, 3);
+	CHECK(cfg->filelogs[0].broken == NULL);
+	CHECK_STR(cfg->filelogs[0].event_marker, "^\\d");
+	snprintf(want, sizeof(want), "%s:3:", cfgpath);
+	CHECK(cfg->filelogs[1].broken != NULL &&
+	    strncmp(cfg->filelogs[1].broken, want, strlen(want)) == 0 &&
+	    strstr(cfg->filelogs[1].broken, "event_marker") != NULL);
+	snprintf(want, sizeof(want), "%s:4:", cfgpath);
+	CHECK(cfg->filelogs[2].broken != NULL &&
+	    strncmp(cfg->filelogs[2].broken, want, strlen(want)) == 0 &&
+	    strstr(cfg->filelogs[2].broken, "whitelist") != NULL);
+	config_free(cfg);
+
+	/* an error outside a filelog still fails the load */
+	snprintf(cfgpath, sizeof(cfgpath), "%s/agent.yaml", tmpdir);
+	write_file(cfgpath, "batch: {max_events: 0}\nfilelog:\n"
+	    "  bad: {directory: /var/log, event_marker: \"(\"}\n");
+	memset(&M, 0, sizeof(M));
+	cfg = config_load_flags(cfgpath, CONFIG_KEEP_BROKEN_FILELOGS, collect, &M);
+	CHECK(cfg == NULL);
+	config_free(cfg);
+
+	cfg = load_named("liagent.ini", ini);
+	CHECK(cfg == NULL);
+	memset(&M, 0, sizeof(M));
+	cfg = config_load_flags(cfgpath, CONFIG_KEEP_BROKEN_FILELOGS, collect, &M);
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(cfg->nfilelogs, 2);
+	CHECK(cfg->filelogs[0].broken == NULL);
+	snprintf(want, sizeof(want), "%s:7:", cfgpath);
+	CHECK(cfg->filelogs[1].broken != NULL &&
+	    strncmp(cfg->filelogs[1].broken, want, strlen(want)) == 0);
+	config_free(cfg);
+}
+
 static void
 cleanup(void)
 {
@@ -1428,6 +1493,7 @@ main(void)
 	RUN(filelog_replaces_defaults);
 	RUN(strings_and_nulls);
 	RUN(liagent_ini_mapping);
+	RUN(broken_filelog_kept_out_alone);
 	RUN(liagent_ini_warnings_and_errors);
 	RUN(format_chosen_by_content);
 	RUN(print_roundtrip_full);
