@@ -95,6 +95,10 @@ const struct cfg_key dest_keys[] = {
 	{ .name = "provider", .type = KT_ENUM, .off = D(provider),
 	  .choices = provider_choices, .def = "Local",
 	  .doc = "The login's provider: Local, ActiveDirectory or vIDM" },
+	{ .name = "filter", .type = KT_CUSTOM, .off = D(filter),
+	  .custom = &dest_filter_type,
+	  .doc = "Which events this destination gets (liagent's [server] "
+	  "filter, docs/outputs.md); none: every event" },
 };
 const size_t ndest_keys = NELEM(dest_keys);
 #undef D

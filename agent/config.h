@@ -31,6 +31,18 @@ struct kvlist {
 
 enum dest_proto { PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE };
 
+/* A destination's filter: liagent's {type; name; expression} clauses,
+ * as written (agent/dfilter.h says what they mean). */
+struct dest_filter {
+	char	*type;		/* "" or "*" any; filelog; a collector's name */
+	char	*name;		/* regex for the whole name; "" any */
+	char	*expr;		/* agent/lfilter.h; "" every event */
+};
+struct dest_filters {
+	struct dest_filter	*v;
+	size_t			 n;
+};
+
 /*
  * server: and every servers.NAME:.  The shared connection basics are the
  * core's rows (agent/config.c dest_keys); the fields after them belong to
@@ -57,6 +69,7 @@ struct dest_conf {
 	char		*password;	/* KF_SECRET: never logged or printed */
 	char		*password_file;	/* a 0600 file holding the password */
 	char		*provider;	/* Local | ActiveDirectory | vIDM */
+	struct dest_filters filter;	/* none: every event */
 	char		*format;	/* syslog: rfc5424 | rfc3164; http: json_* */
 	struct kvlist	 headers;	/* cfapi, http */
 	char		*compress;	/* cfapi, http: gzip | none */

@@ -437,8 +437,7 @@ ini_server_key(struct iini *ii, const char *key, const char *val, int line,
 		ini_unknown(ii, key, line, kcol, "has no effect: "
 		    "with ssl_ca_path any certificate the CA bundle "
 		    "trusts is accepted and none is pinned");
-	else if (strcmp(key, "central_config") == 0 ||
-	    strcmp(key, "filter") == 0)
+	else if (strcmp(key, "central_config") == 0)
 		ini_unknown(ii, key, line, kcol, "is not supported by "
 		    "esxwatch");
 	else

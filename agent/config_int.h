@@ -118,6 +118,9 @@ void	 ini_load(struct lctx *, struct config *, char *buf, size_t len);
 int	 ini_value(struct lctx *, const struct cfg_key *, void *base,
 	    const char *val, int line, int col);
 
+/* ---- a destination's filter (config_dfilter.c) ---- */
+extern const struct cfg_custom dest_filter_type;
+
 /* ---- core sections (config.c) ---- */
 extern const struct cfg_key dest_keys[];
 extern const size_t ndest_keys;

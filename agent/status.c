@@ -157,6 +157,7 @@ collect_queue(struct queue *q, struct status_snap *s, int64_t started_ms)
 		d->sent_events = ds.acked_events;
 		d->dropped_budget = ds.dropped_budget;
 		d->dropped_poison = ds.dropped_poison;
+		d->filtered = ds.filtered;
 		d->last_success_ms = ds.last_ack_ms;
 		d->state = ds.last_ack_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
 		stalled(d, s->updated_ms, started_ms);
@@ -286,6 +287,7 @@ static const struct status_key dest_keys[] = {
 	DST(backlog_events, false), DST(backlog_bytes, false), DST(sent_events, false),
 	DST(failed_sends, false), DST(dropped_budget, false), DST(dropped_poison, false),
 	DST(last_success_ms, true), DST(last_error_ms, true), DST(not_ingested, false),
+	DST(filtered, false),
 };
 #undef DST
 
@@ -713,6 +715,9 @@ print_dest(FILE *out, const struct status_dest *d, int64_t now)
 	if (d->not_ingested > 0)
 		fprintf(out, "  not ingested: %" PRIu64 " events the server accepted "
 		    "but did not ingest\n", d->not_ingested);
+	if (d->filtered > 0)
+		fprintf(out, "  filtered:     %" PRIu64 " events its filter keeps "
+		    "out (not sent, not lost)\n", d->filtered);
 	fmt_time(d->last_success_ms, when, sizeof(when));
 	fmt_ago(d->last_success_ms, now, ago, sizeof(ago));
 	if (d->last_success_ms > 0)

@@ -1010,7 +1010,7 @@ TEST(liagent_ini_warnings_and_errors)
 	struct config *c;
 
 	c = load_named("liagent.ini", "; comment\n# another\n\n[server]\n"
-	    "hostname = \"li.example\"\r\nbogus=1\nfilter={x}\n"
+	    "hostname = \"li.example\"\r\nbogus=1\ncentral_config=no\n"
 	    "[logging]\nfile=/tmp/x.log\nstats_period=15\n"
 	    "[winlog|app]\nchannel=Application\n[weird]\nk=v\n"
 	    "[common|global]\ntags={'a': 'b', c: 5}\ninclude=x\n"
@@ -1027,7 +1027,7 @@ TEST(liagent_ini_warnings_and_errors)
 		CHECK_INT(c->nfilelogs, 3);	/* no [filelog|]: defaults */
 	}
 	CHECK_MSG("6:1: warning: 'bogus' in [server] is not a known key");
-	CHECK_MSG("7:1: warning: 'filter' in [server] is not supported");
+	CHECK_MSG("7:1: warning: 'central_config' in [server] is not supported");
 	CHECK_MSG("9:1: warning: 'file' in [logging] is not a liagent key");
 	CHECK_MSG("10:1: warning: 'stats_period' in [logging]");
 	CHECK_MSG("11:1: warning: [winlog|app]: not supported");
@@ -1193,6 +1193,72 @@ out:
 	free(pa);
 	config_free(a);
 	config_free(b);
+}
+
+/*
+ * filter on every destination: liagent's "{type; name; expression}"
+ * string (liagent.ini, agent.yaml) or a YAML list; checked part by part
+ * with the part's column; printed as the list and read back the same.
+ */
+TEST(destination_filters)
+{
+	struct config *c;
+
+	c = load_named("liagent.ini", "[server]\nhostname=li\n"
+	    "filter={filelog; nsx-syslog; pri_severity <= 6 and msgid == \"A;}\"}\n"
+	    "[server|two]\nhostname=b\nfilter= {agent;;}, {*; vm.*; x > 1}\n");
+	CHECK(c != NULL);
+	CHECK_INT(M.nerr, 0);
+	if (c != NULL) {
+		CHECK_INT(c->server.filter.n, 1);
+		CHECK_STR(c->server.filter.v[0].type, "filelog");
+		CHECK_STR(c->server.filter.v[0].name, "nsx-syslog");
+		CHECK_STR(c->server.filter.v[0].expr,
+		    "pri_severity <= 6 and msgid == \"A;}\"");
+		CHECK_INT(c->nservers, 1);
+		if (c->nservers == 1) {
+			CHECK_INT(c->servers[0].filter.n, 2);
+			CHECK_STR(c->servers[0].filter.v[1].name, "vm.*");
+			CHECK_STR(c->servers[0].filter.v[1].expr, "x > 1");
+		}
+	}
+	config_free(c);
+	roundtrip(cfgpath);
+
+	c = load("server:\n  filter:\n    - {type: filelog, name: \"vmk.*\", "
+	    "expression: 'esxwatch_severity == \"error\"'}\n    - {type: nic}\n"
+	    "servers:\n  b:\n    hostname: h\n    filter: \"{smart; ; }\"\n");
+	CHECK(c != NULL);
+	if (c != NULL) {
+		CHECK_INT(c->server.filter.n, 2);
+		CHECK_STR(c->server.filter.v[0].expr, "esxwatch_severity == \"error\"");
+		CHECK_STR(c->server.filter.v[1].type, "nic");
+		CHECK_STR(c->server.filter.v[1].name, "");
+		CHECK_INT(c->servers[0].filter.n, 1);
+		CHECK_STR(c->servers[0].filter.v[0].type, "smart");
+	}
+	config_free(c);
+	roundtrip(cfgpath);
+
+	/* errors: FILE:LINE:COL of the part at fault */
+	c = load_named("liagent.ini", "[server]\nhostname=li\n"
+	    "filter={filelog; nsx-syslog; pri_severity <= }\n"
+	    "[server|a]\nhostname=x\nfilter={filelgo; ; }\n"
+	    "[server|b]\nhostname=x\nfilter={; ([; }\n"
+	    "[server|c]\nhostname=x\nfilter={filelog; x }\n");
+	CHECK(c == NULL);
+	CHECK_INT(M.nerr, 4);
+	CHECK_MSG("3:45: 'filter': the expression ends too early");
+	CHECK_MSG("6:9: 'filter': the type 'filelgo' is neither filelog");
+	CHECK_MSG("9:13: 'filter': invalid name regex");
+	CHECK_MSG("12:18: 'filter': a filter is {type; name regex; expression}");
+	config_free(c);
+	CHECK_ONE_ERROR("server:\n  filter:\n    - {type: filelog, name: \"a(\"}\n",
+	    "3:31: 'name': invalid name regex");
+	CHECK_ONE_ERROR("server:\n  filter:\n    - {type: filelog, nme: x}\n",
+	    "3:23: unknown key 'nme' in section 'filter' (did you mean 'name'?)");
+	CHECK_ONE_ERROR("server:\n  filter: {type: nic}\n",
+	    "2:11: 'filter': expected a list of {type, name, expression}");
 }
 
 TEST(print_roundtrip_full)
@@ -1494,6 +1560,7 @@ main(void)
 	RUN(strings_and_nulls);
 	RUN(liagent_ini_mapping);
 	RUN(broken_filelog_kept_out_alone);
+	RUN(destination_filters);
 	RUN(liagent_ini_warnings_and_errors);
 	RUN(format_chosen_by_content);
 	RUN(print_roundtrip_full);

@@ -119,6 +119,7 @@ TEST(status_file_content)
 	    " last_success_ms: 1500\n"
 	    " last_error_ms: 1900\n"
 	    " not_ingested: 9\n"
+	    " filtered: 11\n"
 	    " last_error: HTTP 503 two lines\n";
 	struct status_snap *s = calloc(1, sizeof(*s)), *b = calloc(1, sizeof(*b));
 	char path[128];
@@ -153,6 +154,7 @@ TEST(status_file_content)
 	s->dests[0].last_success_ms = 1500;
 	s->dests[0].last_error_ms = 1900;
 	s->dests[0].not_ingested = 9;
+	s->dests[0].filtered = 11;
 	snprintf(s->dests[0].last_error, sizeof(s->dests[0].last_error),
 	    "HTTP 503\ntwo lines");
 	snprintf(path, sizeof(path), "%s/content", fake_dir);
@@ -164,6 +166,7 @@ TEST(status_file_content)
 	/* and it reads back */
 	CHECK_INT(status_parse(text, len, b), 0);
 	CHECK_INT(b->not_ingested, 9);
+	CHECK_INT(b->dests[0].filtered, 11);
 	CHECK_INT(b->dests[0].last_error_ms, 1900);
 	CHECK_STR(b->dests[0].last_error, "HTTP 503 two lines");
 	free(text);
