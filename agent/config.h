@@ -216,9 +216,10 @@ typedef void (*config_report_fn)(void *arg, bool is_error, const char *msg);
 struct config	*config_load(const char *path, config_report_fn report, void *arg);
 /*
  * The same with flags.  CONFIG_KEEP_BROKEN_FILELOGS (a daemon's start or
- * reload): a filelog whose event_marker, whitelist or blacklist does not
- * compile is still reported as an error, but only that filelog is out
- * (filelog_conf.broken); the rest of the file loads.  --check-config and
+ * reload): a filelog whose event_marker, whitelist or blacklist, or the
+ * parser it names, does not compile is still reported as an error, but
+ * only that filelog (and that parser) is out (filelog_conf.broken); the
+ * rest of the file loads.  --check-config and
  * --print-config load strictly (config_load()).
  */
 #define CONFIG_KEEP_BROKEN_FILELOGS	0x1u

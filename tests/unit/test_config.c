@@ -1508,6 +1508,30 @@ TEST(broken_filelog_kept_out_alone)
 	CHECK(cfg->filelogs[1].broken != NULL &&
 	    strncmp(cfg->filelogs[1].broken, want, strlen(want)) == 0);
 	config_free(cfg);
+
+	/* a parser that does not compile takes out the filelogs naming it */
+	cfg = load_named("liagent.ini", "[parser|bad]\nbase_parser=regex\n"
+	    "format=(?<x>[a\n[parser|good]\nbase_parser=regex\n"
+	    "format=(?<word>\\w+)\n[filelog|one]\ndirectory=/var/log\n"
+	    "include=a.log\nparser=good\n[filelog|two]\ndirectory=/var/log\n"
+	    "include=b.log\nparser=bad\n[filelog|three]\ndirectory=/var/log\n"
+	    "include=c.log\nparser=bad\n");
+	CHECK(cfg == NULL);
+	CHECK_MSG("1:1: parser 'bad': format: missing terminating ]");
+	memset(&M, 0, sizeof(M));
+	cfg = config_load_flags(cfgpath, CONFIG_KEEP_BROKEN_FILELOGS, collect, &M);
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(M.nerr, 1);		/* reported once */
+	CHECK_INT(cfg->nparsers, 1);
+	CHECK_STR(cfg->parsers[0].name, "good");
+	CHECK(cfg->filelogs[0].broken == NULL);
+	snprintf(want, sizeof(want), "%s:1:1: parser 'bad': format: ", cfgpath);
+	for (size_t i = 1; i < 3; i++)
+		CHECK(cfg->filelogs[i].broken != NULL &&
+		    strncmp(cfg->filelogs[i].broken, want, strlen(want)) == 0);
+	config_free(cfg);
 }
 
 static void
