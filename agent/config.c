@@ -100,6 +100,10 @@ const struct cfg_key dest_keys[] = {
 	{ .name = "provider", .type = KT_ENUM, .off = D(provider),
 	  .choices = provider_choices, .def = "Local",
 	  .doc = "The login's provider: Local, ActiveDirectory or vIDM" },
+	{ .name = "filter", .type = KT_CUSTOM, .off = D(filter),
+	  .custom = &dest_filter_type,
+	  .doc = "Which events this destination gets (liagent's [server] "
+	  "filter, docs/outputs.md); none: every event" },
 };
 const size_t ndest_keys = NELEM(dest_keys);
 #undef D
@@ -592,6 +596,13 @@ config_free(struct config *cfg)
 struct config *
 config_load(const char *path, config_report_fn report, void *arg)
 {
+	return config_load_flags(path, 0, report, arg);
+}
+
+struct config *
+config_load_flags(const char *path, unsigned flags, config_report_fn report,
+    void *arg)
+{
 	struct lctx c;
 	struct config *cfg;
 	struct ynode *root;
@@ -603,6 +614,7 @@ config_load(const char *path, config_report_fn report, void *arg)
 	c.file = path;
 	c.report = report;
 	c.arg = arg;
+	c.keep_broken = (flags & CONFIG_KEEP_BROKEN_FILELOGS) != 0;
 	cfg = config_new();
 	set_str(&cfg->path, path);
 	buf = read_whole_file(&c, path, &len);

@@ -31,6 +31,18 @@ struct kvlist {
 
 enum dest_proto { PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE };
 
+/* A destination's filter: liagent's {type; name; expression} clauses,
+ * as written (agent/dfilter.h says what they mean). */
+struct dest_filter {
+	char	*type;		/* "" or "*" any; filelog; a collector's name */
+	char	*name;		/* regex for the whole name; "" any */
+	char	*expr;		/* agent/lfilter.h; "" every event */
+};
+struct dest_filters {
+	struct dest_filter	*v;
+	size_t			 n;
+};
+
 /*
  * server: and every servers.NAME:.  The shared connection basics are the
  * core's rows (agent/config.c dest_keys); the fields after them belong to
@@ -59,6 +71,7 @@ struct dest_conf {
 	char		*password;	/* KF_SECRET: never logged or printed */
 	char		*password_file;	/* a 0600 file holding the password */
 	char		*provider;	/* Local | ActiveDirectory | vIDM */
+	struct dest_filters filter;	/* none: every event */
 	char		*format;	/* syslog: rfc5424 | rfc3164; http: json_* */
 	struct kvlist	 headers;	/* cfapi, http */
 	char		*compress;	/* cfapi, http: gzip | none */
@@ -111,6 +124,12 @@ struct filelog_conf {
 	struct strlist	 exclude_fields;
 	int		 src_line;	/* where the filelog was defined */
 	int		 src_col;
+	/*
+	 * Loaded with CONFIG_KEEP_BROKEN_FILELOGS: a regex or filter of this
+	 * filelog does not compile; "FILE:LINE:COL: message" of the first
+	 * one.  The filelog does not run (logwatch says so, --status too).
+	 */
+	char		*broken;
 };
 
 /* parsers.NAME (liagent [parser|NAME]): the keys as written (parsers.h). */
@@ -197,6 +216,17 @@ typedef void (*config_report_fn)(void *arg, bool is_error, const char *msg);
  * "FILE:LINE:COL: message".  report may be NULL (errors go to stderr).
  */
 struct config	*config_load(const char *path, config_report_fn report, void *arg);
+/*
+ * The same with flags.  CONFIG_KEEP_BROKEN_FILELOGS (a daemon's start or
+ * reload): a filelog whose event_marker, whitelist or blacklist, or the
+ * parser it names, does not compile is still reported as an error, but
+ * only that filelog (and that parser) is out (filelog_conf.broken); the
+ * rest of the file loads.  --check-config and
+ * --print-config load strictly (config_load()).
+ */
+#define CONFIG_KEEP_BROKEN_FILELOGS	0x1u
+struct config	*config_load_flags(const char *path, unsigned flags,
+		    config_report_fn report, void *arg);
 /* All defaults, no file. */
 struct config	*config_default(void);
 void		 config_free(struct config *);

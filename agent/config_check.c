@@ -195,13 +195,13 @@ regex_compiled(struct lctx *c, const char *key, const char *v, int line,
 	struct rx *re;
 
 	if (strlen(v) > REGEX_MAX_LEN) {
-		rep(c, true, line, col, "'%s': the regex is longer than %d "
+		rep_compile(c, line, col, "'%s': the regex is longer than %d "
 		    "characters", key, REGEX_MAX_LEN);
 		return NULL;
 	}
 	re = rx_compile(v, 0, err, sizeof(err), &off);
 	if (re == NULL)
-		rep(c, true, line, col, "'%s': invalid regular expression: %s "
+		rep_compile(c, line, col, "'%s': invalid regular expression: %s "
 		    "(at offset %zu: '%.12s')%s", key, err, off, v + off,
 		    c->rule != NULL ? c->rule : "");
 	return re;
@@ -256,7 +256,7 @@ check_lfilter(struct lctx *c, const char *key, const char *v, int line, int col)
 	struct lfilter *f = lfilter_compile(v, err, sizeof(err), &off);
 
 	if (f == NULL) {
-		rep(c, true, line, col + (int)off, "'%s': %s", key, err);
+		rep_compile(c, line, col + (int)off, "'%s': %s", key, err);
 		return -1;
 	}
 	lfilter_free(f);

@@ -437,8 +437,7 @@ ini_server_key(struct iini *ii, const char *key, const char *val, int line,
 		ini_unknown(ii, key, line, kcol, "has no effect: "
 		    "with ssl_ca_path any certificate the CA bundle "
 		    "trusts is accepted and none is pinned");
-	else if (strcmp(key, "central_config") == 0 ||
-	    strcmp(key, "filter") == 0)
+	else if (strcmp(key, "central_config") == 0)
 		ini_unknown(ii, key, line, kcol, "is not supported by "
 		    "esxwatch");
 	else
@@ -454,7 +453,9 @@ ini_filelog_key(struct iini *ii, const char *key, const char *val, int line,
 
 	if (ki >= 0) {
 		/* event_marker is Perl-compatible as it is (PCRE2) */
+		ii->c->fl = f;
 		ini_value(ii->c, &filelog_keys[ki], f, val, line, vcol);
+		ii->c->fl = NULL;
 	} else if (strcmp(key, "charset") == 0)
 		ini_unknown(ii, key, line, kcol, "is not supported by "
 		    "esxwatch (files are read as UTF-8; other bytes are "

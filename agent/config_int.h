@@ -61,10 +61,16 @@ struct lctx {
 	struct lmsg		*msgs;
 	size_t			 nmsgs;
 	const struct kpos	*fpos;		/* for cfg_finish_pos() */
+	bool			 keep_broken;	/* CONFIG_KEEP_BROKEN_FILELOGS */
+	struct filelog_conf	*fl;		/* the filelog being read, or NULL */
 };
 
 void	 rep(struct lctx *, bool is_err, int line, int col, const char *fmt, ...)
 	    __attribute__((format(printf, 5, 6)));
+/* A regex or filter that does not compile: an error (rep()), or with
+ * keep_broken inside a filelog, the end of that filelog only. */
+void	 rep_compile(struct lctx *, int line, int col, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
 void	 lctx_flush(struct lctx *);
 const char *show(const char *s, char *buf, size_t len);
 const char *suggest(const char *key, const char *const *names, size_t n,
@@ -111,6 +117,9 @@ bool	 looks_ini(const char *buf, size_t len);
 void	 ini_load(struct lctx *, struct config *, char *buf, size_t len);
 int	 ini_value(struct lctx *, const struct cfg_key *, void *base,
 	    const char *val, int line, int col);
+
+/* ---- a destination's filter (config_dfilter.c) ---- */
+extern const struct cfg_custom dest_filter_type;
 
 /* ---- core sections (config.c) ---- */
 extern const struct cfg_key dest_keys[];

@@ -293,6 +293,26 @@ rep(struct lctx *c, bool is_err, int line, int col, const char *fmt, ...)
 	c->nmsgs++;
 }
 
+void
+rep_compile(struct lctx *c, int line, int col, const char *fmt, ...)
+{
+	char msg[1024], out[1536];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rep(c, true, line, col, "%s", msg);
+	if (!c->keep_broken || c->fl == NULL)
+		return;
+	c->nerr--;	/* that filelog stops, not the whole load */
+	if (c->fl->broken != NULL)
+		return;
+	snprintf(out, sizeof(out), "%s:%d:%d: %s", c->file, line > 0 ? line : 1,
+	    col > 0 ? col : 1, msg);
+	c->fl->broken = xstrdup(out);
+}
+
 static int
 lmsg_cmp(const void *a, const void *b)
 {

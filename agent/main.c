@@ -163,6 +163,7 @@ start_shipper(struct running *r)
 		return -1;
 	/* the status writer reads the shipper: started after it */
 	r->src.sh = r->sh;
+	r->src.cfg = r->cfg;
 	r->status = status_start(r->cfg, &r->src);
 	return 0;
 }
@@ -195,6 +196,7 @@ stop_shipper(struct running *r, int drain_ms, bool *kept)
 	r->status = NULL;
 	all = shipper_stop(r->sh, drain_ms, &left);
 	r->sh = r->src.sh = NULL;
+	r->src.cfg = NULL;
 	*kept = left != NULL;
 	if (left != NULL) {
 		/* its thread frees it and r->cfg when the send ends */
@@ -240,7 +242,8 @@ reload(struct running *r, const char *path, int verbose)
 	size_t n;
 
 	log_info("reloading configuration from %s", path);
-	ncfg = config_load(path, report_log, NULL);
+	ncfg = config_load_flags(path, CONFIG_KEEP_BROKEN_FILELOGS, report_log,
+	    NULL);
 	if (ncfg == NULL) {
 		log_error("new configuration rejected; the old one stays in force");
 		return;
@@ -557,8 +560,11 @@ main(int argc, char **argv)
 	install_signals();
 	if (a.path == NULL)
 		a.path = default_config_path();
+	/* A running agent keeps every filelog it can (a broken one is
+	 * reported and left out); --check-config and --print-config do not. */
 	if (a.path != NULL)
-		r.cfg = config_load(a.path, report_stderr, NULL);
+		r.cfg = config_load_flags(a.path, a.check || a.print ? 0 :
+		    CONFIG_KEEP_BROKEN_FILELOGS, report_stderr, NULL);
 	else {
 		if (a.check) {
 			fprintf(stderr, "esxwatch: no configuration file found\n");

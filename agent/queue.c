@@ -58,6 +58,12 @@ queue_drop(struct queue *q, size_t d, size_t n)
 	return spool_drop((struct spool *)q, d, n);
 }
 
+int
+queue_skip(struct queue *q, size_t d, size_t n)
+{
+	return spool_skip((struct spool *)q, d, n);
+}
+
 void
 queue_wakeup(struct queue *q)
 {
@@ -98,6 +104,7 @@ queue_dest_stats(struct queue *q, size_t d, struct queue_dest_stats *out)
 	out->last_ack_ms = s.last_ack_ms;
 	out->dropped_budget = s.dropped_budget;
 	out->dropped_poison = s.dropped_poison;
+	out->filtered = s.filtered;
 	return 0;
 }
 

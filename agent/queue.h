@@ -38,6 +38,7 @@ struct queue_dest_stats {
 	int64_t		last_ack_ms;		/* wall clock; 0 = never */
 	uint64_t	dropped_budget;		/* since start */
 	uint64_t	dropped_poison;		/* since start */
+	uint64_t	filtered;		/* its filter kept them out */
 };
 
 /* dests: the destination names ("server", NAME...) in config order. */
@@ -63,6 +64,9 @@ int		 queue_peek(struct queue *, size_t d, size_t max_events,
 int		 queue_ack(struct queue *, size_t d, size_t n);
 /* The one way an event is dropped as poison: counted here, once. */
 int		 queue_drop(struct queue *, size_t d, size_t n);
+/* The same, for events the destination's filter keeps out: settled,
+ * neither sent nor dropped; counted as filtered. */
+int		 queue_skip(struct queue *, size_t d, size_t n);
 void		 queue_wakeup(struct queue *);	/* make waiting peeks return */
 void		 queue_stats(struct queue *, struct queue_stats *);
 /* d < ndests: fills *out and returns 0; else -1. */

@@ -12,6 +12,7 @@
 
 #include "../output/sink.h"
 #include "clock.h"
+#include "dfilter.h"
 #include "log.h"
 #include "platform.h"
 #include "shipper.h"
@@ -46,6 +47,10 @@ struct dest {
 	struct event		**batch0;	/* the batch in flight */
 	unsigned char		*poison;	/* per event of it: rejected alone */
 	size_t			 poison_cap;
+	struct dfilter		*filter;	/* NULL: every event goes */
+	unsigned char		*fmark;		/* per peeked event: filtered out */
+	struct event		**kept;		/* the peeked events it takes */
+	size_t			 fcap;
 	struct shipper_dest_stats st;		/* under sh->mtx */
 };
 
@@ -372,29 +377,86 @@ poison_reset(struct dest *d, struct event **events, size_t n)
 }
 
 /*
- * The first done events of the batch are settled: acknowledge the
- * delivered runs, drop the poison ones (the queue counts them).  Returns
+ * The destination's filter over a peeked batch: *kept gets the events it
+ * takes, in order (without a filter: all of them, the batch's own array),
+ * d->fmark[i] marks the ones it keeps out.  -1: out of memory.
+ */
+static int
+filter_batch(struct dest *d, const struct batch *b, struct event ***kept,
+    size_t *nkept)
+{
+	*kept = b->events;
+	*nkept = b->n;
+	if (d->filter == NULL)
+		return 0;
+	if (b->n > d->fcap) {
+		unsigned char *m = realloc(d->fmark, b->n);
+		struct event **k;
+
+		*nkept = 0;
+		if (m == NULL)
+			return -1;
+		d->fmark = m;
+		k = realloc(d->kept, b->n * sizeof(*k));
+		if (k == NULL)
+			return -1;
+		d->kept = k;
+		d->fcap = b->n;
+	}
+	*nkept = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		d->fmark[i] = !dfilter_keeps(d->filter, b->events[i]);
+		if (!d->fmark[i])
+			d->kept[(*nkept)++] = b->events[i];
+	}
+	*kept = d->kept;
+	return 0;
+}
+
+static bool
+filtered_out(const struct dest *d, size_t i)
+{
+	return d->filter != NULL && d->fmark[i];
+}
+
+/*
+ * Of the n peeked events, settle what can be: the first done events the
+ * destination takes (delivered runs acknowledged, poison ones dropped:
+ * the queue counts them) and every event its filter keeps out before the
+ * first one not done (skipped: settled, counted as filtered).  Returns
  * how many were delivered.
  */
 static size_t
-settle(struct dest *d, size_t done)
+settle(struct dest *d, size_t n, size_t done)
 {
 	struct shipper *sh = d->sh;
-	size_t i = 0, delivered = 0;
+	size_t i = 0, k = 0, delivered = 0;
 
-	while (i < done) {
+	while (i < n) {
 		size_t run = 0;
 
-		while (i + run < done && !d->poison[i + run])
-			run++;
-		if (run > 0) {
-			queue_ack(sh->q, d->index, run);
-			delivered += run;
+		if (filtered_out(d, i)) {
+			while (i + run < n && filtered_out(d, i + run))
+				run++;
+			queue_skip(sh->q, d->index, run);
 			i += run;
 			continue;
 		}
-		queue_drop(sh->q, d->index, 1);
-		i++;
+		if (k == done)
+			break;
+		if (d->poison[k]) {
+			queue_drop(sh->q, d->index, 1);
+			i++;
+			k++;
+			continue;
+		}
+		while (i + run < n && k + run < done && !filtered_out(d, i + run) &&
+		    !d->poison[k + run])
+			run++;
+		queue_ack(sh->q, d->index, run);
+		delivered += run;
+		i += run;
+		k += run;
 	}
 	return delivered;
 }
@@ -550,7 +612,8 @@ dest_thread(void *arg)
 
 	for (;;) {
 		struct batch b;
-		size_t done = 0;
+		struct event **kept;
+		size_t done = 0, nkept, delivered;
 		int retry_after = 0;
 		enum send_result r;
 		enum step st;
@@ -562,8 +625,14 @@ dest_thread(void *arg)
 			break;
 		if (st == STEP_AGAIN)
 			continue;
-		if (poison_reset(d, b.events, b.n) < 0) {
+		if (filter_batch(d, &b, &kept, &nkept) == 0 && nkept == 0) {
+			/* nothing for this destination: settled, no send */
+			settle(d, b.n, 0);
 			batch_free_events(&b);
+			continue;
+		}
+		if (nkept == 0 || poison_reset(d, kept, nkept) < 0) {
+			batch_free_events(&b);	/* out of memory */
 			nap(sh, 200, false);
 			continue;
 		}
@@ -578,14 +647,15 @@ dest_thread(void *arg)
 			break;
 		if (st == STEP_AGAIN)
 			continue;
-		r = deliver(d, b.events, b.n, &done, &retry_after);
+		r = deliver(d, kept, nkept, &done, &retry_after);
 		if (!leave_sink(d)) {
 			batch_free_events(&b);
 			return abandoned_exit(d);
 		}
 		fold_not_ingested(d);
+		delivered = settle(d, b.n, done);
 		if (done > 0)
-			note_success(d, settle(d, done));
+			note_success(d, delivered);
 		batch_free_events(&b);
 		if (r == SEND_OK)
 			d->attempt = 0;
@@ -597,6 +667,24 @@ dest_thread(void *arg)
 	pthread_cond_broadcast(&sh->cond);
 	pthread_mutex_unlock(&sh->mtx);
 	return NULL;
+}
+
+/* Its filter, checked by the configuration already: a failure here (out
+ * of memory) sends every event rather than lose any. */
+static void
+dest_filter_compile(struct dest *d)
+{
+	char err[200];
+	size_t bad, off;
+	int part;
+
+	if (d->conf.filter.n == 0)
+		return;
+	d->filter = dfilter_compile(&d->conf.filter, err, sizeof(err), &bad,
+	    &part, &off);
+	if (d->filter == NULL)
+		log_error("destination %s: its filter does not compile (%s); "
+		    "every event is sent to it", d->ctx.name, err);
 }
 
 struct shipper *
@@ -639,6 +727,7 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 		d->ctx.agentid = deps->agentid;
 		d->seed = (unsigned)(now_ms() ^ (int64_t)getpid() ^ (int64_t)(i * 7919));
 		snprintf(d->st.name, sizeof(d->st.name), "%s", d->ctx.name);
+		dest_filter_compile(d);
 		snprintf(d->st.proto, sizeof(d->st.proto), "%s", dest_proto_name(d->conf.proto));
 		totals_load(sh->totals, &d->st);
 		d->rejects = d->st.rejected_in_row;	/* a reload keeps it */
@@ -759,8 +848,12 @@ shipper_stop(struct shipper *sh, int drain_ms, struct shipper **kept)
 static void
 shipper_free(struct shipper *sh)
 {
-	for (size_t i = 0; i < sh->ndests; i++)
+	for (size_t i = 0; i < sh->ndests; i++) {
 		free(sh->dests[i].poison);
+		free(sh->dests[i].fmark);
+		free(sh->dests[i].kept);
+		dfilter_free(sh->dests[i].filter);
+	}
 	pthread_mutex_destroy(&sh->mtx);
 	pthread_cond_destroy(&sh->cond);
 	free(sh->dests);

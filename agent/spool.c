@@ -42,7 +42,7 @@ struct dest {
 	struct seg_pos	*peek;		/* position after each peeked event */
 	uint64_t	*peek_seq;	/* each peeked event's sequence */
 	size_t		 npeek, peek_used, peek_cap;
-	uint64_t	 acked, dropped_budget, dropped_poison;
+	uint64_t	 acked, dropped_budget, dropped_poison, filtered;
 	int64_t		 last_ack_ms;
 	struct segwin	 win;		/* read window over one file segment */
 	/* consecutive read errors at one position (a bad sector) */
@@ -867,11 +867,16 @@ spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
 	return (int)out->n;
 }
 
-/* Move past the next n peeked events; poison: count them dropped. */
+/* How the next peeked events were settled. */
+enum settled { SETTLED_ACK, SETTLED_POISON, SETTLED_FILTERED };
+
+/* Move past the next n peeked events, counted as how says. */
 static int
-advance(struct spool *sp, size_t di, size_t n, bool poison)
+advance(struct spool *sp, size_t di, size_t n, enum settled how)
 {
+	bool poison = how == SETTLED_POISON;
 	struct dest *d;
+	uint64_t *count;
 	size_t last;
 
 	if (n == 0)
@@ -882,27 +887,26 @@ advance(struct spool *sp, size_t di, size_t n, bool poison)
 		return -1;
 	}
 	d = sp->dests[di];
+	count = poison ? &d->dropped_poison : how == SETTLED_FILTERED ?
+	    &d->filtered : &d->acked;
 	if (d->peek_used + n > d->npeek)
 		n = d->npeek - d->peek_used;
 	for (size_t i = d->peek_used; i < d->peek_used + n; i++) {
 		if (d->peek_seq[i] < d->cur.seq) {
 			/*
 			 * The budget dropped this event while it was in flight
-			 * and counted it lost; it was delivered after all.
+			 * and counted it lost; it was settled after all.
 			 */
 			if (!poison && d->dropped_budget > 0)
 				d->dropped_budget--;
 			if (!poison)
-				d->acked++;
+				(*count)++;
 			continue;
 		}
-		if (poison)
-			d->dropped_poison++;
-		else
-			d->acked++;
+		(*count)++;
 	}
 	d->peek_used += n;
-	if (!poison && n > 0)
+	if (how == SETTLED_ACK && n > 0)
 		d->last_ack_ms = now_ms();
 	if (n > 0) {
 		last = d->peek_used - 1;
@@ -920,13 +924,19 @@ advance(struct spool *sp, size_t di, size_t n, bool poison)
 int
 spool_ack(struct spool *sp, size_t d, size_t n)
 {
-	return advance(sp, d, n, false);
+	return advance(sp, d, n, SETTLED_ACK);
 }
 
 int
 spool_drop(struct spool *sp, size_t d, size_t n)
 {
-	return advance(sp, d, n, true);
+	return advance(sp, d, n, SETTLED_POISON);
+}
+
+int
+spool_skip(struct spool *sp, size_t d, size_t n)
+{
+	return advance(sp, d, n, SETTLED_FILTERED);
 }
 
 void
@@ -1025,6 +1035,7 @@ spool_dest_stats(struct spool *sp, size_t di, struct spool_dest_stats *out)
 	out->last_ack_ms = d->last_ack_ms;
 	out->dropped_budget = d->dropped_budget;
 	out->dropped_poison = d->dropped_poison;
+	out->filtered = d->filtered;
 	pthread_mutex_unlock(&sp->mu);
 	return 0;
 }

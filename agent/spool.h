@@ -60,6 +60,7 @@ struct spool_dest_stats {
 	int64_t		last_ack_ms;		/* wall clock; 0 = never */
 	uint64_t	dropped_budget;		/* since start */
 	uint64_t	dropped_poison;
+	uint64_t	filtered;		/* its filter kept them out */
 };
 
 struct spool_stats {
@@ -94,6 +95,8 @@ int		 spool_peek(struct spool *, size_t d, size_t max_events,
 		    size_t max_bytes, int wait_ms, struct batch *out);
 int		 spool_ack(struct spool *, size_t d, size_t n);
 int		 spool_drop(struct spool *, size_t d, size_t n);
+/* Settled without a send: the destination's filter keeps them out. */
+int		 spool_skip(struct spool *, size_t d, size_t n);
 void		 spool_wakeup(struct spool *);
 void		 spool_stats(struct spool *, struct spool_stats *);
 /* i < ndests: fills *out and returns 0; else -1. */

@@ -92,10 +92,8 @@ status_cpu_ms(void)
 }
 
 static void
-copy_str(char *dst, size_t len, const char *src)
+copy_strn(char *dst, size_t len, const char *src, size_t n)
 {
-	size_t n = strlen(src);
-
 	if (n >= len)
 		n = len - 1;
 	memcpy(dst, src, n);
@@ -104,6 +102,12 @@ copy_str(char *dst, size_t len, const char *src)
 	for (size_t i = 0; i < n; i++)
 		if (dst[i] == '\n' || dst[i] == '\r')
 			dst[i] = ' ';
+}
+
+static void
+copy_str(char *dst, size_t len, const char *src)
+{
+	copy_strn(dst, len, src, strlen(src));
 }
 
 /*
@@ -153,6 +157,7 @@ collect_queue(struct queue *q, struct status_snap *s, int64_t started_ms)
 		d->sent_events = ds.acked_events;
 		d->dropped_budget = ds.dropped_budget;
 		d->dropped_poison = ds.dropped_poison;
+		d->filtered = ds.filtered;
 		d->last_success_ms = ds.last_ack_ms;
 		d->state = ds.last_ack_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
 		stalled(d, s->updated_ms, started_ms);
@@ -197,6 +202,22 @@ collect_shipper(struct shipper *sh, struct status_snap *s)
 	}
 }
 
+/* The filelogs the configuration left out (CONFIG_KEEP_BROKEN_FILELOGS). */
+static void
+collect_broken(const struct config *cfg, struct status_snap *s)
+{
+	for (size_t i = 0; i < cfg->nfilelogs && s->nbroken < STATUS_MAX_BROKEN; i++) {
+		const struct filelog_conf *f = &cfg->filelogs[i];
+		struct status_broken *b = &s->broken[s->nbroken];
+
+		if (f->broken == NULL || !f->enabled)
+			continue;
+		copy_str(b->name, sizeof(b->name), f->name);
+		copy_str(b->error, sizeof(b->error), f->broken);
+		s->nbroken++;
+	}
+}
+
 void
 status_collect(const struct status_source *src, struct status_snap *s)
 {
@@ -210,6 +231,8 @@ status_collect(const struct status_source *src, struct status_snap *s)
 		collect_queue(src->q, s, src->started_ms);
 	if (src->sh != NULL)
 		collect_shipper(src->sh, s);
+	if (src->cfg != NULL)
+		collect_broken(src->cfg, s);
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;
 		s->failed_sends += s->dests[k].failed_sends;
@@ -264,6 +287,7 @@ static const struct status_key dest_keys[] = {
 	DST(backlog_events, false), DST(backlog_bytes, false), DST(sent_events, false),
 	DST(failed_sends, false), DST(dropped_budget, false), DST(dropped_poison, false),
 	DST(last_success_ms, true), DST(last_error_ms, true), DST(not_ingested, false),
+	DST(filtered, false),
 };
 #undef DST
 
@@ -323,6 +347,13 @@ status_write(const struct status_snap *s, const char *path)
 	    s->updated_ms, s->started_ms, spool_name(s));
 	for (size_t k = 0; k < NKEYS(top_keys); k++)
 		put_key(&b, "", s, &top_keys[k]);
+	for (size_t i = 0; i < s->nbroken; i++) {
+		char name[sizeof(s->broken[i].name)], err[sizeof(s->broken[i].error)];
+
+		copy_str(name, sizeof(name), s->broken[i].name);
+		copy_str(err, sizeof(err), s->broken[i].error);
+		buf_printf(&b, "filelog_disabled: %s %s\n", name, err);
+	}
 	for (size_t i = 0; i < s->ndests; i++) {
 		const struct status_dest *d = &s->dests[i];
 		char name[sizeof(d->name)], proto[sizeof(d->proto)], err[sizeof(d->last_error)];
@@ -414,6 +445,17 @@ parse_top_key(struct status_snap *s, const char *k, const char *v)
 	if (strcmp(k, "spool") == 0) {
 		s->have_spool = strcmp(v, "none") != 0;
 		s->memory_only = strcmp(v, "memory") == 0;
+		return 0;
+	}
+	if (strcmp(k, "filelog_disabled") == 0) {
+		const char *sp = strchr(v, ' ');
+		struct status_broken *b = &s->broken[s->nbroken];
+
+		if (sp == NULL || s->nbroken == STATUS_MAX_BROKEN)
+			return 0;
+		copy_strn(b->name, sizeof(b->name), v, (size_t)(sp - v));
+		copy_str(b->error, sizeof(b->error), sp + 1);
+		s->nbroken++;
 		return 0;
 	}
 	return parse_key(s, top_keys, NKEYS(top_keys), k, v, &found);
@@ -673,6 +715,9 @@ print_dest(FILE *out, const struct status_dest *d, int64_t now)
 	if (d->not_ingested > 0)
 		fprintf(out, "  not ingested: %" PRIu64 " events the server accepted "
 		    "but did not ingest\n", d->not_ingested);
+	if (d->filtered > 0)
+		fprintf(out, "  filtered:     %" PRIu64 " events its filter keeps "
+		    "out (not sent, not lost)\n", d->filtered);
 	fmt_time(d->last_success_ms, when, sizeof(when));
 	fmt_ago(d->last_success_ms, now, ago, sizeof(ago));
 	if (d->last_success_ms > 0)
@@ -721,6 +766,9 @@ status_print(const struct config *cfg, FILE *out)
 	fprintf(out, "dropped: %" PRIu64 " over storage.max_disk_buffer, %" PRIu64
 	    " rejected (poison), %" PRIu64 " damaged in the spool\n", s->dropped_budget,
 	    s->dropped_poison, s->dropped_corrupt);
+	for (size_t i = 0; i < s->nbroken; i++)
+		fprintf(out, "filelog %s: disabled: %s\n", s->broken[i].name,
+		    s->broken[i].error);
 	for (size_t i = 0; i < s->ndests; i++)
 		print_dest(out, &s->dests[i], now);
 out:
@@ -791,6 +839,13 @@ status_print_json(const struct config *cfg, FILE *out)
 		buf_printf(&b, ",\"destinations\":[");
 		for (size_t i = 0; i < s->ndests; i++)
 			json_dest(&b, &s->dests[i], i == 0);
+		buf_printf(&b, "],\"disabled_filelogs\":[");
+		for (size_t i = 0; i < s->nbroken; i++) {
+			buf_printf(&b, "%s{\"name\":", i == 0 ? "" : ",");
+			json_put_str(&b, s->broken[i].name, strlen(s->broken[i].name));
+			status_json_str(&b, "error", s->broken[i].error);
+			buf_putc(&b, '}');
+		}
 		buf_putc(&b, ']');
 	}
 	buf_printf(&b, "}\n");

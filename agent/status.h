@@ -30,6 +30,7 @@ struct shipper;
 #define STATUS_STALL_MS		60000	/* backlog and no delivery: failing */
 #define STATUS_MAX_DESTS	64
 #define STATUS_FILE		"status"
+#define STATUS_MAX_BROKEN	16	/* broken filelogs listed */
 
 enum status_state { DEST_IDLE, DEST_DELIVERING, DEST_FAILING };
 
@@ -41,8 +42,15 @@ struct status_dest {
 	uint64_t	 sent_events, failed_sends;
 	uint64_t	 dropped_budget, dropped_poison;
 	uint64_t	 not_ingested;	/* accepted by the server, not ingested */
+	uint64_t	 filtered;	/* its filter kept them out (not sent) */
 	int64_t		 last_success_ms, last_error_ms;	/* 0 = never */
 	char		 last_error[512];
+};
+
+/* A filelog that does not run: its regex or filter does not compile. */
+struct status_broken {
+	char		 name[80];
+	char		 error[512];
 };
 
 struct status_snap {
@@ -57,6 +65,8 @@ struct status_snap {
 	uint64_t	 rss_kb, cpu_ms;
 	size_t		 ndests;
 	struct status_dest dests[STATUS_MAX_DESTS];
+	size_t		 nbroken;
+	struct status_broken broken[STATUS_MAX_BROKEN];
 };
 
 /*
@@ -67,6 +77,7 @@ struct status_source {
 	struct queue	*q;
 	struct shipper	*sh;
 	int64_t		 started_ms;	/* wall clock, the process' start */
+	const struct config *cfg;	/* its broken filelogs; may be NULL */
 };
 
 /* Gather the running agent's figures (queue, shipper, process). */

@@ -28,7 +28,7 @@ struct mq_dest {
 	char		*name;
 	uint64_t	 cursor;	/* next sequence number to deliver */
 	uint64_t	 peeked;	/* events handed out by the last peek */
-	uint64_t	 acked, poison;
+	uint64_t	 acked, poison, filtered;
 	int64_t		 last_ack_ms;
 };
 
@@ -98,6 +98,7 @@ set_dests(struct queue *q, const char *const *names, size_t n)
 				nd[i].cursor = q->dests[j].cursor;
 				nd[i].acked = q->dests[j].acked;
 				nd[i].poison = q->dests[j].poison;
+				nd[i].filtered = q->dests[j].filtered;
 				nd[i].last_ack_ms = q->dests[j].last_ack_ms;
 			}
 	}
@@ -288,7 +289,7 @@ queue_peek(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
 }
 
 static int
-advance(struct queue *q, size_t d, size_t n, bool poison)
+advance(struct queue *q, size_t d, size_t n, bool poison, bool filtered)
 {
 	pthread_mutex_lock(&q->mtx);
 	if (d < q->ndests) {
@@ -300,6 +301,8 @@ advance(struct queue *q, size_t d, size_t n, bool poison)
 		dst->peeked -= n;
 		if (poison)
 			dst->poison += n;
+		else if (filtered)
+			dst->filtered += n;
 		else if (n > 0) {
 			dst->acked += n;
 			dst->last_ack_ms = now_ms();
@@ -313,13 +316,19 @@ advance(struct queue *q, size_t d, size_t n, bool poison)
 int
 queue_ack(struct queue *q, size_t d, size_t n)
 {
-	return advance(q, d, n, false);
+	return advance(q, d, n, false, false);
 }
 
 int
 queue_drop(struct queue *q, size_t d, size_t n)
 {
-	return advance(q, d, n, true);
+	return advance(q, d, n, true, false);
+}
+
+int
+queue_skip(struct queue *q, size_t d, size_t n)
+{
+	return advance(q, d, n, false, true);
 }
 
 void
@@ -362,6 +371,7 @@ queue_dest_stats(struct queue *q, size_t d, struct queue_dest_stats *out)
 		out->acked_events = dst->acked;
 		out->last_ack_ms = dst->last_ack_ms;
 		out->dropped_poison = dst->poison;
+		out->filtered = dst->filtered;
 		rc = 0;
 	}
 	pthread_mutex_unlock(&q->mtx);

@@ -926,6 +926,12 @@ lw_init(struct collector_ctx *ctx)
 
 		if (!fc->enabled)
 			continue;
+		if (fc->broken != NULL) {
+			/* the others run (--status lists it) */
+			log_error("logwatch: filelog %s: disabled: %s", fc->name,
+			    fc->broken);
+			continue;
+		}
 		lg->conf = fc;
 		lw_log_filters(lw, lg);
 		if (fc->event_marker != NULL && fc->event_marker[0] != '\0') {

@@ -166,16 +166,83 @@ parsers_from_config(struct lctx *c, const struct config *cfg)
 	return ps;
 }
 
+/*
+ * CONFIG_KEEP_BROKEN_FILELOGS: a parser that does not compile on its own
+ * (a regex, a format) is reported and left out, and so is every filelog
+ * that names it (filelog_conf.broken); the rest loads.  A parser another
+ * one links to (next_parser, field_decoder) is still an error of the file.
+ */
+static void
+parser_broken(struct lctx *c, struct config *cfg, const struct parser_conf *p,
+    const char *err)
+{
+	char msg[1024];
+	bool named = false;
+
+	snprintf(msg, sizeof(msg), "%s:%d:%d: parser '%s': %s", c->file,
+	    p->src_line > 0 ? p->src_line : 1, p->src_col > 0 ? p->src_col : 1,
+	    p->name, err);
+	for (size_t k = 0; k < cfg->nfilelogs; k++) {
+		struct filelog_conf *f = &cfg->filelogs[k];
+
+		if (f->parser == NULL || strcmp(f->parser, p->name) != 0)
+			continue;
+		if (!named) {	/* reported once, for the first of them */
+			c->fl = f;
+			rep_compile(c, p->src_line, p->src_col, "parser '%s': %s",
+			    p->name, err);
+			c->fl = NULL;
+			named = true;
+		}
+		if (f->broken == NULL)
+			f->broken = xstrdup(msg);
+	}
+	if (!named)	/* no filelog to leave out: an error of the file */
+		rep(c, true, p->src_line, p->src_col, "parser '%s': %s", p->name,
+		    err);
+}
+
+static void
+parsers_drop_broken(struct lctx *c, struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->nparsers;) {
+		struct parser_conf *p = &cfg->parsers[i];
+		struct parsers *one = parsers_new();
+		struct parser_def d;
+		char err[256];
+		int ok;
+
+		if (one == NULL)
+			return;
+		to_def(p, &d);
+		ok = parsers_add(one, &d, err, sizeof(err)) == 0;
+		parsers_free(one);
+		if (ok) {
+			i++;
+			continue;
+		}
+		parser_broken(c, cfg, p, err);
+		keys_free(parser_keys, nparser_keys, p, KS_ALL);
+		free(p->name);
+		memmove(p, p + 1, (cfg->nparsers - i - 1) * sizeof(*p));
+		cfg->nparsers--;
+	}
+}
+
 /* Cross-section checks: parsers compile, filelogs name parsers that exist. */
 void
 parsers_check(struct lctx *c, struct config *cfg)
 {
-	struct parsers *ps = parsers_from_config(c, cfg);
+	struct parsers *ps;
 
+	if (c->keep_broken)
+		parsers_drop_broken(c, cfg);
+	ps = parsers_from_config(c, cfg);
 	for (size_t i = 0; i < cfg->nfilelogs; i++) {
 		const struct filelog_conf *f = &cfg->filelogs[i];
 
-		if (f->parser == NULL || f->parser[0] == '\0' || ps == NULL)
+		if (f->parser == NULL || f->parser[0] == '\0' || ps == NULL ||
+		    f->broken != NULL)
 			continue;
 		if (parsers_get(ps, f->parser) == NULL)
 			rep(c, true, f->src_line > 0 ? f->src_line : 1,

@@ -156,6 +156,7 @@ filelogs_clear(struct config *cfg)
 		keys_free(filelog_keys, nfilelog_keys, &cfg->filelogs[i],
 		    KS_ALL);
 		free(cfg->filelogs[i].name);
+		free(cfg->filelogs[i].broken);
 	}
 	free(cfg->filelogs);
 	cfg->filelogs = NULL;
@@ -214,9 +215,12 @@ yaml_filelogs(struct lctx *c, struct config *cfg, const struct ynode *v)
 		f->src_line = key->line;
 		f->src_col = key->col;
 		snprintf(sect, sizeof(sect), "filelog.%s", key->s);
-		if (want_map(c, val, sect))
+		if (want_map(c, val, sect)) {
+			c->fl = f;
 			apply_map(c, filelog_keys, nfilelog_keys, f, val,
 			    sect, NULL);
+			c->fl = NULL;
+		}
 	}
 }
 

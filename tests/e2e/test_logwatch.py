@@ -540,24 +540,84 @@ def test_storm_off_sends_every_match(tmpdir):
 
 
 def test_storm_with_forward_all_ships_every_line(tmpdir):
-    """forward: all: a storm limits the alerts, never the lines shipped."""
+    """forward: all: a storm of 100 matches with storm {max: 10} ships all
+    100 lines; only 10 of them are alerts carrying the rule's fields, the
+    other 90 go as plain lines, and one summary counts them (issue 19)."""
     log = os.path.join(tmpdir, "log")
     os.makedirs(log)
-    lines = _storm_lines(40)
+    lines = _storm_lines(100)
     write(os.path.join(log, "vmkernel.log"), lines, "w")
+    rules = ("rules:\n  - name: scsi_cmd_failed\n    regex: %s\n    severity: warning\n"
+             "    storm: {max: 10, window: 60}\n" % _catalogue_regex("scsi_cmd_failed"))
     a = harness.Agent(tmpdir, config(tmpdir,
-        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes, forward: all}\n" % log))
+        "  vmkernel: {directory: %s, include: vmkernel.log, read_from_head: yes, forward: all}\n" % log,
+        rules))
     rc, out, err = a.run("--once")
     harness.eq(rc, 0, "exit status")
     evs = logwatch_events(tmpdir)
-    by = {}
-    for e in evs:
-        by.setdefault(e["text"], []).append(e)
-    harness.eq(sum(1 for l in lines if l in by), 40, "every line shipped")
-    alerts = [e for e in evs if e["text"] in by and e.get("esxwatch_kind") == "alert" and e["text"] in set(lines)]
+    want = set(lines)
+    shipped = [e for e in evs if e["text"] in want]
+    harness.eq(len(shipped), 100, "every line shipped once")
+    harness.eq(len({e["text"] for e in shipped}), 100, "distinct lines shipped")
+    alerts = [e for e in shipped if e.get("esxwatch_kind") == "alert"]
     harness.eq(len(alerts), 10, "alerts (storm limit)")
+    ruled = [e for e in shipped if "esxwatch_rule" in e or "esxwatch_device" in e]
+    harness.eq(len(ruled), 10, "lines carrying the rule's fields")
+    for e in shipped:
+        if e.get("esxwatch_kind") != "alert":
+            harness.eq(e.get("esxwatch_kind"), "sample", "a suppressed match's kind")
+            harness.eq(e.get("esxwatch_severity"), "info", "a suppressed match's severity")
     summ = [e for e in evs if "esxwatch_repeat_count" in e]
-    harness.eq([e["esxwatch_repeat_count"] for e in summ], ["30"], "summarised")
+    harness.eq([e["esxwatch_repeat_count"] for e in summ], ["90"], "summarised")
+    harness.eq(summ[0]["esxwatch_rule"], "scsi_cmd_failed", "summary rule")
+
+
+def test_broken_filelog_leaves_the_others_running(tmpdir):
+    """One filelog's event_marker does not compile: --check-config exits 2
+    with FILE:LINE:COL; a started agent logs that filelog as disabled,
+    lists it in --status (and --json), and ships the other filelog's lines;
+    a SIGHUP with the marker fixed takes it back (issue 12)."""
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    write(os.path.join(log, "good.log"), ["good line %d" % i for i in range(3)], "w")
+    write(os.path.join(log, "bad.log"), ["bad line 0"], "w")
+    fl = ("  good: {directory: %s, include: good.log, read_from_head: yes, forward: all}\n"
+          "  bad: {directory: %s, include: bad.log, read_from_head: yes, forward: all,\n"
+          "        event_marker: \"%s\"}\n")
+    a = harness.Agent(tmpdir, config(tmpdir, fl % (log, log, "^(\\\\d+")))
+    rc, out, err = a.run("--check-config")
+    harness.eq(rc, 2, "--check-config exit status")
+    if "agent.yaml:13:" not in err or "event_marker" not in err:
+        harness.fail("--check-config: %r" % err)
+    a.start()
+    try:
+        harness.wait_for(lambda: len(logwatch_events(tmpdir)) >= 3, what="the good filelog's lines")
+        write(os.path.join(log, "bad.log"), ["bad line 1"])
+        write(os.path.join(log, "good.log"), ["good line 3"])
+        harness.wait_for(lambda: len(logwatch_events(tmpdir)) >= 4, what="a line written later")
+        harness.wait_for(lambda: "filelog bad: disabled" in a.run("--status")[1], what="--status")
+        rc, out, err = a.run("--status")
+        if not any(l.startswith("filelog bad: disabled: ") and "agent.yaml:13:" in l and "event_marker" in l
+                   for l in out.splitlines()):
+            harness.fail("--status: %r" % out)
+        if "filelog good" in out:
+            harness.fail("--status lists the good filelog: %r" % out)
+        rc, out, err = a.run("--status", "--json")
+        dis = json.loads(out)["disabled_filelogs"]
+        harness.eq([d["name"] for d in dis], ["bad"], "--status --json disabled_filelogs")
+        if "filelog bad: disabled" not in a.stderr_text():
+            harness.fail("the log does not name the broken filelog: %r" % a.stderr_text()[-800:])
+        # fixed and reloaded: it runs, --status no longer lists it
+        a.write_config(config(tmpdir, fl % (log, log, "^bad")))
+        a.signal(signal.SIGHUP)
+        harness.wait_for(lambda: any(e["text"].startswith("bad line") for e in logwatch_events(tmpdir)),
+                         what="the fixed filelog's lines")
+        harness.wait_for(lambda: "disabled" not in a.run("--status")[1], what="--status after the reload")
+    finally:
+        harness.eq(a.stop(), 0, "exit status")
+    texts = [e["text"] for e in logwatch_events(tmpdir)]
+    harness.eq(sorted(t for t in texts if t.startswith("good")), ["good line %d" % i for i in range(4)],
+               "the good filelog's lines, once each")
 
 
 def test_invalid_sense_and_relayed_time(tmpdir):

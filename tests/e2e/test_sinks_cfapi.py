@@ -137,6 +137,52 @@ def test_two_cfapi_destinations_independent(d):
             fail("the healthy destination waited %.1fs for the refusing one" % (first_ok - t0))
 
 
+def test_destination_filters_send_each_what_it_keeps(d):
+    """filter on two destinations (liagent's [server] filter, issue 12):
+    the cfapi server takes filelog a's lines ({filelog; a; } as liagent
+    writes it), the http one the lines tagged team=storage (a YAML list);
+    each receives exactly those, each counts the rest as filtered, both
+    cursors move past what was kept out (--once ends with nothing queued)
+    and a second run sends nothing again."""
+    h = sinkutil.make_host(d, ndisks=1)
+    logs = os.path.join(d, "logs")
+    os.makedirs(logs)
+    lines = {"a": ["line a%d" % i for i in range(30)], "b": ["line b%d" % i for i in range(20)]}
+    for n, ls in lines.items():
+        with open(os.path.join(logs, n + ".log"), "w") as f:
+            f.write("".join(l + "\n" for l in ls))
+    fl = ("\n  a: {directory: %s, include: a.log, forward: all, read_from_head: yes, tags: {team: net}}"
+          "\n  b: {directory: %s, include: b.log, forward: all, read_from_head: yes, tags: {team: storage}}\n"
+          % (logs, logs))
+    with receivers.CfapiReceiver() as r1, receivers.HttpReceiver() as r2:
+        server = "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no, filter: \"{filelog; a; }\"}" % r1.port
+        servers = ("servers:\n  storage:\n    proto: http\n    url: \"http://127.0.0.1:%d/in\"\n"
+                   "    ssl: no\n    filter:\n      - {type: filelog, name: \".*\", "
+                   "expression: 'team == \"storage\"'}\n" % r2.port)
+        a = Agent(d, sinkutil.config(h, server, servers=servers, filelog=fl).replace(
+            "vsan: {enabled: yes", "vsan: {enabled: no"))
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once (stderr: %s)" % err[-400:])
+        if r1.violations:
+            fail("receiver violations: %s" % r1.violations[:5])
+        eq(sorted(e["text"] for e in r1.events), sorted(lines["a"]), "cfapi server: filelog a's lines only")
+        eq(sorted(e["text"] for e in r2.events), sorted(lines["b"]), "http: team=storage lines only")
+        rc, out, _ = a.run("--status", "--json")
+        st = {x["name"]: x for x in json.loads(out)["destinations"]}
+        eq((st["server"]["filtered"], st["server"]["sent_events"], st["server"]["backlog_events"]),
+           (20, 30, 0), "server: filtered, sent, backlog")
+        eq((st["storage"]["filtered"], st["storage"]["sent_events"], st["storage"]["backlog_events"]),
+           (30, 20, 0), "storage: filtered, sent, backlog")
+        eq(st["server"]["dropped_poison"] + st["storage"]["dropped_poison"], 0, "nothing dropped")
+        rc, out, _ = a.run("--status")
+        if "filtered:     20 events" not in out:
+            fail("--status does not say what the filter kept out: %s" % out)
+        n1, n2 = len(r1.requests), len(r2.requests)
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "second --once (stderr: %s)" % err[-400:])
+        eq((len(r1.requests), len(r2.requests)), (n1, n2), "requests after a restart")
+
+
 def test_not_ingested_is_counted_and_reported(d):
     """A 200 whose "ingested" is below the count sent is delivered (not
     resent) but counted: in the status file, --status and the agent's own

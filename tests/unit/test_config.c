@@ -1010,7 +1010,7 @@ TEST(liagent_ini_warnings_and_errors)
 	struct config *c;
 
 	c = load_named("liagent.ini", "; comment\n# another\n\n[server]\n"
-	    "hostname = \"li.example\"\r\nbogus=1\nfilter={x}\n"
+	    "hostname = \"li.example\"\r\nbogus=1\ncentral_config=no\n"
 	    "[logging]\nfile=/tmp/x.log\nstats_period=15\n"
 	    "[winlog|app]\nchannel=Application\n[weird]\nk=v\n"
 	    "[common|global]\ntags={'a': 'b', c: 5}\ninclude=x\n"
@@ -1027,7 +1027,7 @@ TEST(liagent_ini_warnings_and_errors)
 		CHECK_INT(c->nfilelogs, 3);	/* no [filelog|]: defaults */
 	}
 	CHECK_MSG("6:1: warning: 'bogus' in [server] is not a known key");
-	CHECK_MSG("7:1: warning: 'filter' in [server] is not supported");
+	CHECK_MSG("7:1: warning: 'central_config' in [server] is not supported");
 	CHECK_MSG("9:1: warning: 'file' in [logging] is not a liagent key");
 	CHECK_MSG("10:1: warning: 'stats_period' in [logging]");
 	CHECK_MSG("11:1: warning: [winlog|app]: not supported");
@@ -1193,6 +1193,72 @@ out:
 	free(pa);
 	config_free(a);
 	config_free(b);
+}
+
+/*
+ * filter on every destination: liagent's "{type; name; expression}"
+ * string (liagent.ini, agent.yaml) or a YAML list; checked part by part
+ * with the part's column; printed as the list and read back the same.
+ */
+TEST(destination_filters)
+{
+	struct config *c;
+
+	c = load_named("liagent.ini", "[server]\nhostname=li\n"
+	    "filter={filelog; nsx-syslog; pri_severity <= 6 and msgid == \"A;}\"}\n"
+	    "[server|two]\nhostname=b\nfilter= {agent;;}, {*; vm.*; x > 1}\n");
+	CHECK(c != NULL);
+	CHECK_INT(M.nerr, 0);
+	if (c != NULL) {
+		CHECK_INT(c->server.filter.n, 1);
+		CHECK_STR(c->server.filter.v[0].type, "filelog");
+		CHECK_STR(c->server.filter.v[0].name, "nsx-syslog");
+		CHECK_STR(c->server.filter.v[0].expr,
+		    "pri_severity <= 6 and msgid == \"A;}\"");
+		CHECK_INT(c->nservers, 1);
+		if (c->nservers == 1) {
+			CHECK_INT(c->servers[0].filter.n, 2);
+			CHECK_STR(c->servers[0].filter.v[1].name, "vm.*");
+			CHECK_STR(c->servers[0].filter.v[1].expr, "x > 1");
+		}
+	}
+	config_free(c);
+	roundtrip(cfgpath);
+
+	c = load("server:\n  filter:\n    - {type: filelog, name: \"vmk.*\", "
+	    "expression: 'esxwatch_severity == \"error\"'}\n    - {type: nic}\n"
+	    "servers:\n  b:\n    hostname: h\n    filter: \"{smart; ; }\"\n");
+	CHECK(c != NULL);
+	if (c != NULL) {
+		CHECK_INT(c->server.filter.n, 2);
+		CHECK_STR(c->server.filter.v[0].expr, "esxwatch_severity == \"error\"");
+		CHECK_STR(c->server.filter.v[1].type, "nic");
+		CHECK_STR(c->server.filter.v[1].name, "");
+		CHECK_INT(c->servers[0].filter.n, 1);
+		CHECK_STR(c->servers[0].filter.v[0].type, "smart");
+	}
+	config_free(c);
+	roundtrip(cfgpath);
+
+	/* errors: FILE:LINE:COL of the part at fault */
+	c = load_named("liagent.ini", "[server]\nhostname=li\n"
+	    "filter={filelog; nsx-syslog; pri_severity <= }\n"
+	    "[server|a]\nhostname=x\nfilter={filelgo; ; }\n"
+	    "[server|b]\nhostname=x\nfilter={; ([; }\n"
+	    "[server|c]\nhostname=x\nfilter={filelog; x }\n");
+	CHECK(c == NULL);
+	CHECK_INT(M.nerr, 4);
+	CHECK_MSG("3:45: 'filter': the expression ends too early");
+	CHECK_MSG("6:9: 'filter': the type 'filelgo' is neither filelog");
+	CHECK_MSG("9:13: 'filter': invalid name regex");
+	CHECK_MSG("12:18: 'filter': a filter is {type; name regex; expression}");
+	config_free(c);
+	CHECK_ONE_ERROR("server:\n  filter:\n    - {type: filelog, name: \"a(\"}\n",
+	    "3:31: 'name': invalid name regex");
+	CHECK_ONE_ERROR("server:\n  filter:\n    - {type: filelog, nme: x}\n",
+	    "3:23: unknown key 'nme' in section 'filter' (did you mean 'name'?)");
+	CHECK_ONE_ERROR("server:\n  filter: {type: nic}\n",
+	    "2:11: 'filter': expected a list of {type, name, expression}");
 }
 
 TEST(print_roundtrip_full)
@@ -1379,6 +1445,95 @@ TEST(null_report_goes_to_stderr)
 	CHECK(c == NULL);
 }
 
+/*
+ * CONFIG_KEEP_BROKEN_FILELOGS (a daemon's start or reload): a filelog
+ * whose event_marker or whitelist does not compile is left out with its
+ * FILE:LINE:COL message; the others and the rest of the file load.
+ * Strictly (--check-config) the same file is refused.
+ */
+TEST(broken_filelog_kept_out_alone)
+{
+	static const char yaml[] =
+	    "filelog:\n"
+	    "  good: {directory: /var/log, include: a.log, event_marker: \"^\\\\d\"}\n"
+	    "  bad: {directory: /var/log, include: b.log, event_marker: \"^(x\"}\n"
+	    "  worse: {directory: /var/log, include: c.log, whitelist: \"a ==\"}\n";
+	static const char ini[] =
+	    "[filelog|one]\ndirectory=/var/log\ninclude=a.log\n"
+	    "[filelog|two]\ndirectory=/var/log\ninclude=b.log\nevent_marker=[a\n";
+	struct config *cfg = load(yaml);
+	char want[400];
+
+	CHECK(cfg == NULL);
+	CHECK(has_msg("3:") && strstr(M.text, "event_marker") != NULL);
+	snprintf(cfgpath, sizeof(cfgpath), "%s/agent.yaml", tmpdir);
+	memset(&M, 0, sizeof(M));
+	cfg = config_load_flags(cfgpath, CONFIG_KEEP_BROKEN_FILELOGS, collect, &M);
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(M.nerr, 2);		/* still reported as errors */
+	CHECK_INT(cfg->nfilelogs, 3);
+	CHECK(cfg->filelogs[0].broken == NULL);
+	CHECK_STR(cfg->filelogs[0].event_marker, "^\\d");
+	snprintf(want, sizeof(want), "%s:3:", cfgpath);
+	CHECK(cfg->filelogs[1].broken != NULL &&
+	    strncmp(cfg->filelogs[1].broken, want, strlen(want)) == 0 &&
+	    strstr(cfg->filelogs[1].broken, "event_marker") != NULL);
+	snprintf(want, sizeof(want), "%s:4:", cfgpath);
+	CHECK(cfg->filelogs[2].broken != NULL &&
+	    strncmp(cfg->filelogs[2].broken, want, strlen(want)) == 0 &&
+	    strstr(cfg->filelogs[2].broken, "whitelist") != NULL);
+	config_free(cfg);
+
+	/* an error outside a filelog still fails the load */
+	snprintf(cfgpath, sizeof(cfgpath), "%s/agent.yaml", tmpdir);
+	write_file(cfgpath, "batch: {max_events: 0}\nfilelog:\n"
+	    "  bad: {directory: /var/log, event_marker: \"(\"}\n");
+	memset(&M, 0, sizeof(M));
+	cfg = config_load_flags(cfgpath, CONFIG_KEEP_BROKEN_FILELOGS, collect, &M);
+	CHECK(cfg == NULL);
+	config_free(cfg);
+
+	cfg = load_named("liagent.ini", ini);
+	CHECK(cfg == NULL);
+	memset(&M, 0, sizeof(M));
+	cfg = config_load_flags(cfgpath, CONFIG_KEEP_BROKEN_FILELOGS, collect, &M);
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(cfg->nfilelogs, 2);
+	CHECK(cfg->filelogs[0].broken == NULL);
+	snprintf(want, sizeof(want), "%s:7:", cfgpath);
+	CHECK(cfg->filelogs[1].broken != NULL &&
+	    strncmp(cfg->filelogs[1].broken, want, strlen(want)) == 0);
+	config_free(cfg);
+
+	/* a parser that does not compile takes out the filelogs naming it */
+	cfg = load_named("liagent.ini", "[parser|bad]\nbase_parser=regex\n"
+	    "format=(?<x>[a\n[parser|good]\nbase_parser=regex\n"
+	    "format=(?<word>\\w+)\n[filelog|one]\ndirectory=/var/log\n"
+	    "include=a.log\nparser=good\n[filelog|two]\ndirectory=/var/log\n"
+	    "include=b.log\nparser=bad\n[filelog|three]\ndirectory=/var/log\n"
+	    "include=c.log\nparser=bad\n");
+	CHECK(cfg == NULL);
+	CHECK_MSG("1:1: parser 'bad': format: missing terminating ]");
+	memset(&M, 0, sizeof(M));
+	cfg = config_load_flags(cfgpath, CONFIG_KEEP_BROKEN_FILELOGS, collect, &M);
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(M.nerr, 1);		/* reported once */
+	CHECK_INT(cfg->nparsers, 1);
+	CHECK_STR(cfg->parsers[0].name, "good");
+	CHECK(cfg->filelogs[0].broken == NULL);
+	snprintf(want, sizeof(want), "%s:1:1: parser 'bad': format: ", cfgpath);
+	for (size_t i = 1; i < 3; i++)
+		CHECK(cfg->filelogs[i].broken != NULL &&
+		    strncmp(cfg->filelogs[i].broken, want, strlen(want)) == 0);
+	config_free(cfg);
+}
+
 static void
 cleanup(void)
 {
@@ -1428,6 +1583,8 @@ main(void)
 	RUN(filelog_replaces_defaults);
 	RUN(strings_and_nulls);
 	RUN(liagent_ini_mapping);
+	RUN(broken_filelog_kept_out_alone);
+	RUN(destination_filters);
 	RUN(liagent_ini_warnings_and_errors);
 	RUN(format_chosen_by_content);
 	RUN(print_roundtrip_full);

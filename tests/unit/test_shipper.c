@@ -14,6 +14,7 @@
 
 #include "../../agent/clock.h"
 #include "../../agent/config.h"
+#include "../../agent/dfilter.h"
 #include "../../agent/log.h"
 #include "../../agent/queue.h"
 #include "../../agent/shipper.h"
@@ -124,6 +125,63 @@ TEST(poison_dropped_alone_through_the_queue_counted_once)
 	config_free(cfg);
 }
 
+/*
+ * The destination's filter (agent/dfilter.h): what it keeps out is never
+ * sent, but settled: the cursor moves past it (nothing comes back after a
+ * restart), counted as filtered, neither sent nor dropped; a poison event
+ * among the kept ones is still dropped alone; a batch the filter empties
+ * is settled without a send.
+ */
+TEST(filtered_events_settled_not_sent)
+{
+	struct config *cfg = new_cfg(4);
+	struct queue *q = open_q(cfg);
+	struct shipper *sh;
+	struct queue_dest_stats qs;
+	size_t kept = 0, out = 0;
+
+	dfilter_add(&cfg->server.filter, "", "", "keep == \"yes\"");
+	fake_reset(0, "POISON");
+	for (int i = 0; i < 30; i++) {
+		char text[32];
+		struct event *ev;
+		/* 0-2 and 12-19 kept out: two whole batches of 4 with nothing */
+		bool in = !(i < 3 || (i >= 12 && i < 20) || i % 5 == 4);
+
+		snprintf(text, sizeof(text), "line %d%s", i, i == 8 ? " POISON" : "");
+		ev = event_new(now_ms(), text);
+		event_set(ev, "keep", in ? "yes" : "no");
+		CHECK_INT(queue_push(q, ev), 0);
+		event_free(ev);
+		if (in)
+			kept++;
+		else
+			out++;
+	}
+	sh = shipper_start(cfg, q, &fake_deps);
+	CHECK(wait_seen(kept - 1, 5000));
+	CHECK(wait_backlog_empty(q, 5000));
+	CHECK(!shipper_stop(sh, 1000, NULL));	/* the poison one */
+	CHECK_INT(fk.nseen, kept - 1);
+	for (size_t i = 0; i < fk.nseen; i++) {
+		int n = atoi(fk.seen[i] + 5);
+
+		if (n < 3 || (n >= 12 && n < 20) || n % 5 == 4 || n == 8)
+			T_FAILF("sent %s", fk.seen[i]);
+	}
+	CHECK_INT(queue_dest_stats(q, 0, &qs), 0);
+	CHECK_INT(qs.filtered, out);
+	CHECK_INT(qs.dropped_poison, 1);
+	CHECK_INT(qs.acked_events, kept - 1);
+	CHECK_INT(qs.backlog_events, 0);
+	queue_close(q);
+	/* a restart sends nothing again */
+	q = open_q(cfg);
+	CHECK_INT(queue_backlog(q, 0), 0);
+	queue_close(q);
+	config_free(cfg);
+}
+
 TEST(counters_outlive_a_shipper)
 {
 	struct config *cfg = new_cfg(100);
@@ -230,6 +288,7 @@ main(void)
 	RUN(batches_of_max_events_in_order_and_acked);
 	RUN(retry_sends_the_same_batch_again);
 	RUN(poison_dropped_alone_through_the_queue_counted_once);
+	RUN(filtered_events_settled_not_sent);
 	RUN(counters_outlive_a_shipper);
 	RUN(rejecting_everything_is_failing_not_poison);
 	return t_done();

@@ -43,7 +43,7 @@ TEST(figures_from_the_queue_and_the_shipper_poison_once)
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
 	struct status_snap *s = calloc(1, sizeof(*s));
-	struct status_source src = { q, NULL, 1000 };
+	struct status_source src = { q, NULL, 1000, NULL };
 
 	fake_reset(1, "POISON");
 	push(q, 0, 8, 3);
@@ -119,6 +119,7 @@ TEST(status_file_content)
 	    " last_success_ms: 1500\n"
 	    " last_error_ms: 1900\n"
 	    " not_ingested: 9\n"
+	    " filtered: 11\n"
 	    " last_error: HTTP 503 two lines\n";
 	struct status_snap *s = calloc(1, sizeof(*s)), *b = calloc(1, sizeof(*b));
 	char path[128];
@@ -153,6 +154,7 @@ TEST(status_file_content)
 	s->dests[0].last_success_ms = 1500;
 	s->dests[0].last_error_ms = 1900;
 	s->dests[0].not_ingested = 9;
+	s->dests[0].filtered = 11;
 	snprintf(s->dests[0].last_error, sizeof(s->dests[0].last_error),
 	    "HTTP 503\ntwo lines");
 	snprintf(path, sizeof(path), "%s/content", fake_dir);
@@ -164,6 +166,7 @@ TEST(status_file_content)
 	/* and it reads back */
 	CHECK_INT(status_parse(text, len, b), 0);
 	CHECK_INT(b->not_ingested, 9);
+	CHECK_INT(b->dests[0].filtered, 11);
 	CHECK_INT(b->dests[0].last_error_ms, 1900);
 	CHECK_STR(b->dests[0].last_error, "HTTP 503 two lines");
 	free(text);
@@ -175,7 +178,7 @@ TEST(writer_started_and_stopped_by_its_owner)
 {
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
-	struct status_source src = { q, NULL, now_ms() };
+	struct status_source src = { q, NULL, now_ms(), NULL };
 	struct status_writer *w;
 	struct status_snap *s = calloc(1, sizeof(*s));
 	char path[256];
@@ -246,6 +249,10 @@ TEST(json_says_what_the_text_says)
 	s->dests[1].state = DEST_FAILING;
 	s->dests[1].sent_events = 7;
 	snprintf(s->dests[1].last_error, sizeof(s->dests[1].last_error), "refused");
+	s->nbroken = 1;
+	snprintf(s->broken[0].name, sizeof(s->broken[0].name), "bad");
+	snprintf(s->broken[0].error, sizeof(s->broken[0].error),
+	    "/etc/agent.yaml:3:5: 'event_marker': invalid regular expression");
 	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
 	CHECK_INT(status_write(s, path), 0);
 
@@ -273,7 +280,13 @@ TEST(json_says_what_the_text_says)
 	CHECK(strstr(text, "destination b\"ack (syslog): failing") != NULL);
 	CHECK(strstr(json, "{\"name\":\"b\\\"ack\",\"proto\":\"syslog\","
 	    "\"state\":\"failing\",") != NULL);
-	CHECK(strstr(json, "\"last_error\":\"refused\"}]}\n") != NULL);
+	CHECK(strstr(json, "\"last_error\":\"refused\"}],") != NULL);
+	/* a filelog left out: the file carries it, both outputs say it */
+	CHECK(strstr(text, "\nfilelog bad: disabled: /etc/agent.yaml:3:5: "
+	    "'event_marker': invalid regular expression\n") != NULL);
+	CHECK(strstr(json, ",\"disabled_filelogs\":[{\"name\":\"bad\",\"error\":"
+	    "\"/etc/agent.yaml:3:5: 'event_marker': invalid regular expression\"}]}\n")
+	    != NULL);
 
 	/* no status file, nobody running */
 	unlink(path);
