@@ -43,6 +43,9 @@ struct status_dest {
 	uint64_t	 not_ingested;	/* accepted by the server, not ingested */
 	int64_t		 last_success_ms, last_error_ms;	/* 0 = never */
 	char		 last_error[512];
+	/* a host with no destination: where its events go ("stdout",
+	 * "host_syslog"); "" when one is configured */
+	char		 no_destination[16];
 };
 
 struct status_snap {

@@ -129,7 +129,7 @@ TEST(counters_outlive_a_shipper)
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
 	struct shipper_totals *tot = shipper_totals_new();
-	struct shipper_deps deps = { tot, NULL, fake_find };
+	struct shipper_deps deps = { .totals = tot, .find = fake_find };
 	struct shipper *sh;
 	struct shipper_dest_stats ss;
 
