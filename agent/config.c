@@ -46,7 +46,7 @@ static const char *const platform_choices[] = {
 const struct cfg_key dest_keys[] = {
 	{ .name = "hostname", .type = KT_STR, .off = D(hostname),
 	  .check = check_hostname,
-	  .doc = "Log Insight server or VIP; empty in server: events go to stdout" },
+	  .doc = "Log Insight server or VIP; empty in server: no destination (operations.md §4)" },
 	{ .name = "proto", .type = KT_PROTO, .off = D(proto), .def = "cfapi",
 	  .doc = "The sink: one of the sinks below" },
 	{ .name = "port", .type = KT_INT, .off = D(port), .max = 65535,
