@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../agent/clock.h"
 #include "../agent/log.h"
 #include "../agent/utf8.h"
 #include "../agent/platform.h"
@@ -416,15 +417,17 @@ local_open(struct sink_ctx *ctx, struct syslog_sink *s)
 	return -1;
 }
 
-/* Write one message; a full socket is waited for, at most the timeout. */
+/* Write one message; a full socket is waited for, at most the timeout
+ * in all (ENOBUFS may not wait in poll()). */
 static int
 local_write(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
     size_t len)
 {
 	int timeout_ms = transport_timeout(ctx->conf) * 1000;
+	int64_t end = mono_ms() + timeout_ms;
 	ssize_t n;
 	short rev;
-	int prc;
+	int prc, e;
 
 	while (len > 0) {
 		n = send(s->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -435,15 +438,20 @@ local_write(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
 		}
 		if (errno == EINTR)
 			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
+		e = errno;
+		if (e != EAGAIN && e != EWOULDBLOCK && e != ENOBUFS)
 			break;
-		prc = wait_writable(s->fd, timeout_ms, &rev);
-		if (prc == 0) {
+		if (mono_ms() >= end) {
 			snprintf(ctx->error, sizeof(ctx->error), "the host's "
 			    "syslog at %s takes no messages (timed out after "
 			    "%d s)", s->local_path, timeout_ms / 1000);
 			return -1;
 		}
+		/* no buffer for the datagram: poll() would not wait for one */
+		if (e == ENOBUFS)
+			prc = poll(NULL, 0, 10);
+		else
+			prc = wait_writable(s->fd, (int)(end - mono_ms()), &rev);
 		if (prc == -1 && errno != EINTR)
 			break;
 	}

@@ -14,6 +14,7 @@
 #include "sinktest.h"
 
 #include "../../agent/buf.h"
+#include "../../agent/clock.h"
 #include "../../agent/event.h"
 #include "../../agent/log.h"
 #include "../../output/syslog.h"
@@ -401,6 +402,23 @@ TEST(host_syslog_socket)
 			CHECK(strstr(second + 1, "\"text\":\"five\",") != NULL);
 	}
 	close(c);
+	close(fd);
+	/* a daemon that reads nothing: the send waits at most the timeout */
+	fd = unix_listen(path, SOCK_DGRAM);
+	s.cfg->server.timeout = 1;
+	{
+		enum send_result r = SEND_OK;
+		int64_t t0;
+
+		(void)send2(&s, "the stream", "is gone");	/* reconnects next */
+		t0 = mono_ms();
+
+		for (int i = 0; i < 200 && r == SEND_OK; i++)
+			r = send2(&s, "fill", "up");
+		CHECK_INT(r, SEND_RETRY);
+		CHECK(strstr(s.ctx.error, "takes no messages (timed out after 1 s)") != NULL);
+		CHECK(mono_ms() - t0 < 10000);
+	}
 	close(fd);
 	unlink(path);
 	unsetenv("ESXWATCH_HOST_SYSLOG");
