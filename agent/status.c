@@ -311,10 +311,16 @@ state_name(enum status_state st)
  * delivered says so, with the reason (the state stays "failing" for
  * machines: the fleet tools and the agent collector know three states).
  */
+static bool
+never_delivered(const struct status_dest *d)
+{
+	return d->state == DEST_FAILING && d->last_success_ms <= 0;
+}
+
 static void
 dest_summary(const struct status_dest *d, char *out, size_t len)
 {
-	if (d->state == DEST_FAILING && d->last_success_ms <= 0)
+	if (never_delivered(d))
 		snprintf(out, len, "never delivered (%s)", d->last_error[0] ?
 		    d->last_error : "no reason recorded");
 	else
@@ -798,8 +804,8 @@ json_dest(struct buf *b, const struct status_dest *d, bool first)
 	status_json_str(b, "proto", d->proto);
 	status_json_str(b, "state", state_name(d->state));
 	status_json_str(b, "summary", summary);
-	buf_printf(b, ",\"never_delivered\":%s", d->last_success_ms <= 0 &&
-	    d->state == DEST_FAILING ? "true" : "false");
+	buf_printf(b, ",\"never_delivered\":%s", never_delivered(d) ? "true" :
+	    "false");
 	status_json_str(b, "no_destination", d->no_destination);
 	for (size_t k = 0; k < NKEYS(dest_keys); k++)
 		json_key(b, dest_keys[k].key, d, &dest_keys[k]);
