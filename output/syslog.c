@@ -21,7 +21,10 @@
  * writes exactly that, tag esxwatch and facility daemon (the agent's own
  * log uses the same through the init script), the event as one JSON object
  * in MSG (docs/events.md, as the file sink writes it: every field kept, one
- * line).  ESXWATCH_HOST_SYSLOG names another socket (tests only).
+ * line).  No public VMware document we found names vmsyslogd's socket:
+ * /dev/log is inferred from syslog(3), which ESXi's services and its
+ * busybox logger(1) (the init script's) use.  ESXWATCH_HOST_SYSLOG names
+ * another socket (tests only).
  */
 #include <errno.h>
 #include <netdb.h>
