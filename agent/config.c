@@ -46,7 +46,7 @@ static const char *const platform_choices[] = {
 const struct cfg_key dest_keys[] = {
 	{ .name = "hostname", .type = KT_STR, .off = D(hostname),
 	  .check = check_hostname,
-	  .doc = "Log Insight server or VIP; empty in server: events go to stdout" },
+	  .doc = "Log Insight server or VIP; empty in server: no destination (operations.md §4)" },
 	{ .name = "proto", .type = KT_PROTO, .off = D(proto), .def = "cfapi",
 	  .doc = "The sink: one of the sinks below" },
 	{ .name = "port", .type = KT_INT, .off = D(port), .max = 65535,
@@ -528,13 +528,17 @@ config_new(void)
 
 /*
  * Where the primary destination goes when it has nowhere to send: stdout,
- * as JSON lines (server.hostname "Empty: events go to stdout").
+ * as JSON lines (server.hostname "Empty: events go to stdout").  Without
+ * servers either, the host has no destination at all (nodest): the
+ * shipper then chooses between stdout and the host's syslog.
  */
 static void
-dest_resolve(struct dest_conf *d, bool primary)
+dest_resolve(struct dest_conf *d, bool primary, bool others)
 {
 	d->sink_proto = d->proto;
 	d->to_stdout = false;
+	d->nodest = false;
+	d->host_syslog = false;
 	if (!primary || d->proto == PROTO_FILE)
 		return;
 	if (d->proto == PROTO_HTTP && d->url != NULL && *d->url != '\0')
@@ -542,6 +546,7 @@ dest_resolve(struct dest_conf *d, bool primary)
 	if (d->hostname == NULL || *d->hostname == '\0') {
 		d->sink_proto = PROTO_FILE;
 		d->to_stdout = true;
+		d->nodest = !others;
 	}
 }
 
@@ -554,9 +559,9 @@ config_resolve(struct config *cfg)
 	for (size_t i = 0; i < cfg->nfilelogs; i++)
 		if (cfg->filelogs[i].directory == NULL)
 			cfg->filelogs[i].directory = xstrdup(dir);
-	dest_resolve(&cfg->server, true);
+	dest_resolve(&cfg->server, true, cfg->nservers > 0);
 	for (size_t i = 0; i < cfg->nservers; i++)
-		dest_resolve(&cfg->servers[i], false);
+		dest_resolve(&cfg->servers[i], false, true);
 }
 
 struct config *

@@ -90,10 +90,15 @@ struct dest_conf {
 	/*
 	 * Resolved by config_resolve(), not printed: the sink that carries
 	 * the destination.  A primary with nowhere to send (no host name, no
-	 * URL) goes to stdout as JSON lines: sink_proto PROTO_FILE, to_stdout.
+	 * URL) goes to stdout as JSON lines: sink_proto PROTO_FILE, to_stdout;
+	 * with no servers: either, it is "no destination" (nodest), and the
+	 * shipper picks where its events go (platform_nodest(): stdout, or
+	 * the host's syslog on ESXi, host_syslog).
 	 */
 	enum dest_proto	 sink_proto;
 	bool		 to_stdout;
+	bool		 nodest;
+	bool		 host_syslog;	/* set by the shipper: syslog.c's local socket */
 };
 
 struct collector_conf {

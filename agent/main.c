@@ -135,6 +135,7 @@ struct running {
 	struct status_writer	*status;
 	struct agent_figures	 figures;	/* the agent collector's ctx */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
+	bool			 once;		/* a command, not a daemon */
 	/* cfg was handed to a shipper left behind in a hung send (its last
 	 * thread frees it): not main's to free */
 	bool			 cfg_orphaned;
@@ -156,6 +157,9 @@ start_shipper(struct running *r)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
+	/* where events go if the configuration has no destination */
+	r->deps.nodest = platform_nodest(platform_get(r->cfg), r->once,
+	    isatty(STDOUT_FILENO) == 1);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	r->sh = shipper_start(r->cfg, r->q, &r->deps);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -597,6 +601,7 @@ main(int argc, char **argv)
 	setup_logging(r.cfg, a.verbose);
 	if (a.path == NULL)
 		log_info("no configuration file found; running with the defaults");
+	r.once = a.once;
 	start_all(&r);
 	if (a.once)
 		return stop_all(&r, run_once(&r) ? 0 : 1);

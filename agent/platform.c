@@ -55,6 +55,20 @@ platform_name(enum platform p)
 	return p == PLATFORM_ESXI ? "esxi" : "linux";
 }
 
+enum nodest
+platform_nodest(enum platform p, bool command, bool tty)
+{
+	if (command || tty)
+		return NODEST_TTY;
+	return p == PLATFORM_ESXI ? NODEST_HOST_SYSLOG : NODEST_STDOUT;
+}
+
+const char *
+platform_nodest_name(enum nodest n)
+{
+	return n == NODEST_HOST_SYSLOG ? "host_syslog" : "stdout";
+}
+
 static char		host_name[256];
 static pthread_once_t	host_name_once = PTHREAD_ONCE_INIT;
 

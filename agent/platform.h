@@ -4,6 +4,7 @@
 #ifndef ESXWATCH_PLATFORM_H
 #define ESXWATCH_PLATFORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct config;
@@ -22,6 +23,18 @@ enum platform	 platform_get(const struct config *);
 void		 platform_heap_init(void);
 void		 platform_heap_trim(void);
 const char	*platform_name(enum platform);
+/*
+ * Where the events of a host with no destination (dest_conf.nodest) go.
+ * A command (--once) or a run on a terminal: stdout, which someone reads
+ * (NODEST_TTY).  A daemon on ESXi: the host's syslog (vmsyslogd), so the
+ * events follow Syslog.global.logHost like every other host log.  A daemon
+ * elsewhere: stdout (the journal, under systemd), with a warning.
+ */
+enum nodest { NODEST_TTY, NODEST_STDOUT, NODEST_HOST_SYSLOG };
+enum nodest	 platform_nodest(enum platform, bool command, bool tty);
+/* The status words of each (status file, --status --json). */
+const char	*platform_nodest_name(enum nodest);
+
 /* host.hostname or the host's name (gethostname). */
 const char	*platform_hostname(const struct config *);
 /* storage.directory or the platform default (/scratch/esxwatch, /var/lib/esxwatch). */

@@ -687,10 +687,37 @@ dest_filter_compile(struct dest *d)
 		    "every event is sent to it", d->ctx.name, err);
 }
 
+/*
+ * A host with no destination (config_resolve's nodest): stdout as
+ * resolved, or the host's syslog through the syslog sink's local socket
+ * (output/syslog.c).  Said once per start, at the level it deserves: on a
+ * terminal stdout is what the user watches; a daemon that writes to
+ * stdout or to the host's own log ships nowhere else.
+ */
+static void
+no_destination(struct dest *d, enum nodest where)
+{
+	static const char set[] = "set server.hostname (on ESXi "
+	    "/UserVars/EsxwatchServerHostname)";
+
+	if (where == NODEST_HOST_SYSLOG) {
+		d->conf.proto = PROTO_SYSLOG;
+		d->conf.to_stdout = false;
+		d->conf.host_syslog = true;
+		log_warn("no destination configured: events go to the host's "
+		    "syslog; %s", set);
+	} else if (where == NODEST_STDOUT)
+		log_warn("no destination configured: events are written to "
+		    "standard output; %s", set);
+	else
+		log_info("no destination configured: events are written to "
+		    "standard output");
+}
+
 struct shipper *
 shipper_start(const struct config *cfg, struct queue *q, const struct shipper_deps *deps)
 {
-	static const struct shipper_deps none = { NULL, NULL, NULL };
+	static const struct shipper_deps none = { .totals = NULL };
 	const struct sink *(*find)(enum dest_proto);
 	struct shipper *sh = calloc(1, sizeof(*sh));
 	size_t i;
@@ -720,6 +747,8 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 		/* the sink config_resolve chose (stdout for a primary with
 		 * nowhere to send) */
 		d->conf.proto = d->conf.sink_proto;
+		if (d->conf.nodest)
+			no_destination(d, deps->nodest);
 		d->sink = find(d->conf.proto);
 		d->ctx.name = i == 0 ? "server" : d->conf.name;
 		d->ctx.conf = &d->conf;
@@ -731,6 +760,9 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 		snprintf(d->st.proto, sizeof(d->st.proto), "%s", dest_proto_name(d->conf.proto));
 		totals_load(sh->totals, &d->st);
 		d->rejects = d->st.rejected_in_row;	/* a reload keeps it */
+		if (d->conf.nodest)
+			snprintf(d->st.no_destination, sizeof(d->st.no_destination),
+			    "%s", platform_nodest_name(deps->nodest));
 		if (d->sink == NULL) {
 			log_error("destination %s: no sink for protocol %s", d->ctx.name,
 			    dest_proto_name(d->conf.proto));

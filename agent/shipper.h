@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "platform.h"
 #include "queue.h"
 
 struct shipper;
@@ -35,6 +36,9 @@ struct shipper_dest_stats {
 	char		last_error[512];
 	bool		failing;	/* the last attempt failed */
 	uint64_t	rejected_in_row; /* single events rejected in a row */
+	/* a host with no destination: "stdout" or "host_syslog" (where its
+	 * events go, platform_nodest_name()); "" when one is configured */
+	char		no_destination[16];
 };
 
 /* The destination names of a configuration, in order ("server", then
@@ -58,6 +62,8 @@ struct shipper_deps {
 	struct agentid		*agentid;	/* the host's identity, for the sinks */
 	/* the sink of a protocol; NULL: sink_find() (tests: a fake one) */
 	const struct sink	*(*find)(enum dest_proto);
+	/* where a host with no destination sends (platform_nodest()) */
+	enum nodest		 nodest;
 };
 
 struct shipper	*shipper_start(const struct config *, struct queue *,

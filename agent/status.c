@@ -187,6 +187,8 @@ collect_shipper(struct shipper *sh, struct status_snap *s)
 			d->backlog_events = ss.backlog;
 		}
 		copy_str(d->proto, sizeof(d->proto), ss.proto);
+		copy_str(d->no_destination, sizeof(d->no_destination),
+		    ss.no_destination);
 		d->sent_events = ss.sent_events;
 		d->failed_sends = ss.failed_sends;
 		d->not_ingested = ss.not_ingested;
@@ -328,6 +330,41 @@ state_name(enum status_state st)
 	    "delivering" : "idle";
 }
 
+/*
+ * A destination's state as the admin reads it: one that has never
+ * delivered says so, with the reason (the state stays "failing" for
+ * machines: the fleet tools and the agent collector know three states).
+ */
+static bool
+never_delivered(const struct status_dest *d)
+{
+	return d->state == DEST_FAILING && d->last_success_ms <= 0;
+}
+
+static void
+dest_summary(const struct status_dest *d, char *out, size_t len)
+{
+	if (never_delivered(d))
+		snprintf(out, len, "never delivered (%s)", d->last_error[0] ?
+		    d->last_error : "no reason recorded");
+	else
+		snprintf(out, len, "%s", state_name(d->state));
+}
+
+/* The line of a host with no destination, NULL when it has one. */
+static const char *
+no_destination_line(const struct status_snap *s)
+{
+	const char *w = s->ndests > 0 ? s->dests[0].no_destination : "";
+
+	if (strcmp(w, "host_syslog") == 0)
+		return "no destination configured: events go to the host's syslog";
+	if (w[0] != '\0')
+		return "no destination configured: events are written to "
+		    "standard output";
+	return NULL;
+}
+
 static const char *
 spool_name(const struct status_snap *s)
 {
@@ -367,6 +404,8 @@ status_write(const struct status_snap *s, const char *path)
 		for (size_t k = 0; k < NKEYS(dest_keys); k++)
 			put_key(&b, " ", d, &dest_keys[k]);
 		buf_printf(&b, " last_error: %s\n", err);
+		if (d->no_destination[0] != '\0')
+			buf_printf(&b, " no_destination: %s\n", d->no_destination);
 	}
 	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		goto out;
@@ -415,6 +454,10 @@ parse_dest_key(struct status_dest *d, const char *k, const char *v)
 	}
 	if (strcmp(k, "last_error") == 0) {
 		copy_str(d->last_error, sizeof(d->last_error), v);
+		return 0;
+	}
+	if (strcmp(k, "no_destination") == 0) {
+		copy_str(d->no_destination, sizeof(d->no_destination), v);
 		return 0;
 	}
 	if (strcmp(k, "state") == 0) {
@@ -703,10 +746,10 @@ status_read(const struct config *cfg, struct status_view *v)
 static void
 print_dest(FILE *out, const struct status_dest *d, int64_t now)
 {
-	char when[64], ago[64];
+	char when[64], ago[64], state[sizeof(d->last_error) + 32];
 
-	fprintf(out, "\ndestination %s (%s): %s\n", d->name, d->proto,
-	    state_name(d->state));
+	dest_summary(d, state, sizeof(state));
+	fprintf(out, "\ndestination %s (%s): %s\n", d->name, d->proto, state);
 	fprintf(out, "  backlog:      %" PRIu64 " events (%" PRIu64 " bytes)\n",
 	    d->backlog_events, d->backlog_bytes);
 	fprintf(out, "  sent:         %" PRIu64 " events; %" PRIu64
@@ -769,6 +812,8 @@ status_print(const struct config *cfg, FILE *out)
 	for (size_t i = 0; i < s->nbroken; i++)
 		fprintf(out, "filelog %s: disabled: %s\n", s->broken[i].name,
 		    s->broken[i].error);
+	if (no_destination_line(s) != NULL)
+		fprintf(out, "%s\n", no_destination_line(s));
 	for (size_t i = 0; i < s->ndests; i++)
 		print_dest(out, &s->dests[i], now);
 out:
@@ -799,10 +844,17 @@ status_json_str(struct buf *b, const char *key, const char *v)
 static void
 json_dest(struct buf *b, const struct status_dest *d, bool first)
 {
+	char summary[sizeof(d->last_error) + 32];
+
+	dest_summary(d, summary, sizeof(summary));
 	buf_printf(b, "%s{\"name\":", first ? "" : ",");
 	json_put_str(b, d->name, strlen(d->name));
 	status_json_str(b, "proto", d->proto);
 	status_json_str(b, "state", state_name(d->state));
+	status_json_str(b, "summary", summary);
+	buf_printf(b, ",\"never_delivered\":%s", never_delivered(d) ? "true" :
+	    "false");
+	status_json_str(b, "no_destination", d->no_destination);
 	for (size_t k = 0; k < NKEYS(dest_keys); k++)
 		json_key(b, dest_keys[k].key, d, &dest_keys[k]);
 	status_json_str(b, "last_error", d->last_error);
@@ -834,6 +886,11 @@ status_print_json(const struct config *cfg, FILE *out)
 		buf_printf(&b, ",\"updated_ms\":%" PRId64 ",\"started_ms\":%" PRId64,
 		    s->updated_ms, s->started_ms);
 		status_json_str(&b, "spool", spool_name(s));
+		if (no_destination_line(s) != NULL) {
+			status_json_str(&b, "no_destination", s->dests[0].no_destination);
+			status_json_str(&b, "no_destination_text", no_destination_line(s));
+		} else
+			buf_printf(&b, ",\"no_destination\":null");
 		for (size_t k = 0; k < NKEYS(top_keys); k++)
 			json_key(&b, top_keys[k].key, s, &top_keys[k]);
 		buf_printf(&b, ",\"destinations\":[");

@@ -45,6 +45,9 @@ struct status_dest {
 	uint64_t	 filtered;	/* its filter kept them out (not sent) */
 	int64_t		 last_success_ms, last_error_ms;	/* 0 = never */
 	char		 last_error[512];
+	/* a host with no destination: where its events go ("stdout",
+	 * "host_syslog"); "" when one is configured */
+	char		 no_destination[16];
 };
 
 /* A filelog that does not run: its regex or filter does not compile. */

@@ -8,6 +8,23 @@
  * kept; with newline framing they would split the message, and over UDP
  * many receivers mangle them, so there CR and LF become spaces (in MSG and
  * in structured-data values alike).
+ *
+ * The host's syslog (SL_LOCAL): a host with no destination on ESXi sends
+ * its events to vmsyslogd, so they land in the host's logs and follow
+ * Syslog.global.logHost like every other host log (agent/platform.h).
+ * ESXi's services submit their messages to vmsyslogd through syslog(3)
+ * (ESXi 8.0 docs, "ESXi Log File Formats": log files written "indirectly,
+ * when logs from a service are submitted to a syslog"); syslog(3) of the
+ * C library writes to the unix socket _PATH_LOG, /dev/log, a datagram
+ * socket (a stream one where the daemon listens so), in the local form
+ * "<PRI>Mmm dd hh:mm:ss TAG[PID]: MSG" with no host name.  The sink
+ * writes exactly that, tag esxwatch and facility daemon (the agent's own
+ * log uses the same through the init script), the event as one JSON object
+ * in MSG (docs/events.md, as the file sink writes it: every field kept, one
+ * line).  No public VMware document we found names vmsyslogd's socket:
+ * /dev/log is inferred from syslog(3), which ESXi's services and its
+ * busybox logger(1) (the init script's) use.  ESXWATCH_HOST_SYSLOG names
+ * another socket (tests only).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -16,9 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../agent/clock.h"
 #include "../agent/log.h"
 #include "../agent/utf8.h"
 #include "../agent/platform.h"
@@ -28,7 +47,13 @@
 #define SYSLOG_DEFAULT_SD_ID	"esxwatch@32473"
 #define SYSLOG_DEFAULT_MAX	2048
 
-enum sl_transport { SL_UDP, SL_TCP, SL_TLS };
+/* The host's syslog: where syslog(3) writes, and the longest message
+ * (rsyslog's default maxMessageSize; syslog(3) itself has none). */
+#define HOST_SYSLOG_PATH	"/dev/log"
+#define HOST_SYSLOG_MAX		8192
+#define HOST_SYSLOG_FACILITY	3	/* daemon */
+
+enum sl_transport { SL_UDP, SL_TCP, SL_TLS, SL_LOCAL };
 
 struct syslog_sink {
 	enum sl_transport	 transport;
@@ -36,10 +61,12 @@ struct syslog_sink {
 	struct syslog_fmt	 fmt;
 	char			 hostname[256];
 	char			 sd_id[64];
-	/* UDP */
+	/* UDP, and the host's syslog (a unix socket, stream or datagram) */
 	int			 fd;
 	struct sockaddr_storage	 addr;
 	socklen_t		 addrlen;
+	bool			 local_stream;
+	char			 local_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	/* TCP / TLS */
 	struct trust		 trust;
 	bool			 pin_applied;	/* this handle checks the pin */
@@ -248,6 +275,47 @@ syslog_format(const struct syslog_fmt *f, const struct event *ev,
 	return put_msg(out, text, tlen, f->keep_newlines);
 }
 
+/*
+ * The host's syslog form of ev: "<PRI>Mmm dd hh:mm:ss esxwatch[PID]: "
+ * and the event as one JSON object, at most f->max_msg bytes.  A longer
+ * one has its text cut (the fields are what a search finds it by).
+ */
+int
+syslog_format_local(const struct syslog_fmt *f, const struct event *ev,
+    long pid, struct buf *out)
+{
+	struct event cut = *ev;
+	size_t start = out->len, head, tlen, over;
+	char *text = NULL;
+	int pri = f->facility * 8 +
+	    syslog_severity_code(event_get(ev, "esxwatch_severity"));
+	int rc = -1;
+
+	if (buf_printf(out, "<%d>", pri) == -1 ||
+	    put_time(out, ev->timestamp_ms, true) == -1 ||
+	    buf_printf(out, " esxwatch[%ld]: ", pid) == -1)
+		return -1;
+	head = out->len;
+	if (event_to_json(ev, out) == -1)
+		return -1;
+	if (f->max_msg == 0 || out->len - start <= f->max_msg)
+		return 0;
+	/* Cut the text by what is over: each byte less in it is at least
+	 * one byte less in its JSON, so once is enough. */
+	tlen = ev->text != NULL ? strlen(ev->text) : 0;
+	over = out->len - start - f->max_msg;
+	out->len = head;
+	tlen = tlen > over ? utf8_cut(ev->text, tlen, tlen - over) : 0;
+	text = strndup(ev->text != NULL ? ev->text : "", tlen);
+	if (text == NULL)
+		return -1;
+	cut.text = text;
+	if (event_to_json(&cut, out) == 0 && out->len - start <= f->max_msg)
+		rc = 0;
+	free(text);
+	return rc;
+}
+
 /* ---- connections ---- */
 
 static void
@@ -297,6 +365,153 @@ udp_open(struct sink_ctx *ctx, struct syslog_sink *s)
 		return -1;
 	}
 	s->opened = time(NULL);
+	return 0;
+}
+
+/* Wait until fd takes more, at most timeout_ms: poll()'s answer (0 on a
+ * timeout), its revents in *rev. */
+static int
+wait_writable(int fd, int timeout_ms, short *rev)
+{
+	struct pollfd pfd;
+	int prc;
+
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	pfd.revents = 0;
+	prc = poll(&pfd, 1, timeout_ms);
+	*rev = pfd.revents;
+	return prc;
+}
+
+/*
+ * The host's syslog socket, as syslog(3) opens it: datagram, or stream
+ * when the daemon listens so (EPROTOTYPE).
+ */
+static int
+local_open(struct sink_ctx *ctx, struct syslog_sink *s)
+{
+	static const int types[] = { SOCK_DGRAM, SOCK_STREAM };
+	struct sockaddr_un un;
+	int e = 0;
+
+	memset(&un, 0, sizeof(un));
+	un.sun_family = AF_UNIX;
+	memcpy(un.sun_path, s->local_path, sizeof(un.sun_path));
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		s->fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
+		if (s->fd == -1) {
+			e = errno;
+			break;
+		}
+		if (connect(s->fd, (struct sockaddr *)&un, sizeof(un)) == 0) {
+			s->local_stream = types[i] == SOCK_STREAM;
+			s->opened = time(NULL);
+			return 0;
+		}
+		e = errno;
+		close(s->fd);
+		s->fd = -1;
+		if (e != EPROTOTYPE)
+			break;
+	}
+	snprintf(ctx->error, sizeof(ctx->error), "cannot reach the host's "
+	    "syslog at %s: %s", s->local_path, log_errstr(e));
+	return -1;
+}
+
+/* Write one message; a full socket is waited for, at most the timeout
+ * in all (ENOBUFS may not wait in poll()). */
+static int
+local_write(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
+    size_t len)
+{
+	int timeout_ms = transport_timeout(ctx->conf) * 1000;
+	int64_t end = mono_ms() + timeout_ms;
+	ssize_t n;
+	short rev;
+	int prc, e;
+
+	while (len > 0) {
+		n = send(s->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n >= 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		e = errno;
+		if (e != EAGAIN && e != EWOULDBLOCK && e != ENOBUFS)
+			break;
+		if (mono_ms() >= end) {
+			snprintf(ctx->error, sizeof(ctx->error), "the host's "
+			    "syslog at %s takes no messages (timed out after "
+			    "%d s)", s->local_path, timeout_ms / 1000);
+			return -1;
+		}
+		/* no buffer for the datagram: poll() would not wait for one */
+		if (e == ENOBUFS)
+			prc = poll(NULL, 0, 10);
+		else
+			prc = wait_writable(s->fd, (int)(end - mono_ms()), &rev);
+		if (prc == -1 && errno != EINTR)
+			break;
+	}
+	if (len == 0)
+		return 0;
+	snprintf(ctx->error, sizeof(ctx->error), "writing to the host's syslog "
+	    "at %s: %s", s->local_path, log_errstr(errno));
+	return -1;
+}
+
+static enum send_result
+send_local(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
+{
+	long pid = (long)getpid();
+	size_t i;
+
+	if (s->fd == -1 && local_open(ctx, s) == -1)
+		return SEND_RETRY;
+	for (i = 0; i < b->n; i++) {
+		buf_reset(&s->msg);
+		if (syslog_format_local(&s->fmt, b->events[i], pid, &s->msg) == -1) {
+			snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+			return SEND_RETRY;
+		}
+		/* a stream socket: each message ends with a NUL, as syslog(3)
+		 * sends it */
+		if ((s->local_stream && buf_putc(&s->msg, '\0') == -1) ||
+		    local_write(ctx, s, s->msg.data, s->msg.len) == -1) {
+			if (ctx->error[0] == '\0')
+				snprintf(ctx->error, sizeof(ctx->error),
+				    "out of memory");
+			conn_close(s);
+			return SEND_RETRY;
+		}
+	}
+	return SEND_OK;
+}
+
+/* The host's syslog in place of a server (dest_conf.host_syslog). */
+static int
+local_setup(struct sink_ctx *ctx, struct syslog_sink *s)
+{
+	const char *path = getenv("ESXWATCH_HOST_SYSLOG");
+
+	if (path == NULL || path[0] == '\0')
+		path = HOST_SYSLOG_PATH;
+	if (strlen(path) >= sizeof(s->local_path)) {
+		snprintf(ctx->error, sizeof(ctx->error), "socket path too "
+		    "long: %s", path);
+		return -1;
+	}
+	snprintf(s->local_path, sizeof(s->local_path), "%s", path);
+	s->transport = SL_LOCAL;
+	s->fmt.rfc3164 = true;
+	s->fmt.facility = HOST_SYSLOG_FACILITY;
+	s->fmt.max_msg = HOST_SYSLOG_MAX;
+	log_info("%s: events to the host's syslog at %s", ctx->name, path);
 	return 0;
 }
 
@@ -374,9 +589,9 @@ stream_send(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
     size_t len)
 {
 	int timeout_ms = transport_timeout(ctx->conf) * 1000;
-	struct pollfd pfd;
 	size_t n;
 	CURLcode rc;
+	short rev;
 	int prc;
 
 	while (len > 0) {
@@ -394,10 +609,7 @@ stream_send(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
 			    curl_easy_strerror(rc));
 			return -1;
 		}
-		pfd.fd = s->sock;
-		pfd.events = POLLOUT;
-		pfd.revents = 0;
-		prc = poll(&pfd, 1, timeout_ms);
+		prc = wait_writable(s->sock, timeout_ms, &rev);
 		if (prc == -1 && errno == EINTR)
 			continue;
 		if (prc <= 0) {
@@ -408,7 +620,7 @@ stream_send(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
 			    log_errstr(errno));
 			return -1;
 		}
-		if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) {
+		if (rev & (POLLERR | POLLHUP | POLLNVAL)) {
 			snprintf(ctx->error, sizeof(ctx->error),
 			    "connection to %s:%d closed by the receiver",
 			    ctx->conf->hostname, dest_port(ctx->conf));
@@ -432,28 +644,18 @@ syslog_free(struct syslog_sink *s)
 	free(s);
 }
 
+/* A server's transport, framing and format (the destination's keys). */
 static int
-syslog_open(struct sink_ctx *ctx)
+remote_setup(struct sink_ctx *ctx, struct syslog_sink *s)
 {
 	const struct dest_conf *d = ctx->conf;
-	struct syslog_sink *s;
-	struct buf url = BUF_INIT;
 	const char *h;
 
-	s = calloc(1, sizeof(*s));
-	if (s == NULL) {
-		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
-		return -1;
-	}
-	s->fd = -1;
-	s->sock = CURL_SOCKET_BAD;
-	buf_init(&s->msg, 1024 * 1024);
-	buf_init(&s->out, 256u * 1024 * 1024);
 	if (d->transport != NULL && strcmp(d->transport, "udp") == 0) {
 		if (d->ssl) {
 			snprintf(ctx->error, sizeof(ctx->error), "syslog over "
 			    "UDP cannot use TLS: set ssl: no, or transport: tcp");
-			goto err;
+			return -1;
 		}
 		s->transport = SL_UDP;
 	} else
@@ -468,7 +670,7 @@ syslog_open(struct sink_ctx *ctx)
 	if (s->fmt.facility < 0) {
 		snprintf(ctx->error, sizeof(ctx->error), "unknown syslog "
 		    "facility \"%s\"", d->facility);
-		goto err;
+		return -1;
 	}
 	snprintf(s->sd_id, sizeof(s->sd_id), "%s", d->sd_id && d->sd_id[0] ?
 	    d->sd_id : SYSLOG_DEFAULT_SD_ID);
@@ -479,6 +681,33 @@ syslog_open(struct sink_ctx *ctx)
 	if (s->transport == SL_UDP)
 		s->fmt.max_msg = d->max_message_size > 0 ?
 		    (size_t)d->max_message_size : SYSLOG_DEFAULT_MAX;
+	return 0;
+}
+
+static int
+syslog_open(struct sink_ctx *ctx)
+{
+	const struct dest_conf *d = ctx->conf;
+	struct syslog_sink *s;
+	struct buf url = BUF_INIT;
+
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
+		return -1;
+	}
+	s->fd = -1;
+	s->sock = CURL_SOCKET_BAD;
+	buf_init(&s->msg, 1024 * 1024);
+	buf_init(&s->out, 256u * 1024 * 1024);
+	if (d->host_syslog) {
+		if (local_setup(ctx, s) == -1)
+			goto err;
+		ctx->priv = s;
+		return 0;
+	}
+	if (remote_setup(ctx, s) == -1)
+		goto err;
 	if (s->transport != SL_UDP) {
 		if (transport_global_init() == -1) {
 			snprintf(ctx->error, sizeof(ctx->error),
@@ -558,6 +787,8 @@ syslog_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 		conn_close(s);
 	if (s->transport == SL_UDP)
 		return send_udp(ctx, s, b);
+	if (s->transport == SL_LOCAL)
+		return send_local(ctx, s, b);
 
 	/* Build the whole batch, framed, then write it in one go. */
 	buf_reset(&s->out);

@@ -24,6 +24,10 @@ struct syslog_fmt {
 /* Append one syslog message (no framing) for ev. */
 int	 syslog_format(const struct syslog_fmt *, const struct event *,
 	    struct buf *out);
+/* Append ev in the host's syslog form (syslog(3)'s local form, the event
+ * as JSON in MSG, tag esxwatch[pid]), at most f->max_msg bytes if set. */
+int	 syslog_format_local(const struct syslog_fmt *, const struct event *,
+	    long pid, struct buf *out);
 int	 syslog_facility_code(const char *name);	/* -1 if unknown */
 int	 syslog_severity_code(const char *severity);	/* default 6 */
 

@@ -507,7 +507,7 @@ def parse_text_status(text):
     for line in text.splitlines():
         if line.startswith("destination "):
             cur = line.split()[1]
-            dests[cur] = {"state": line.rsplit(": ", 1)[1]}
+            dests[cur] = {"state": line.split("): ", 1)[1]}
         elif cur and line.strip().startswith("sent:"):
             dests[cur]["sent_events"] = int(line.split()[1])
         elif cur and line.strip().startswith("backlog:"):
@@ -564,6 +564,84 @@ def test_status_without_the_agent_collector_and_as_json(d):
     eq(j["queued_events"], int(m.group(1)), "queued_events")
     eq(j["queued_bytes"], int(m.group(2)), "queued_bytes")
     eq(j["sent_events"], sum(x["sent_events"] for x in j["destinations"]), "sent_events total")
+
+
+def status_line(a, prefix):
+    """The --status line that starts with prefix, or None."""
+    _, text, _ = a.run("--status")
+    return next((l for l in text.splitlines() if l.startswith(prefix)), None)
+
+
+def test_never_delivered_then_delivering(d):
+    """A destination nobody listens on says "never delivered" with the
+    reason, in the text and the JSON; once a receiver appears and the
+    events arrive, "delivering"."""
+    import http.server
+    import socket
+    import threading
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    h = make_host(d)
+    cfg = config(h, "x").replace("server: {proto: file, path: x}\n",
+                                 "server: {hostname: 127.0.0.1, proto: http, port: %d, ssl: no, "
+                                 "compress: none}\n" % port)
+    a = Agent(d, cfg)
+    a.start()
+    head = "destination server (http): "
+    line = wait_for(lambda: status_line(a, head + "never delivered ("), timeout=20,
+                    what="--status: never delivered")
+    if "127.0.0.1:%d" % port not in line or not line.endswith(")"):
+        fail("never delivered without the reason: %r" % line)
+    _, js, _ = a.run("--status", "--json")
+    dj = json.loads(js)["destinations"][0]
+    eq((dj["state"], dj["never_delivered"], dj["summary"]), ("failing", True, line[len(head):]),
+       "--status --json of a destination that never delivered")
+    got = []
+
+    class Ok(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            got.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", port), Ok)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        wait_for(lambda: got, timeout=30, what="events at the receiver")
+        wait_for(lambda: status_line(a, head + "delivering"), timeout=20, what="--status: delivering")
+        eq(a.stop(), 0, "exit status")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    if b"vmnic0" not in b"".join(got):
+        fail("no vmnic0 event received")
+
+
+def test_daemon_without_destination_says_so(d):
+    """A daemon that is not on a terminal and not on ESXi, with no
+    destination: stdout, a warning at start, and --status says it."""
+    cfg = ("host: {platform: linux}\nstorage: {directory: @STORAGE@}\n"
+           "collectors: {nic: {enabled: no}, datastore: {enabled: no}, vsan: {enabled: no}, "
+           "smart: {enabled: no}, agent: {enabled: yes, interval: 1}}\nfilelog: {}\n")
+    a = Agent(d, cfg)
+    a.start()
+    wait_for(lambda: a.stdout_events(), timeout=20, what="events on stdout")
+    line = wait_for(lambda: status_line(a, "no destination configured"), timeout=20,
+                    what="--status: no destination")
+    eq(line, "no destination configured: events are written to standard output", "--status line")
+    _, js, _ = a.run("--status", "--json")
+    eq(json.loads(js)["no_destination"], "stdout", "no_destination in --status --json")
+    eq(a.stop(), 0, "exit status")
+    warn = [l for l in a.stderr_text().splitlines() if "no destination configured" in l]
+    if len(warn) != 1 or ": warning: " not in warn[0] or "server.hostname" not in warn[0]:
+        fail("no single start warning naming server.hostname: %r" % warn)
 
 
 harness.main(globals())

@@ -16,8 +16,10 @@ import re
 import shutil
 import signal
 import socket
+import pty
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -388,10 +390,28 @@ def test_make_run_as_nobody(tmpdir):
 	os.chmod(tmpdir, 0o755)
 	os.chown(run_dir, 65534, 65534)
 	out, err = os.path.join(tmpdir, "stdout"), os.path.join(tmpdir, "stderr")
-	with open(out, "wb") as o, open(err, "wb") as e:
+	# make run is a foreground run on a terminal (a daemon without a
+	# destination would warn that its events go to stdout): a pty, copied
+	# to the file wait_line reads.
+	master, slave = pty.openpty()
+	with open(err, "wb") as e:
 		proc = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
 					 "make", "-s", "-C", harness.TOP, "run", "RUN_DIR=" + run_dir],
-					stdout=o, stderr=e, stdin=subprocess.DEVNULL, start_new_session=True)
+					stdout=slave, stderr=e, stdin=subprocess.DEVNULL, start_new_session=True)
+	os.close(slave)
+
+	def copy():
+		with open(out, "wb") as o:
+			while True:
+				try:
+					b = os.read(master, 65536)
+				except OSError:
+					return
+				if not b:
+					return
+				o.write(b.replace(b"\r\n", b"\n"))
+				o.flush()
+	threading.Thread(target=copy, daemon=True).start()
 	try:
 		line = wait_line(out, 30)
 		if line is None:
@@ -406,6 +426,7 @@ def test_make_run_as_nobody(tmpdir):
 		except subprocess.TimeoutExpired:
 			os.killpg(proc.pid, signal.SIGKILL)
 			proc.wait()
+		os.close(master)
 	with open(err) as f:
 		text = f.read()
 	bad = [l for l in text.splitlines() if ": error: " in l or ": warning: " in l or

@@ -19,6 +19,7 @@ import time
 import gzip
 import socket
 import threading
+import json
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
@@ -223,8 +224,8 @@ class Host:
 		self.bin = os.path.join(self.root, "opt/esxwatch/bin/esxwatch")
 		self.conf = os.path.join(self.root, "scratch/esxwatch/agent.yaml")
 
-	def init(self, *args, timeout=60):
-		env = dict(os.environ, ESXWATCH_ROOT=self.root)
+	def init(self, *args, timeout=60, env=None):
+		env = dict(os.environ, ESXWATCH_ROOT=self.root, **(env or {}))
 		p = subprocess.run(SHELL + [os.path.join(self.root, "etc/init.d/esxwatch")] + list(args),
 				   capture_output=True, text=True, timeout=timeout, env=env,
 				   stdin=subprocess.DEVNULL)
@@ -893,7 +894,8 @@ def test_no_destination_is_logged(h):
 	rc, out = h.init("start", "install")
 	harness.eq(rc, 0, "start install (output %s)" % out.strip())
 	harness.eq(effective(h)["hostname"], "", "hostname")
-	if not logged(h, "-p daemon.warning", "no destination configured", "EsxwatchServerHostname"):
+	if not logged(h, "-p daemon.warning", "no destination configured", "EsxwatchServerHostname",
+		      "events go to the host's syslog"):
 		harness.fail("no destination not logged: %s" % h.lines("logger.log"))
 	if "no destination configured" not in out:
 		harness.fail("no destination not on the script's output: %s" % out)
@@ -918,6 +920,52 @@ def test_no_destination_is_logged(h):
 	rc, _ = h.init("restart")
 	harness.eq(rc, 0, "restart with a hand-set server")
 	harness.eq(logged(h, "no destination"), [], "no-destination warning with a server")
+
+
+@with_host
+def test_no_destination_sends_to_the_host_syslog(h):
+	# The agent on ESXi (host.platform stands in for uname's VMkernel) with
+	# no server: its events reach vmsyslogd's socket, a datagram socket of
+	# this test's (ESXWATCH_HOST_SYSLOG), and --status says where they go.
+	os.makedirs(os.path.dirname(h.conf), exist_ok=True)
+	text = read(os.path.join(h.root, "opt/esxwatch/etc/agent.yaml"))
+	text = text.replace("directory: /", "directory: %s/" % h.root).replace("file: /", "file: %s/" % h.root)
+	with open(h.conf, "w") as f:
+		f.write(text + "host:\n  platform: esxi\n")
+	path = os.path.join(h.root, "dev-log")
+	rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+	rx.bind(path)
+	rx.settimeout(30)
+	try:
+		rc, out = h.init("start", "install", env={"ESXWATCH_HOST_SYSLOG": path})
+		harness.eq(rc, 0, "start install (output %s)" % out.strip())
+		msg = rx.recv(65536).decode()
+		# syslog(3)'s local form: <PRI>Mmm dd hh:mm:ss esxwatch[PID]: {event}
+		head, _, body = msg.partition("]: ")
+		pid = h.agent_pids()
+		if not (head.startswith("<") and head.endswith("esxwatch[%d" % pid[0])):
+			harness.fail("not syslog(3)'s local form from the agent (pid %s): %r" % (pid, msg[:200]))
+		ev = json.loads(body)
+		harness.eq(ev.get("appname"), "esxwatch", "appname of the event")
+		for k in ("timestamp", "text", "esxwatch_collector", "esxwatch_kind"):
+			if k not in ev:
+				harness.fail("event without %s: %r" % (k, ev))
+		st = harness.wait_for(lambda: status_when(h, "delivering"), timeout=20,
+				      what="--status delivering to the host's syslog")
+		if "\nno destination configured: events go to the host's syslog\n" not in st:
+			harness.fail("--status does not say where the events go:\n" + st)
+		p = subprocess.run([h.bin, "-c", h.conf, "--status", "--json"], capture_output=True, text=True,
+				   timeout=30)
+		j = json.loads(p.stdout)
+		harness.eq(j.get("no_destination"), "host_syslog", "no_destination in --status --json")
+		harness.eq(j["destinations"][0]["proto"], "syslog", "destination proto")
+	finally:
+		rx.close()
+
+
+def status_when(h, word):
+	p = subprocess.run([h.bin, "-c", h.conf, "--status"], capture_output=True, text=True, timeout=30)
+	return p.stdout if "destination server (syslog): %s" % word in p.stdout else None
 
 
 harness.main(globals())

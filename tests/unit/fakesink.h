@@ -97,7 +97,7 @@ fake_find(enum dest_proto p)
 }
 
 static const struct shipper_deps fake_deps __attribute__((unused)) = {
-	NULL, NULL, fake_find
+	.find = fake_find
 };
 
 static char fake_dir[64] __attribute__((unused));

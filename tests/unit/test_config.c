@@ -1009,6 +1009,13 @@ TEST(liagent_ini_warnings_and_errors)
 {
 	struct config *c;
 
+	/* a typo in [server]: warned about, and the host has no destination
+	 * (the shipper then says where its events go) */
+	c = load_named("liagent.ini", "[server]\nhostnme=li.example\n");
+	CHECK(c != NULL && c->server.nodest && c->server.hostname[0] == '\0');
+	CHECK_MSG("2:1: warning: 'hostnme' in [server] is not a known key");
+	config_free(c);
+
 	c = load_named("liagent.ini", "; comment\n# another\n\n[server]\n"
 	    "hostname = \"li.example\"\r\nbogus=1\ncentral_config=no\n"
 	    "[logging]\nfile=/tmp/x.log\nstats_period=15\n"

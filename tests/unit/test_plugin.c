@@ -13,6 +13,7 @@
 #include "t.h"
 #include "../../agent/config.h"
 #include "../../agent/config_int.h"
+#include "../../agent/platform.h"
 #include "../../collectors/collector.h"
 #include "../../output/sink.h"
 
@@ -374,6 +375,12 @@ TEST(primary_without_a_server_goes_to_stdout)
 	CHECK_INT(c->server.proto, PROTO_CFAPI);
 	CHECK_INT(c->server.sink_proto, PROTO_FILE);
 	CHECK(c->server.to_stdout);
+	CHECK(c->server.nodest);		/* nowhere at all */
+	config_free(c);
+	/* an empty primary beside named servers: not "no destination" */
+	c = load("servers:\n  s:\n    proto: syslog\n    hostname: h\n");
+	CHECK(c != NULL && c->server.to_stdout && !c->server.nodest &&
+	    !c->servers[0].nodest);
 	config_free(c);
 	c = load("server:\n  proto: http\n  url: http://x/\n"
 	    "servers:\n  s:\n    proto: syslog\n    hostname: h\n");
@@ -390,6 +397,20 @@ TEST(primary_without_a_server_goes_to_stdout)
 	config_free(c);
 }
 
+/* Where a host with no destination sends (agent/platform.h). */
+TEST(no_destination_goes_where_someone_reads)
+{
+	CHECK_INT(platform_nodest(PLATFORM_ESXI, false, false), NODEST_HOST_SYSLOG);
+	CHECK_INT(platform_nodest(PLATFORM_LINUX, false, false), NODEST_STDOUT);
+	/* a terminal, or --once: stdout, on either */
+	CHECK_INT(platform_nodest(PLATFORM_ESXI, false, true), NODEST_TTY);
+	CHECK_INT(platform_nodest(PLATFORM_ESXI, true, false), NODEST_TTY);
+	CHECK_INT(platform_nodest(PLATFORM_LINUX, true, false), NODEST_TTY);
+	CHECK_STR(platform_nodest_name(NODEST_HOST_SYSLOG), "host_syslog");
+	CHECK_STR(platform_nodest_name(NODEST_STDOUT), "stdout");
+	CHECK_STR(platform_nodest_name(NODEST_TTY), "stdout");
+}
+
 int
 main(void)
 {
@@ -404,6 +425,7 @@ main(void)
 	RUN(values_are_applied_and_printed);
 	RUN(values_are_validated);
 	RUN(primary_without_a_server_goes_to_stdout);
+	RUN(no_destination_goes_where_someone_reads);
 	unlink(cfgpath);
 	rmdir(tmpdir);
 	return t_done();

@@ -187,7 +187,7 @@ TEST(counters_outlive_a_shipper)
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
 	struct shipper_totals *tot = shipper_totals_new();
-	struct shipper_deps deps = { tot, NULL, fake_find };
+	struct shipper_deps deps = { .totals = tot, .find = fake_find };
 	struct shipper *sh;
 	struct shipper_dest_stats ss;
 
@@ -233,7 +233,7 @@ TEST(rejecting_everything_is_failing_not_poison)
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
 	struct shipper_totals *tot = shipper_totals_new();
-	struct shipper_deps deps = { tot, NULL, fake_find };
+	struct shipper_deps deps = { .totals = tot, .find = fake_find };
 	struct shipper *sh;
 	struct shipper_dest_stats ss;
 	struct queue_dest_stats qs;

@@ -1238,6 +1238,8 @@ TEST(status_file_round_trip_and_print)
 	a->dests[0].state = DEST_DELIVERING;
 	a->dests[0].backlog_events = 12;
 	a->dests[0].last_success_ms = 1796039333527;
+	snprintf(a->dests[0].no_destination, sizeof(a->dests[0].no_destination),
+	    "host_syslog");
 	snprintf(a->dests[1].name, sizeof(a->dests[1].name), "backup");
 	a->dests[1].state = DEST_FAILING;
 	a->dests[1].last_error_ms = 1796039333000;
@@ -1259,6 +1261,8 @@ TEST(status_file_round_trip_and_print)
 	CHECK_INT(b->dests[0].last_success_ms, 1796039333527);
 	CHECK_INT(b->dests[1].state, DEST_FAILING);
 	CHECK_STR(b->dests[1].last_error, "connect: refused second line");
+	CHECK_STR(b->dests[0].no_destination, "host_syslog");
+	CHECK_STR(b->dests[1].no_destination, "");
 	free(text);
 	CHECK_INT(status_parse("hello: 1\n", 9, b), -1);
 	CHECK_INT(status_parse("esxwatch-status: 1\npid: x\n", 26, b), -1);
@@ -1271,7 +1275,10 @@ TEST(status_file_round_trip_and_print)
 	fclose(f);
 	CHECK(strstr(out, "esxwatch: running") != NULL);
 	CHECK(strstr(out, "destination server (cfapi): delivering") != NULL);
-	CHECK(strstr(out, "destination backup (-): failing") != NULL);
+	CHECK(strstr(out, "destination backup (-): never delivered (connect: "
+	    "refused second line)\n") != NULL);
+	CHECK(strstr(out, "\nno destination configured: events go to the host's "
+	    "syslog\n") != NULL);
 	CHECK(strstr(out, "backlog:      12 events") != NULL);
 	CHECK(strstr(out, "connect: refused") != NULL);
 	CHECK(strstr(out, "7 over storage.max_disk_buffer") != NULL);

@@ -221,6 +221,22 @@ json_num(const char *json, const char *key)
 	return p != NULL ? strtoll(p + strlen(pat), NULL, 10) : -1;
 }
 
+/* Write s to path, then what --status and --status --json print. */
+static void
+render(const struct config *cfg, const struct status_snap *s, const char *path,
+    char *text, char *json, size_t len)
+{
+	FILE *f;
+
+	CHECK_INT(status_write(s, path), 0);
+	f = fmemopen(text, len, "w");
+	CHECK_INT(status_print(cfg, f), 0);
+	fclose(f);
+	f = fmemopen(json, len, "w");
+	CHECK_INT(status_print_json(cfg, f), 0);
+	fclose(f);
+}
+
 TEST(json_says_what_the_text_says)
 {
 	struct config *cfg = new_cfg(100);
@@ -254,14 +270,7 @@ TEST(json_says_what_the_text_says)
 	snprintf(s->broken[0].error, sizeof(s->broken[0].error),
 	    "/etc/agent.yaml:3:5: 'event_marker': invalid regular expression");
 	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
-	CHECK_INT(status_write(s, path), 0);
-
-	f = fmemopen(text, sizeof(text), "w");
-	CHECK_INT(status_print(cfg, f), 0);
-	fclose(f);
-	f = fmemopen(json, sizeof(json), "w");
-	CHECK_INT(status_print_json(cfg, f), 0);
-	fclose(f);
+	render(cfg, s, path, text, json, sizeof(text));
 	CHECK(strstr(text, "esxwatch: running") != NULL);
 	CHECK(strncmp(json, "{\"running\":true,", 16) == 0);
 	CHECK_INT(json_num(json, "pid"), getpid());
@@ -276,10 +285,15 @@ TEST(json_says_what_the_text_says)
 	CHECK(strstr(json, "\"spool\":\"disk\"") != NULL);
 	CHECK(strstr(text, "destination server (cfapi): delivering") != NULL);
 	CHECK(strstr(json, "\"destinations\":[{\"name\":\"server\",\"proto\":\"cfapi\","
-	    "\"state\":\"delivering\",\"backlog_events\":12,") != NULL);
-	CHECK(strstr(text, "destination b\"ack (syslog): failing") != NULL);
+	    "\"state\":\"delivering\",\"summary\":\"delivering\","
+	    "\"never_delivered\":false,\"no_destination\":\"\",\"backlog_events\":12,") != NULL);
+	/* failing, never delivered: said so with the reason, in both */
+	CHECK(strstr(text, "destination b\"ack (syslog): never delivered (refused)\n") != NULL);
 	CHECK(strstr(json, "{\"name\":\"b\\\"ack\",\"proto\":\"syslog\","
-	    "\"state\":\"failing\",") != NULL);
+	    "\"state\":\"failing\",\"summary\":\"never delivered (refused)\","
+	    "\"never_delivered\":true,") != NULL);
+	CHECK(strstr(text, "no destination configured") == NULL);
+	CHECK(strstr(json, "\"no_destination\":null,") != NULL);
 	CHECK(strstr(json, "\"last_error\":\"refused\"}],") != NULL);
 	/* a filelog left out: the file carries it, both outputs say it */
 	CHECK(strstr(text, "\nfilelog bad: disabled: /etc/agent.yaml:3:5: "
@@ -287,6 +301,23 @@ TEST(json_says_what_the_text_says)
 	CHECK(strstr(json, ",\"disabled_filelogs\":[{\"name\":\"bad\",\"error\":"
 	    "\"/etc/agent.yaml:3:5: 'event_marker': invalid regular expression\"}]}\n")
 	    != NULL);
+
+	/* failing after a success: failing; no destination: said where
+	 * the events go, in both */
+	s->dests[1].last_success_ms = now_ms() - 60000;
+	snprintf(s->dests[0].no_destination, sizeof(s->dests[0].no_destination),
+	    "host_syslog");
+	render(cfg, s, path, text, json, sizeof(text));
+	CHECK(strstr(text, "destination b\"ack (syslog): failing\n") != NULL);
+	CHECK(strstr(text, "\nno destination configured: events go to the host's "
+	    "syslog\n") != NULL);
+	CHECK(strstr(json, "\"no_destination\":\"host_syslog\",\"no_destination_text\":"
+	    "\"no destination configured: events go to the host's syslog\"") != NULL);
+	snprintf(s->dests[0].no_destination, sizeof(s->dests[0].no_destination),
+	    "stdout");
+	render(cfg, s, path, text, json, sizeof(text));
+	CHECK(strstr(text, "\nno destination configured: events are written to "
+	    "standard output\n") != NULL);
 
 	/* no status file, nobody running */
 	unlink(path);

@@ -8,11 +8,13 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "t.h"
 #include "sinktest.h"
 
 #include "../../agent/buf.h"
+#include "../../agent/clock.h"
 #include "../../agent/event.h"
 #include "../../agent/log.h"
 #include "../../output/syslog.h"
@@ -306,6 +308,123 @@ TEST(udp_datagrams)
 	sfx_free(&s);
 }
 
+/* The host's syslog form: syslog(3)'s local header, the event as JSON. */
+TEST(formats_for_the_host_syslog)
+{
+	struct syslog_fmt f = fmt5424(false);
+	struct event *ev = alert();
+	struct buf b = BUF_INIT;
+	char big[20000];
+
+	f.facility = 3;
+	CHECK_INT(syslog_format_local(&f, ev, 4242, &b), 0);
+	CHECK_STR(b.data, "<26>Nov 30 20:53:20 esxwatch[4242]: "
+	    "{\"timestamp\":1733000000123,\"text\":\"APD \\\"start\\\" on naa.1\","
+	    "\"hostname\":\"esx01\",\"appname\":\"vobd\",\"esxwatch_collector\":"
+	    "\"logwatch\",\"esxwatch_rule\":\"apd_start\",\"esxwatch_severity\":"
+	    "\"critical\",\"esxwatch_note\":\"a\\\"b\\\\c]d\\ne\"}");
+	/* over the cap: the text is cut, the fields stay, still JSON */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	free(ev->text);
+	ev->text = strdup(big);
+	f.max_msg = 8192;
+	buf_reset(&b);
+	CHECK_INT(syslog_format_local(&f, ev, 1, &b), 0);
+	CHECK(b.len <= 8192 && b.len > 4096);
+	CHECK(strstr(b.data, "\"esxwatch_rule\":\"apd_start\"") != NULL);
+	CHECK(b.data[b.len - 1] == '}');
+	buf_free(&b);
+	event_free(ev);
+}
+
+static int
+unix_listen(const char *path, int type)
+{
+	struct sockaddr_un un;
+	int fd = socket(AF_UNIX, type, 0);
+
+	memset(&un, 0, sizeof(un));
+	un.sun_family = AF_UNIX;
+	snprintf(un.sun_path, sizeof(un.sun_path), "%s", path);
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&un, sizeof(un)) == -1 ||
+	    (type == SOCK_STREAM && listen(fd, 4) == -1))
+		return -1;
+	return fd;
+}
+
+#define L1 "<30>Nov 30 20:53:20 esxwatch["
+
+/* A host with no destination: the sink writes to the host's syslog
+ * socket, datagram or (as syslog(3) does) stream, each message ending
+ * with a NUL there; no socket is a retry that says where it looked. */
+TEST(host_syslog_socket)
+{
+	char path[128], got[4096];
+	struct sfx s;
+	int fd, c;
+
+	snprintf(path, sizeof(path), "/tmp/test_syslog.%d.sock", (int)getpid());
+	setenv("ESXWATCH_HOST_SYSLOG", path, 1);
+	sfx_init(&s, "tcp", "octet-counting", 0);
+	set_str(&s.cfg->server.hostname, "");
+	s.cfg->server.host_syslog = true;
+	CHECK_INT(s.sink->open(&s.ctx), 0);
+	unlink(path);
+	CHECK_INT(send2(&s, "one", "two"), SEND_RETRY);
+	CHECK(strstr(s.ctx.error, "cannot reach the host's syslog at ") != NULL &&
+	    strstr(s.ctx.error, path) != NULL);
+
+	fd = unix_listen(path, SOCK_DGRAM);
+	CHECK(fd >= 0);
+	CHECK_INT(send2(&s, "one\ntwo", "three"), SEND_OK);
+	read_some(fd, got, sizeof(got), 1);
+	CHECK(strncmp(got, L1, strlen(L1)) == 0);
+	CHECK(strstr(got, "]: {\"timestamp\":1733000000123,\"text\":\"one\\ntwo\","
+	    "\"hostname\":\"esx01\"}") != NULL);
+	read_some(fd, got, sizeof(got), 1);
+	CHECK(strstr(got, "\"text\":\"three\"") != NULL);
+	close(fd);
+	/* the daemon restarted with a stream socket: reconnected */
+	fd = unix_listen(path, SOCK_STREAM);
+	CHECK_INT(send2(&s, "a", "b"), SEND_RETRY);
+	CHECK_INT(send2(&s, "four", "five"), SEND_OK);
+	c = accept(fd, NULL, NULL);
+	memset(got, 0, sizeof(got));
+	{
+		size_t n = read_some(c, got, sizeof(got), 188);
+		char *second = memchr(got, '\0', n);
+
+		CHECK(second != NULL && second + 1 < got + n);
+		CHECK(strstr(got, "\"text\":\"four\",") != NULL);
+		if (second != NULL)
+			CHECK(strstr(second + 1, "\"text\":\"five\",") != NULL);
+	}
+	close(c);
+	close(fd);
+	/* a daemon that reads nothing: the send waits at most the timeout */
+	fd = unix_listen(path, SOCK_DGRAM);
+	s.cfg->server.timeout = 1;
+	{
+		enum send_result r = SEND_OK;
+		int64_t t0;
+
+		(void)send2(&s, "the stream", "is gone");	/* reconnects next */
+		t0 = mono_ms();
+
+		for (int i = 0; i < 200 && r == SEND_OK; i++)
+			r = send2(&s, "fill", "up");
+		CHECK_INT(r, SEND_RETRY);
+		CHECK(strstr(s.ctx.error, "takes no messages (timed out after 1 s)") != NULL);
+		CHECK(mono_ms() - t0 < 10000);
+	}
+	close(fd);
+	unlink(path);
+	unsetenv("ESXWATCH_HOST_SYSLOG");
+	sfx_free(&s);
+}
+
 int
 main(void)
 {
@@ -319,6 +438,8 @@ main(void)
 	RUN(tcp_octet_counting_and_reconnect);
 	RUN(tcp_newline_framing);
 	RUN(udp_datagrams);
+	RUN(formats_for_the_host_syslog);
+	RUN(host_syslog_socket);
 	curl_global_cleanup();
 	return t_done();
 }
