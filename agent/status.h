@@ -6,8 +6,10 @@
  * While the agent runs, a writer (started by main after the shipper,
  * stopped before it) rewrites storage.directory/status every
  * STATUS_PERIOD_MS (temp file + rename: a reader never sees half a file).
- * The format is plain "key: value" lines, one "dest: NAME" line opening
- * each destination's block (docs/operations.md).
+ * The format is plain "key: value" lines, one "filelog: NAME" line opening
+ * each filelog's block (its " file: PATH" lines each open a block of that
+ * file's figures, indented once more), one "dest: NAME" line each
+ * destination's (docs/operations.md).
  *
  * Adding a figure: a field in struct status_snap (or status_dest), filled
  * in status_collect() from the module's own stats function, and one row in
@@ -22,6 +24,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "logstats.h"
 
 struct queue;
 struct shipper;
@@ -45,6 +48,13 @@ struct status_dest {
 	char		 last_error[512];
 };
 
+/*
+ * Everything the status writer shows, as one plain struct: status_collect()
+ * fills it, the status file, --status, --status --json, the agent
+ * collector and the monitor's /metrics read it.  Counters are cumulative
+ * since the agent started; logs: per filelog its state, followed files,
+ * offsets, lines read and matched (agent/logstats.h).
+ */
 struct status_snap {
 	long		 pid;
 	int64_t		 updated_ms, started_ms;
@@ -57,6 +67,7 @@ struct status_snap {
 	uint64_t	 rss_kb, cpu_ms;
 	size_t		 ndests;
 	struct status_dest dests[STATUS_MAX_DESTS];
+	struct logstats_snap logs;
 };
 
 /*
@@ -67,6 +78,7 @@ struct status_source {
 	struct queue	*q;
 	struct shipper	*sh;
 	int64_t		 started_ms;	/* wall clock, the process' start */
+	struct logstats	*logs;		/* the filelogs' figures; NULL: none */
 };
 
 /* Gather the running agent's figures (queue, shipper, process). */
