@@ -101,6 +101,19 @@ old_file(const struct logstats_snap *s, const char *path)
 	return NULL;
 }
 
+/* Only the rows in use: the table is mostly empty (a few filelogs and
+ * files), and pages never touched cost no memory. */
+static void
+copy_used(struct logstats_snap *dst, const struct logstats_snap *src)
+{
+	dst->nfilelogs = src->nfilelogs < LOGSTATS_MAX_FILELOGS ?
+	    src->nfilelogs : LOGSTATS_MAX_FILELOGS;
+	dst->nfiles = src->nfiles < LOGSTATS_MAX_FILES ? src->nfiles :
+	    LOGSTATS_MAX_FILES;
+	memcpy(dst->filelogs, src->filelogs, dst->nfilelogs * sizeof(dst->filelogs[0]));
+	memcpy(dst->files, src->files, dst->nfiles * sizeof(dst->files[0]));
+}
+
 void
 logstats_publish(struct logstats *ls, const struct logstats_snap *pic)
 {
@@ -110,11 +123,7 @@ logstats_publish(struct logstats *ls, const struct logstats_snap *pic)
 		return;
 	pthread_mutex_lock(&ls->mu);
 	n = &ls->next;
-	*n = *pic;
-	if (n->nfilelogs > LOGSTATS_MAX_FILELOGS)
-		n->nfilelogs = LOGSTATS_MAX_FILELOGS;
-	if (n->nfiles > LOGSTATS_MAX_FILES)
-		n->nfiles = LOGSTATS_MAX_FILES;
+	copy_used(n, pic);
 	for (size_t i = 0; i < n->nfilelogs; i++) {
 		const struct logstats_filelog *o = old_filelog(&ls->cur,
 		    n->filelogs[i].name);
@@ -132,7 +141,7 @@ logstats_publish(struct logstats *ls, const struct logstats_snap *pic)
 			n->files[i].lines_matched += o->lines_matched;
 		}
 	}
-	ls->cur = *n;
+	copy_used(&ls->cur, n);
 	pthread_mutex_unlock(&ls->mu);
 }
 
@@ -144,7 +153,7 @@ logstats_read(struct logstats *ls, struct logstats_snap *out)
 		return;
 	}
 	pthread_mutex_lock(&ls->mu);
-	*out = ls->cur;
+	copy_used(out, &ls->cur);
 	pthread_mutex_unlock(&ls->mu);
 }
 

@@ -21,7 +21,7 @@ struct filelog_conf;
 #define LOGSTATS_MAX_FILELOGS	64
 #define LOGSTATS_MAX_FILES	256	/* followed files listed, all filelogs */
 #define LOGSTATS_NAME_MAX	65	/* a filelog name: 64 + NUL */
-#define LOGSTATS_PATH_MAX	512	/* longer paths are cut ("..." at the end) */
+#define LOGSTATS_PATH_MAX	256	/* longer paths are cut ("..." at the end) */
 
 /* What a filelog's last look at its directory found. */
 enum logstats_state {
@@ -71,7 +71,7 @@ void		 logstats_free(struct logstats *);
 /* Replace the table by pic, its line counts added to the totals of the
  * filelogs and files of the same name and path (others are gone). */
 void		 logstats_publish(struct logstats *, const struct logstats_snap *pic);
-/* A copy of the table. */
+/* A copy of the table (the rows in use: out's others are left as they are). */
 void		 logstats_read(struct logstats *, struct logstats_snap *out);
 
 /* src into a LOGSTATS_PATH_MAX field; a longer one is cut, ending "...". */

@@ -264,6 +264,13 @@ TEST(filelogs_cumulative_in_the_file)
 	CHECK_INT(b->logs.files[0].lines_read, 5);
 	CHECK_INT(b->ndests, 1);
 	CHECK_STR(b->dests[0].name, "server");
+	/* a path too long for the table is cut visibly, never silently */
+	memset(text, 'a', 300);
+	text[0] = '/';
+	text[300] = '\0';
+	logstats_copy_path(p->files[0].path, text);
+	CHECK_INT(strlen(p->files[0].path), LOGSTATS_PATH_MAX - 1);
+	CHECK_STR(p->files[0].path + LOGSTATS_PATH_MAX - 4, "...");
 	free(text);
 	logstats_free(ls);
 	free(p);
