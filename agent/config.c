@@ -45,7 +45,7 @@ static const char *const platform_choices[] = {
 #define D(f)	offsetof(struct dest_conf, f)
 const struct cfg_key dest_keys[] = {
 	{ .name = "hostname", .type = KT_STR, .off = D(hostname),
-	  .check = check_hostname,
+	  .check = check_dest_hostname,
 	  .doc = "Log Insight server or VIP; empty in server: no destination (operations.md §4)" },
 	{ .name = "proto", .type = KT_PROTO, .off = D(proto), .def = "cfapi",
 	  .doc = "The sink: one of the sinks below" },

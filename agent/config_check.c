@@ -39,6 +39,91 @@ check_hostname(struct lctx *c, const char *key, const char *v, int line,
 	return 0;
 }
 
+/*
+ * A destination's hostname is a host name or an IP address, nothing more:
+ * "li:9000", "https://li" or "li/api" would pass as a name and fail at
+ * every send.  Say which key holds the part instead.  IPv6 literals stay
+ * accepted, bare (fe80::1) or bracketed ([fe80::1]); a port after the
+ * brackets ([fe80::1]:9000) is a port.
+ */
+static const char *
+port_part(const char *v)
+{
+	const char *colon;
+
+	if (v[0] == '[') {
+		colon = strchr(v, ']');
+		return colon != NULL && colon[1] == ':' ? colon + 2 : NULL;
+	}
+	colon = strchr(v, ':');
+	if (colon == NULL || strchr(colon + 1, ':') != NULL)
+		return NULL;	/* no colon, or an IPv6 literal */
+	return colon + 1;
+}
+
+int
+check_dest_hostname(struct lctx *c, const char *key, const char *v, int line,
+    int col)
+{
+	const char *scheme = strstr(v, "://"), *port;
+	char b[96];
+
+	if (scheme != NULL) {
+		rep(c, true, line, col, "'%s': '%s' holds a scheme: give the "
+		    "host name alone; the protocol goes in proto: and ssl: (an "
+		    "http destination's full URL in url:)", key,
+		    show(v, b, sizeof(b)));
+		return -1;
+	}
+	if (!has_ctl_or_space(v) && strchr(v, '/') != NULL) {
+		rep(c, true, line, col, "'%s': '%s' holds a path: give the host "
+		    "name alone (an http destination's path goes in url:)", key,
+		    show(v, b, sizeof(b)));
+		return -1;
+	}
+	port = port_part(v);
+	if (port != NULL && !has_ctl_or_space(v)) {
+		if (port[0] != '\0' && strspn(port, "0123456789") == strlen(port) &&
+		    strlen(port) <= 5)
+			rep(c, true, line, col, "'%s': '%s' holds a port: use "
+			    "port: %s", key, show(v, b, sizeof(b)), port);
+		else
+			rep(c, true, line, col, "'%s': '%s' holds a port: give "
+			    "the host name alone and the port in port:", key,
+			    show(v, b, sizeof(b)));
+		return -1;
+	}
+	return check_hostname(c, key, v, line, col);
+}
+
+/*
+ * filelog include/exclude: globs of file names inside directory, as
+ * liagent's.  A path there matches no file name and the filelog would
+ * follow nothing without a word: say where its directory goes.
+ */
+int
+check_file_glob(struct lctx *c, const char *key, const char *v, int line,
+    int col)
+{
+	const char *slash = strrchr(v, '/');
+	char b[96], d[96], dd[96], f[96];
+
+	if (slash == NULL)
+		return 0;
+	if (slash[1] == '\0' || slash == v) {
+		rep(c, true, line, col, "'%s': '%s' is not a file name: %s holds "
+		    "globs of file names; put the directory in directory:", key,
+		    show(v, b, sizeof(b)), key);
+		return -1;
+	}
+	snprintf(d, sizeof(d), "%.*s", (int)(slash - v), v);
+	rep(c, true, line, col, "'%s': '%s' holds a directory: %s holds globs "
+	    "of file names inside directory; use directory: %s and %s: %s",
+	    key, show(v, b, sizeof(b)), key, show(d, dd, sizeof(dd)), key,
+	    show(slash + 1, f, sizeof(f)));
+	return -1;
+}
+
 int
 check_url(struct lctx *c, const char *key, const char *v, int line, int col)
 {

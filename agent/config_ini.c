@@ -243,6 +243,7 @@ ini_value(struct lctx *c, const struct cfg_key *k, void *base, const char *val,
 
 		strlist_free(l);
 		split_list(l, val);
+		check_list(c, k, l, 0, line, col);
 		return 0;
 	}
 	if (k->type == KT_CUSTOM) {

@@ -105,6 +105,9 @@ struct ynode {
 struct ynode *yaml_tree(struct lctx *, const char *buf, size_t len, bool *ok);
 void	 ynode_free(struct ynode *);
 const char *ynode_what(const struct ynode *);
+/* Run a list row's check on l's items from `from` on. */
+void	 check_list(struct lctx *, const struct cfg_key *, const struct strlist *,
+	    size_t from, int line, int col);
 int	 apply_node(struct lctx *, const struct cfg_key *, void *base,
 	    const struct ynode *);
 void	 apply_map(struct lctx *, const struct cfg_key *, size_t n, void *base,

@@ -167,9 +167,11 @@ apply_str(struct lctx *c, const struct cfg_key *k, char **field, const char *s,
 	if (k->type == KT_STR) {
 		if (isnull)
 			s = "";
+		/* a refused value is still kept (the file is invalid anyway),
+		 * so a check across keys does not call it missing as well */
+		set_str(field, s);
 		if (k->check != NULL && k->check(c, k->name, s, line, col) != 0)
 			return -1;
-		set_str(field, s);
 		return 0;
 	}
 	/* KT_OSTR: absent = NULL; "" too, unless the check refuses it */
@@ -399,6 +401,17 @@ keys_free(const struct cfg_key *tab, size_t n, void *base, enum ksel sel)
 /* YAML nodes                                                          */
 /* ------------------------------------------------------------------ */
 
+/* A list row's check, item by item (each reports its own error). */
+void
+check_list(struct lctx *c, const struct cfg_key *k, const struct strlist *l,
+    size_t from, int line, int col)
+{
+	if (k->check == NULL)
+		return;
+	for (size_t i = from; i < l->n; i++)
+		(void)k->check(c, k->name, l->v[i], line, col);
+}
+
 static void
 apply_list_node(struct lctx *c, const struct cfg_key *k, struct strlist *l,
     const struct ynode *v)
@@ -408,6 +421,7 @@ apply_list_node(struct lctx *c, const struct cfg_key *k, struct strlist *l,
 	if (v->type == YN_SCALAR) {
 		if (!v->null)
 			split_list(&nl, v->s);
+		check_list(c, k, &nl, 0, v->line, v->col);
 	} else if (v->type == YN_SEQ) {
 		for (size_t i = 0; i < v->n; i++) {
 			const struct ynode *e = v->v[i];
@@ -420,6 +434,7 @@ apply_list_node(struct lctx *c, const struct cfg_key *k, struct strlist *l,
 				continue;
 			}
 			strlist_add(&nl, e->s);
+			check_list(c, k, &nl, nl.n - 1, e->line, e->col);
 		}
 	} else {
 		rep(c, true, v->line, v->col, "'%s': expected a list or a "

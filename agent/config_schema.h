@@ -122,6 +122,8 @@ void	cfg_set_str(char **dst, const char *s);
 
 /* The shared value checks, for rows anywhere. */
 int	check_hostname(struct lctx *, const char *, const char *, int, int);
+int	check_dest_hostname(struct lctx *, const char *, const char *, int, int);
+int	check_file_glob(struct lctx *, const char *, const char *, int, int);
 int	check_url(struct lctx *, const char *, const char *, int, int);
 int	check_agent_id(struct lctx *, const char *, const char *, int, int);
 int	check_sd_id(struct lctx *, const char *, const char *, int, int);

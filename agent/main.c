@@ -134,6 +134,7 @@ struct running {
 	struct status_source	 src;		/* what the status shows */
 	struct status_writer	*status;
 	struct agent_figures	 figures;	/* the agent collector's ctx */
+	struct logstats		*logstats;	/* logwatch's, since start */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
 	bool			 once;		/* a command, not a daemon */
 	/* cfg was handed to a shipper left behind in a hung send (its last
@@ -455,6 +456,11 @@ start_all(struct running *r)
 	r->src.q = r->q;
 	r->figures.collect = collect_figures;
 	r->figures.arg = &r->src;
+	/* logwatch writes, the status writer reads; kept across reloads */
+	r->logstats = logstats_new();
+	if (r->logstats == NULL)
+		fatal("out of memory");
+	r->figures.filelogs = r->src.logs = r->logstats;
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
 	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
@@ -532,6 +538,9 @@ stop_all(struct running *r, int rc)
 {
 	queue_close(r->q);
 	r->src.q = NULL;
+	/* its writer (logwatch) and readers (the status writer) are stopped */
+	logstats_free(r->logstats);
+	r->logstats = r->src.logs = r->figures.filelogs = NULL;
 	if (!r->cfg_orphaned)
 		config_free(r->cfg);
 	shipper_totals_free(r->deps.totals);

@@ -235,6 +235,7 @@ status_collect(const struct status_source *src, struct status_snap *s)
 		collect_shipper(src->sh, s);
 	if (src->cfg != NULL)
 		collect_broken(src->cfg, s);
+	logstats_read(src->logs, &s->logs);
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;
 		s->failed_sends += s->dests[k].failed_sends;
@@ -292,6 +293,18 @@ static const struct status_key dest_keys[] = {
 	DST(filtered, false),
 };
 #undef DST
+
+#define FLG(k)	{ #k, offsetof(struct logstats_filelog, k), false }
+static const struct status_key filelog_keys[] = {
+	FLG(lines_read), FLG(lines_matched),
+};
+#undef FLG
+
+#define FIL(k)	{ #k, offsetof(struct logstats_file, k), false }
+static const struct status_key file_keys[] = {
+	FIL(offset), FIL(lines_read), FIL(lines_matched),
+};
+#undef FIL
 
 #define NKEYS(t)	(sizeof(t) / sizeof((t)[0]))
 
@@ -371,6 +384,38 @@ spool_name(const struct status_snap *s)
 	return !s->have_spool ? "none" : s->memory_only ? "memory" : "disk";
 }
 
+/* What the writer writes at most (status_read reads up to twice that). */
+#define STATUS_WRITE_MAX	(1024u * 1024)
+
+/* The filelog blocks: before the destinations, so that a reader that
+ * does not know them drops their indented lines (no dest open yet). */
+static void
+put_filelogs(struct buf *b, const struct logstats_snap *l)
+{
+	char name[LOGSTATS_NAME_MAX], dir[LOGSTATS_PATH_MAX];
+
+	for (size_t i = 0; i < l->nfilelogs; i++) {
+		const struct logstats_filelog *f = &l->filelogs[i];
+
+		copy_str(name, sizeof(name), f->name);
+		copy_str(dir, sizeof(dir), f->directory);
+		buf_printf(b, "filelog: %s\n state: %s\n directory: %s\n files: %zu\n",
+		    name, logstats_state_name(f->state), dir, f->nfiles);
+		for (size_t k = 0; k < NKEYS(filelog_keys); k++)
+			put_key(b, " ", f, &filelog_keys[k]);
+		for (size_t j = 0; j < l->nfiles; j++) {
+			const struct logstats_file *fi = &l->files[j];
+
+			if (fi->filelog != i)
+				continue;
+			copy_str(dir, sizeof(dir), fi->path);
+			buf_printf(b, " file: %s\n", dir);
+			for (size_t k = 0; k < NKEYS(file_keys); k++)
+				put_key(b, "  ", fi, &file_keys[k]);
+		}
+	}
+}
+
 int
 status_write(const struct status_snap *s, const char *path)
 {
@@ -378,7 +423,7 @@ status_write(const struct status_snap *s, const char *path)
 	struct buf b;
 	int fd = -1, rc = -1;
 
-	buf_init(&b, 1024 * 1024);
+	buf_init(&b, STATUS_WRITE_MAX);
 	buf_printf(&b, "esxwatch-status: 1\nversion: %s\npid: %ld\nupdated_ms: %" PRId64
 	    "\nstarted_ms: %" PRId64 "\nspool: %s\n", ESXWATCH_VERSION, s->pid,
 	    s->updated_ms, s->started_ms, spool_name(s));
@@ -391,6 +436,7 @@ status_write(const struct status_snap *s, const char *path)
 		copy_str(err, sizeof(err), s->broken[i].error);
 		buf_printf(&b, "filelog_disabled: %s %s\n", name, err);
 	}
+	put_filelogs(&b, &s->logs);
 	for (size_t i = 0; i < s->ndests; i++) {
 		const struct status_dest *d = &s->dests[i];
 		char name[sizeof(d->name)], proto[sizeof(d->proto)], err[sizeof(d->last_error)];
@@ -470,6 +516,92 @@ parse_dest_key(struct status_dest *d, const char *k, const char *v)
 }
 
 static int
+parse_filelog_key(struct logstats_filelog *f, const char *k, const char *v)
+{
+	uint64_t n;
+	bool found;
+
+	if (strcmp(k, "state") == 0) {
+		(void)logstats_state_parse(v, &f->state);	/* a newer state: ok */
+		return 0;
+	}
+	if (strcmp(k, "directory") == 0) {
+		copy_str(f->directory, sizeof(f->directory), v);
+		return 0;
+	}
+	if (strcmp(k, "files") == 0) {
+		if (parse_u64(v, &n) < 0)
+			return -1;
+		f->nfiles = (size_t)n;
+		return 0;
+	}
+	return parse_key(f, filelog_keys, NKEYS(filelog_keys), k, v, &found);
+}
+
+/*
+ * Where the indented lines of a block go: the destination, the filelog
+ * or its file (indented twice) opened last.
+ */
+struct parse_at {
+	struct status_dest	*d;
+	struct logstats_filelog	*fl;
+	struct logstats_file	*fi;
+};
+
+static int
+parse_indented(struct status_snap *s, struct parse_at *at, const char *line,
+    const char *v)
+{
+	struct logstats_snap *l = &s->logs;
+	bool found;
+
+	if (line[1] == ' ' && at->fi != NULL)
+		return parse_key(at->fi, file_keys, NKEYS(file_keys), line + 2, v,
+		    &found);
+	if (at->fl != NULL && strcmp(line + 1, "file") == 0) {
+		at->fi = NULL;
+		if (l->nfiles == LOGSTATS_MAX_FILES)
+			return 0;
+		at->fi = &l->files[l->nfiles++];
+		copy_str(at->fi->path, sizeof(at->fi->path), v);
+		at->fi->filelog = (size_t)(at->fl - l->filelogs);
+		return 0;
+	}
+	if (at->fl != NULL)
+		return line[1] == ' ' ? 0 : parse_filelog_key(at->fl, line + 1, v);
+	if (at->d != NULL)
+		return parse_dest_key(at->d, line + 1, v);
+	return 0;
+}
+
+/* A "dest: NAME" or "filelog: NAME" line: 1, its block opened (or
+ * skipped when full); 0 if the line is neither. */
+static int
+parse_block(struct status_snap *s, struct parse_at *at, const char *k,
+    const char *v)
+{
+	struct logstats_snap *l = &s->logs;
+
+	if (strcmp(k, "dest") == 0) {
+		memset(at, 0, sizeof(*at));
+		if (s->ndests == STATUS_MAX_DESTS)
+			return 1;
+		at->d = &s->dests[s->ndests++];
+		copy_str(at->d->name, sizeof(at->d->name), v);
+		return 1;
+	}
+	if (strcmp(k, "filelog") == 0) {
+		memset(at, 0, sizeof(*at));
+		if (l->nfilelogs == LOGSTATS_MAX_FILELOGS)
+			return 1;
+		at->fl = &l->filelogs[l->nfilelogs++];
+		copy_str(at->fl->name, sizeof(at->fl->name), v);
+		return 1;
+	}
+	return 0;
+}
+
+static int
 parse_top_key(struct status_snap *s, const char *k, const char *v)
 {
 	int64_t x;
@@ -508,7 +640,7 @@ int
 status_parse(const char *text, size_t len, struct status_snap *s)
 {
 	const char *p = text, *end = text + len;
-	struct status_dest *d = NULL;
+	struct parse_at at = { NULL, NULL, NULL };
 	bool magic = false;
 
 	memset(s, 0, sizeof(*s));
@@ -537,17 +669,10 @@ status_parse(const char *text, size_t len, struct status_snap *s)
 			magic = true;
 			continue;
 		}
-		if (!indented && strcmp(line, "dest") == 0) {
-			if (s->ndests == STATUS_MAX_DESTS) {
-				d = NULL;
-				continue;
-			}
-			d = &s->dests[s->ndests++];
-			copy_str(d->name, sizeof(d->name), v);
+		if (!indented && parse_block(s, &at, line, v))
 			continue;
-		}
 		if (indented) {
-			if (d != NULL && parse_dest_key(d, line + 1, v) < 0)
+			if (parse_indented(s, &at, line, v) < 0)
 				return -1;
 		} else if (parse_top_key(s, line, v) < 0)
 			return -1;
@@ -697,6 +822,28 @@ fmt_ago(int64_t ms, int64_t now, char *out, size_t len)
 		snprintf(out, len, "%" PRId64 " days ago", s / 86400);
 }
 
+/* The status file's largest size: every destination and filelog full. */
+#define STATUS_READ_MAX	(2u * 1024 * 1024)
+
+static ssize_t
+read_all(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, buf + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
 /* What --status knows: the status file (if readable) and who holds the
  * spool lock. */
 struct status_view {
@@ -720,11 +867,11 @@ status_read(const struct config *cfg, struct status_view *v)
 	if ((size_t)snprintf(v->path, sizeof(v->path), "%s/%s", dir, STATUS_FILE) >=
 	    sizeof(v->path))
 		return -1;
-	text = malloc(256 * 1024);
+	text = malloc(STATUS_READ_MAX);
 	if (text == NULL)
 		return -1;
 	fd = open(v->path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, text, 256 * 1024 - 1) : -1;
+	n = fd >= 0 ? read_all(fd, text, STATUS_READ_MAX - 1) : -1;
 	if (fd >= 0)
 		close(fd);
 	v->have_file = n >= 0 && status_parse(text, (size_t)n, &v->snap) == 0;
@@ -772,6 +919,36 @@ print_dest(FILE *out, const struct status_dest *d, int64_t now)
 	    d->last_error[0] ? ": " : "", d->last_error);
 }
 
+static void
+print_filelogs(FILE *out, const struct logstats_snap *l)
+{
+	if (l->nfilelogs > 0)
+		fprintf(out, "\nlog watching: %zu filelog%s\n", l->nfilelogs,
+		    l->nfilelogs == 1 ? "" : "s");
+	for (size_t i = 0; i < l->nfilelogs; i++) {
+		const struct logstats_filelog *f = &l->filelogs[i];
+		size_t listed = 0;
+
+		fprintf(out, "filelog %s: %s, %zu file%s followed in %s; %" PRIu64
+		    " lines read, %" PRIu64 " matched\n", f->name,
+		    logstats_state_text(f->state), f->nfiles, f->nfiles == 1 ?
+		    "" : "s", f->directory, f->lines_read, f->lines_matched);
+		for (size_t j = 0; j < l->nfiles; j++) {
+			const struct logstats_file *fi = &l->files[j];
+
+			if (fi->filelog != i)
+				continue;
+			listed++;
+			fprintf(out, "  %s: offset %" PRIu64 "; %" PRIu64 " lines "
+			    "read, %" PRIu64 " matched\n", fi->path, fi->offset,
+			    fi->lines_read, fi->lines_matched);
+		}
+		if (listed < f->nfiles)
+			fprintf(out, "  (%zu more files not listed)\n",
+			    f->nfiles - listed);
+	}
+}
+
 int
 status_print(const struct config *cfg, FILE *out)
 {
@@ -816,6 +993,7 @@ status_print(const struct config *cfg, FILE *out)
 		fprintf(out, "%s\n", no_destination_line(s));
 	for (size_t i = 0; i < s->ndests; i++)
 		print_dest(out, &s->dests[i], now);
+	print_filelogs(out, &s->logs);
 out:
 	free(v);
 	return rc;
@@ -861,10 +1039,44 @@ json_dest(struct buf *b, const struct status_dest *d, bool first)
 	buf_putc(b, '}');
 }
 
+static void
+json_filelogs(struct buf *b, const struct logstats_snap *l)
+{
+	buf_printf(b, ",\"filelogs\":[");
+	for (size_t i = 0; i < l->nfilelogs; i++) {
+		const struct logstats_filelog *f = &l->filelogs[i];
+		bool first = true;
+
+		buf_printf(b, "%s{\"name\":", i == 0 ? "" : ",");
+		json_put_str(b, f->name, strlen(f->name));
+		status_json_str(b, "directory", f->directory);
+		status_json_str(b, "state", logstats_state_name(f->state));
+		buf_printf(b, ",\"files_followed\":%zu", f->nfiles);
+		for (size_t k = 0; k < NKEYS(filelog_keys); k++)
+			json_key(b, filelog_keys[k].key, f, &filelog_keys[k]);
+		buf_printf(b, ",\"files\":[");
+		for (size_t j = 0; j < l->nfiles; j++) {
+			const struct logstats_file *fi = &l->files[j];
+
+			if (fi->filelog != i)
+				continue;
+			buf_printf(b, "%s{\"path\":", first ? "" : ",");
+			json_put_str(b, fi->path, strlen(fi->path));
+			for (size_t k = 0; k < NKEYS(file_keys); k++)
+				json_key(b, file_keys[k].key, fi, &file_keys[k]);
+			buf_putc(b, '}');
+			first = false;
+		}
+		buf_printf(b, "]}");
+	}
+	buf_putc(b, ']');
+}
+
 /*
  * The same facts as status_print(), one JSON object: "running", "pid",
  * "status_file", then (when the file is readable) every figure of the
- * file under its own name and "destinations", an array of objects.
+ * file under its own name, "destinations", an array of objects, and
+ * "filelogs" (each with its "files").
  */
 int
 status_print_json(const struct config *cfg, FILE *out)
@@ -874,7 +1086,7 @@ status_print_json(const struct config *cfg, FILE *out)
 	struct buf b;
 	int rc = 3;
 
-	buf_init(&b, 1024 * 1024);
+	buf_init(&b, 4 * STATUS_READ_MAX);	/* escapes grow it */
 	if (v == NULL || status_read(cfg, v) < 0)
 		goto out;
 	s = &v->snap;
@@ -904,6 +1116,7 @@ status_print_json(const struct config *cfg, FILE *out)
 			buf_putc(&b, '}');
 		}
 		buf_putc(&b, ']');
+		json_filelogs(&b, &s->logs);
 	}
 	buf_printf(&b, "}\n");
 	if (b.data != NULL)

@@ -6,8 +6,10 @@
  * While the agent runs, a writer (started by main after the shipper,
  * stopped before it) rewrites storage.directory/status every
  * STATUS_PERIOD_MS (temp file + rename: a reader never sees half a file).
- * The format is plain "key: value" lines, one "dest: NAME" line opening
- * each destination's block (docs/operations.md).
+ * The format is plain "key: value" lines, one "filelog: NAME" line opening
+ * each filelog's block (its " file: PATH" lines each open a block of that
+ * file's figures, indented once more), one "dest: NAME" line each
+ * destination's (docs/operations.md).
  *
  * Adding a figure: a field in struct status_snap (or status_dest), filled
  * in status_collect() from the module's own stats function, and one row in
@@ -22,6 +24,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "logstats.h"
 
 struct queue;
 struct shipper;
@@ -56,6 +59,13 @@ struct status_broken {
 	char		 error[512];
 };
 
+/*
+ * Everything the status writer shows, as one plain struct: status_collect()
+ * fills it, the status file, --status, --status --json, the agent
+ * collector and the monitor's /metrics read it.  Counters are cumulative
+ * since the agent started; logs: per filelog its state, followed files,
+ * offsets, lines read and matched (agent/logstats.h).
+ */
 struct status_snap {
 	long		 pid;
 	int64_t		 updated_ms, started_ms;
@@ -70,6 +80,7 @@ struct status_snap {
 	struct status_dest dests[STATUS_MAX_DESTS];
 	size_t		 nbroken;
 	struct status_broken broken[STATUS_MAX_BROKEN];
+	struct logstats_snap logs;
 };
 
 /*
@@ -81,6 +92,7 @@ struct status_source {
 	struct shipper	*sh;
 	int64_t		 started_ms;	/* wall clock, the process' start */
 	const struct config *cfg;	/* its broken filelogs; may be NULL */
+	struct logstats	*logs;		/* the filelogs' figures; NULL: none */
 };
 
 /* Gather the running agent's figures (queue, shipper, process). */

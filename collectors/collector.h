@@ -35,9 +35,14 @@ struct status_snap;
  * The agent's figures about itself (queue, delivery, process: agent/status.h),
  * for the agent collector: handed in by main, never read from globals.
  */
+struct logstats;
+
 struct agent_figures {
 	void	(*collect)(void *arg, struct status_snap *out);
 	void	 *arg;
+	/* logwatch publishes its per-filelog figures here (agent/logstats.h);
+	 * NULL: nowhere */
+	struct logstats *filelogs;
 };
 
 struct collector_ctx {

@@ -116,6 +116,14 @@ follow_pos(const struct follow *f, char *out, size_t outlen)
 	    " skip=%d", f->ino, (unsigned)f->fp, f->fplen, f->off, f->skipping);
 }
 
+uint64_t
+follow_offset(const struct follow *f)
+{
+	if (f->fd >= 0)
+		return f->off;
+	return f->have_bm ? f->bm_off : 0;
+}
+
 /* CRC32 of the first n bytes of fd; -1 if fewer exist. */
 static int
 fd_crc(int fd, size_t n, uint32_t *crc)

@@ -64,6 +64,10 @@ int		 follow_read(struct follow *, size_t max_bytes, size_t max_lines,
  * ever opened. */
 void		 follow_pos(const struct follow *, char *out, size_t outlen);
 
+/* Bytes of the file read so far (where the next read begins); 0 before
+ * the file was ever opened. */
+uint64_t	 follow_offset(const struct follow *);
+
 /*
  * The rotated copies of path, newest first: for dir/NAME.log,
  * NAME.0.gz ... NAME.9.gz (ESXi), NAME.log.0 ... and NAME.log.1[.gz] ...

@@ -24,6 +24,7 @@
 #include "../agent/fs.h"
 #include "../agent/lfilter.h"
 #include "../agent/log.h"
+#include "../agent/logstats.h"
 #include "../agent/rx.h"
 #include "../agent/utf8.h"
 #include "follow.h"
@@ -42,6 +43,11 @@ struct lw_log {
 	bool		 listed;
 	struct timespec	 dir_mtime;
 	size_t		 nfiles;
+	/* what the last look at the directory found, and whether the log
+	 * has said so (once per change, never every poll) */
+	enum logstats_state state;
+	bool		 reported;
+	uint64_t	 lines, matched;	/* since the last publish */
 };
 
 struct lw_file {
@@ -51,6 +57,7 @@ struct lw_file {
 	struct buf	 pending;	/* a multi-line event being assembled */
 	bool		 pending_trunc;
 	char		 saved[FOLLOW_POS_MAX];	/* last bookmark written */
+	uint64_t	 lines, matched;	/* since the last publish */
 };
 
 /*
@@ -92,6 +99,9 @@ struct lw {
 	struct buf	 text;
 	struct parsers	*parsers;	/* the configuration's parsers: */
 	uint64_t	 lines, alerts, suppressed, twins_dropped, filtered;
+	bool		 esxi;		/* the platform */
+	struct logstats	*stats;		/* main's table, or NULL */
+	struct logstats_snap *pic;	/* what is published into it */
 };
 
 /* ---- the catalogue ------------------------------------------------- */
@@ -505,6 +515,8 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 	lw->lines++;
 	matched = rules_match(lw->rules, lf->log->conf->name, text, len, &m);
 	if (matched) {
+		lf->matched++;
+		lf->log->matched++;
 		entity_of(&m, entity, sizeof(entity));
 		if (twin_seen(lw, m.rule, text, len, entity)) {
 			lw->twins_dropped++;
@@ -562,6 +574,8 @@ on_line(void *arg, const char *line, size_t len, bool truncated)
 	struct lw *lw = arg;
 	struct lw_file *lf = lw->cur;
 
+	lf->lines++;
+	lf->log->lines++;
 	if (!lf->log->has_marker) {
 		handle(lw, lf, line, len, truncated);
 		return;
@@ -646,6 +660,20 @@ is_compressed(const char *name)
 	return n > 3 && strcmp(name + n - 3, ".gz") == 0;
 }
 
+/*
+ * Say what a look at the filelog's directory found, once per change
+ * (logstats_tell()).  err: the errno of a failed stat() or opendir().
+ */
+static void
+tell_state(struct lw *lw, struct lw_log *lg, enum logstats_state st, int err)
+{
+	if (lg->reported && lg->state == st)
+		return;
+	logstats_tell(lg->conf, st, lg->reported, lg->nfiles, err, lw->esxi);
+	lg->state = st;
+	lg->reported = true;
+}
+
 /* List the filelog's directory if it changed since the last listing. */
 static void
 scan(struct lw *lw, struct lw_log *lg)
@@ -654,11 +682,20 @@ scan(struct lw *lw, struct lw_log *lg)
 	char path[PATH_MAX];
 	struct stat st;
 	struct dirent *de;
+	size_t matching = 0;
 	DIR *d;
+	int err;
 
-	if (fc->directory == NULL || stat(fc->directory, &st) < 0 ||
-	    !S_ISDIR(st.st_mode))
+	if (fc->directory == NULL)
 		return;
+	err = stat(fc->directory, &st) < 0 ? errno :
+	    S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (err != 0) {
+		lg->listed = false;	/* list it when it is back */
+		tell_state(lw, lg, err == EACCES ? LOGSTATS_UNREADABLE :
+		    LOGSTATS_NO_DIR, err);
+		return;
+	}
 	/* A directory's mtime only has the kernel's tick resolution: list
 	 * again while it is fresh, so a file created just after a listing
 	 * with the same mtime is not missed. */
@@ -667,8 +704,11 @@ scan(struct lw *lw, struct lw_log *lg)
 	    lw->now / 1000 - (int64_t)st.st_mtim.tv_sec > 2)
 		return;
 	d = opendir(fc->directory);
-	if (d == NULL)
+	if (d == NULL) {
+		lg->listed = false;
+		tell_state(lw, lg, LOGSTATS_UNREADABLE, errno);
 		return;
+	}
 	lg->listed = true;
 	lg->dir_mtime = st.st_mtim;
 	for (;;) {
@@ -685,12 +725,17 @@ scan(struct lw *lw, struct lw_log *lg)
 		if (snprintf(path, sizeof(path), "%s/%s", fc->directory,
 		    de->d_name) >= (int)sizeof(path))
 			continue;
-		if (followed(lw, path) || stat(path, &st) < 0 ||
-		    !S_ISREG(st.st_mode))
+		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		add_file(lw, lg, path);
+		matching++;
+		if (!followed(lw, path))
+			add_file(lw, lg, path);
 	}
 	closedir(d);
+	/* a file being rotated may be missing for a moment: while one is
+	 * followed, the filelog is not without files */
+	tell_state(lw, lg, matching > 0 || lg->nfiles > 0 ? LOGSTATS_OK :
+	    LOGSTATS_NO_MATCH, 0);
 }
 
 /*
@@ -867,6 +912,51 @@ prune_bookmarks(struct lw *lw)
 		kv_save(lw->bm);
 }
 
+/* ---- figures ----------------------------------------------------- */
+
+/*
+ * Hand the filelogs' states, files, offsets and the lines read since the
+ * last time to main's table (agent/logstats.h), which keeps the totals.
+ */
+static void
+publish(struct lw *lw)
+{
+	struct logstats_snap *p = lw->pic;
+
+	if (lw->stats == NULL || p == NULL)
+		return;
+	p->nfilelogs = p->nfiles = 0;
+	for (size_t i = 0; i < lw->nlogs && i < LOGSTATS_MAX_FILELOGS; i++) {
+		struct lw_log *lg = &lw->logs[i];
+		struct logstats_filelog *f = &p->filelogs[p->nfilelogs++];
+
+		snprintf(f->name, sizeof(f->name), "%s", lg->conf->name);
+		logstats_copy_path(f->directory, lg->conf->directory ?
+		    lg->conf->directory : "");
+		f->state = lg->state;
+		f->lines_read = lg->lines;
+		f->lines_matched = lg->matched;
+		f->nfiles = lg->nfiles;
+		lg->lines = lg->matched = 0;
+	}
+	for (size_t i = 0; i < lw->nfiles; i++) {
+		struct lw_file *lf = lw->files[i];
+		size_t li = (size_t)(lf->log - lw->logs);
+		struct logstats_file *f;
+
+		if (li >= p->nfilelogs || p->nfiles == LOGSTATS_MAX_FILES)
+			continue;	/* counted in its filelog still */
+		f = &p->files[p->nfiles++];
+		logstats_copy_path(f->path, lf->path);
+		f->filelog = li;
+		f->offset = follow_offset(lf->fo);
+		f->lines_read = lf->lines;
+		f->lines_matched = lf->matched;
+		lf->lines = lf->matched = 0;
+	}
+	logstats_publish(lw->stats, p);
+}
+
 /* ---- the collector ------------------------------------------------- */
 
 static void lw_free(struct lw *);
@@ -912,10 +1002,15 @@ lw_init(struct collector_ctx *ctx)
 		return -1;
 	buf_init(&lw->text, EVENT_TEXT_MAX * 4);
 	lw->first_scan = true;
+	lw->esxi = ctx->platform == PLATFORM_ESXI;
 	lw->storm = storm_new(LOGWATCH_STORM_LIMIT, LOGWATCH_STORM_WINDOW_MS, 4096);
 	lw->logs = calloc(cfg->nfilelogs ? cfg->nfilelogs : 1, sizeof(*lw->logs));
 	if (lw->storm == NULL || lw->logs == NULL || load_rules(lw, cfg) < 0)
 		goto err;
+	if (ctx->figures != NULL && ctx->figures->filelogs != NULL) {
+		lw->pic = calloc(1, sizeof(*lw->pic));
+		lw->stats = lw->pic != NULL ? ctx->figures->filelogs : NULL;
+	}
 	lw->parsers = parsers_from_config(NULL, cfg);
 	if (lw->parsers == NULL)
 		log_error("logwatch: the parsers do not compile (esxwatch "
@@ -1006,6 +1101,7 @@ lw_collect(struct collector_ctx *ctx, struct emitter *em)
 		save_bookmarks(lw, em);
 		lw->saved_at = lw->now;
 	}
+	publish(lw);
 	return more;
 }
 
@@ -1035,6 +1131,7 @@ lw_free(struct lw *lw)
 	if (lw->bm != NULL)
 		kv_close(lw->bm);
 	buf_free(&lw->text);
+	free(lw->pic);
 	free(lw);
 }
 
@@ -1059,6 +1156,7 @@ lw_fini(struct collector_ctx *ctx)
 		}
 		storm_due(lw->storm, lw->now, true, storm_summary, lw);
 		save_bookmarks(lw, lw->em);
+		publish(lw);
 	}
 	log_debug("logwatch: %llu lines, %llu alerts, %llu suppressed by storm "
 	    "control, %llu repeats of one condition", (unsigned long long)lw->lines,

@@ -100,6 +100,37 @@ def test_every_error_on_its_own_line(tmpdir):
             harness.fail("stderr line not FILE:LINE:COL: %r" % line)
 
 
+def test_hostname_with_port_scheme_or_path(tmpdir):
+    text = ("server:\n"
+            "  hostname: li:9000\n"
+            "servers:\n"
+            "  a: { hostname: \"https://li.example.com\" }\n"
+            "  b: { hostname: li/path, proto: syslog }\n"
+            "  c: { hostname: \"li.example.com:9543\" }\n"
+            "  v6: { hostname: \"fe80::1\", proto: syslog }\n"
+            "  v6b: { hostname: \"[fe80::2]\", proto: syslog }\n"
+            "filelog:\n"
+            "  vmk: { include: /var/log/vmkernel.log }\n")
+    errs = check_invalid(tmpdir, text, 2, 13,
+                         "'hostname': 'li:9000' holds a port: use port: 9000")
+    harness.eq([(l, c) for l, c, _ in errs],
+               [(2, 13), (4, 18), (5, 18), (6, 18), (10, 19)],
+               "one error each, IPv6 literals accepted: %r" % errs)
+    msgs = [m for _, _, m in errs]
+    for want in ("holds a scheme", "holds a path", "use port: 9543",
+                 "use directory: /var/log and include: vmkernel.log"):
+        if not any(want in m for m in msgs):
+            harness.fail("no %r in %r" % (want, msgs))
+    # liagent.ini: the same errors at the value's place
+    path = write(tmpdir, "liagent.ini", "[server]\nhostname=li:9000\n"
+                 "[filelog|vmk]\ninclude=/var/log/vmkernel.log\n")
+    rc, out, err = run("--check-config", "-c", path)
+    harness.eq(rc, 2, "exit status (stderr: %r)" % err)
+    harness.eq([(l, c, m.split(":")[0]) for l, c, m in error_lines(path, err)],
+               [(2, 10, "'hostname'"), (4, 9, "'include'")],
+               "liagent.ini errors: %r" % err)
+
+
 def test_yaml_syntax_error(tmpdir):
     check_invalid(tmpdir, "server:\n  hostname: x\n port: 1\n", 3, 2,
                   "YAML syntax error")

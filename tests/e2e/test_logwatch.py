@@ -268,23 +268,74 @@ def test_storm_is_summarised(tmpdir):
     harness.eq(len([e for e in evs if e["text"] == other]), 1, "other device")
 
 
+def _status_json(agent):
+    rc, out, err = agent.run("--status", "--json")
+    harness.eq(rc, 0, "--status --json exit status (stderr: %r)" % err)
+    return json.loads(out)
+
+
+def _filelog(status, name):
+    got = [f for f in status.get("filelogs", []) if f["name"] == name]
+    return got[0] if got else None
+
+
 def test_new_directory_and_file_picked_up(tmpdir):
+    """A missing directory is one warning; its appearance one info line,
+    its file read; --status shows the filelog, the file, its offset and
+    the lines read and matched; the directory gone again is a warning
+    again; a filelog matching no file one warning and no_match."""
     log = os.path.join(tmpdir, "later")
+    path = os.path.join(log, "vobd.log")
     a = harness.Agent(tmpdir, config(tmpdir,
-        "  vobd: {directory: %s, include: vobd.log}\n" % log))
+        "  vobd: {directory: %s, include: vobd.log}\n"
+        "  none: {directory: %s, include: nothing.log}\n" % (log, tmpdir)))
+    missing = "warning: logwatch: filelog vobd: directory %s does not exist" % log
     a.start()
     try:
-        time.sleep(1.5)
+        harness.wait_for(lambda: missing in a.stderr_text(),
+                         timeout=15, what="the missing directory's warning")
+        harness.wait_for(lambda: (_filelog(_status_json(a), "vobd") or {}).get("state")
+                         == "directory_missing", timeout=15,
+                         what="--status: directory_missing")
         os.makedirs(log)
-        write(os.path.join(log, "vobd.log"), [vobd8(APD)], "w")
+        write(path, [vobd8(APD), "an unmatched line"], "w")
         harness.wait_for(lambda: [e for e in logwatch_events(tmpdir) if e.get("esxwatch_rule") == "apd_start"],
                          timeout=15, what="the alert of a file created after start")
-        write(os.path.join(log, "vobd.log"), [vobd7(LINKDOWN)])
+        write(path, [vobd7(LINKDOWN)])
         harness.wait_for(lambda: [e for e in logwatch_events(tmpdir) if e.get("esxwatch_rule") == "nic_link_down"],
                          timeout=15, what="an appended line")
+        size = os.path.getsize(path)
+        harness.wait_for(lambda: (_filelog(_status_json(a), "vobd") or {}).get("lines_read") == 3,
+                         timeout=15, what="--status --json: 3 lines read")
+        fl = _filelog(_status_json(a), "vobd")
+        harness.eq((fl["state"], fl["directory"], fl["files_followed"],
+                    fl["lines_read"], fl["lines_matched"]),
+                   ("ok", log, 1, 3, 2), "filelog in --status --json")
+        harness.eq(fl["files"], [{"path": path, "offset": size, "lines_read": 3,
+                                  "lines_matched": 2}], "its file")
+        rc, text, err = a.run("--status")
+        harness.eq(rc, 0, "--status exit status")
+        for want in ("filelog vobd: ok, 1 file followed in %s; 3 lines read, "
+                     "2 matched" % log,
+                     "  %s: offset %d; 3 lines read, 2 matched" % (path, size),
+                     "filelog none: no file matches, 0 files followed in %s; "
+                     "0 lines read, 0 matched" % tmpdir):
+            if want not in text.splitlines():
+                harness.fail("no %r in --status:\n%s" % (want, text))
+        harness.eq(_filelog(_status_json(a), "none")["state"], "no_match", "state of none")
+        # the directory gone again: warned about again, once
+        shutil.rmtree(log)
+        harness.wait_for(lambda: a.stderr_text().count(missing) == 2, timeout=15,
+                         what="the warning of the directory gone again")
     finally:
         harness.eq(a.stop(), 0, "exit status")
     harness.eq(len(logwatch_events(tmpdir)), 2, "events")
+    log_text = a.stderr_text()
+    harness.eq(log_text.count(missing), 2, "warnings: at start, once gone (log: %r)" % log_text)
+    harness.eq(log_text.count("info: logwatch: filelog vobd: now following 1 file in %s"
+                              % log), 1, "info lines")
+    harness.eq(log_text.count("warning: logwatch: filelog none: no file in %s matches "
+                              "include 'nothing.log'" % tmpdir), 1, "no-match warnings")
 
 
 def test_existing_history_skipped_on_first_start(tmpdir):

@@ -844,6 +844,27 @@ TEST(tag_and_header_checks)
 	    "2:8: 'url': 'ftp://x' is not an http:// or https:// URL");
 	CHECK_ONE_ERROR("server:\n  hostname: \"a b\"\n",
 	    "2:13: 'hostname': 'a b' is not a host name");
+	CHECK_ONE_ERROR("server:\n  hostname: li:9000\n",
+	    "2:13: 'hostname': 'li:9000' holds a port: use port: 9000");
+	CHECK_ONE_ERROR("servers:\n  b: { hostname: \"li.example.com:9543\" }\n",
+	    "2:18: 'hostname': 'li.example.com:9543' holds a port: use port: 9543");
+	CHECK_ONE_ERROR("servers:\n  b: { hostname: \"[fe80::1]:9000\" }\n",
+	    "2:18: 'hostname': '[fe80::1]:9000' holds a port: use port: 9000");
+	CHECK_ONE_ERROR("server:\n  hostname: li:x\n",
+	    "2:13: 'hostname': 'li:x' holds a port: give the host name alone");
+	CHECK_ONE_ERROR("server:\n  hostname: https://li.example.com\n",
+	    "2:13: 'hostname': 'https://li.example.com' holds a scheme: give the "
+	    "host name alone; the protocol goes in proto: and ssl:");
+	CHECK_ONE_ERROR("servers:\n  b: { proto: syslog, hostname: li/path }\n",
+	    "2:33: 'hostname': 'li/path' holds a path: give the host name alone");
+	CHECK_ONE_ERROR("filelog:\n  v: { include: /var/log/vmkernel.log }\n",
+	    "2:17: 'include': '/var/log/vmkernel.log' holds a directory: include "
+	    "holds globs of file names inside directory; use directory: "
+	    "/var/log and include: vmkernel.log");
+	CHECK_ONE_ERROR("filelog:\n  v:\n    include: [a.log, logs/b.log]\n",
+	    "3:22: 'include': 'logs/b.log' holds a directory");
+	CHECK_ONE_ERROR("filelog:\n  v: { exclude: \"x.log;/tmp/\" }\n",
+	    "2:17: 'exclude': '/tmp/' is not a file name");
 	CHECK_ONE_ERROR("server:\n  agent_id: \"../x\"\n",
 	    "2:13: 'agent_id': '../x' must be at most 64 of");
 	CHECK_ONE_ERROR("server:\n  sd_id: \"a b\"\n",
@@ -852,6 +873,22 @@ TEST(tag_and_header_checks)
 	    "2:3: filelog: 'a/b' is not a valid name");
 	CHECK_ONE_ERROR("servers:\n  \"\": { hostname: h }\n",
 	    "2:3: servers: '' is not a valid name");
+}
+
+/* IPv6 literals are host names, bare or in brackets (not a port). */
+TEST(ipv6_hostname_accepted)
+{
+	struct config *c = load("server:\n  hostname: \"fe80::1\"\n"
+	    "servers:\n  b: { hostname: \"[2001:db8::5]\", proto: syslog }\n");
+
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_STR(c->server.hostname, "fe80::1");
+	CHECK_INT(c->nservers, 1);
+	CHECK_STR(c->servers[0].hostname, "[2001:db8::5]");
+	CHECK_INT(M.nerr, 0);
+	config_free(c);
 }
 
 TEST(filelog_replaces_defaults)
@@ -1049,9 +1086,17 @@ TEST(liagent_ini_warnings_and_errors)
 	/* bad values are errors, with the value's column */
 	c = load_named("liagent.ini", "[server]\nport=abc\nssl=maybe\n"
 	    "proto = tcp\n[filelog|x]\ntags={\"a\" \"b\"}\n"
-	    "event_marker=(\n[storage]\nmax_disk_buffer=0\n");
+	    "event_marker=(\n[storage]\nmax_disk_buffer=0\n"
+	    "[server|dr]\nproto=syslog\nhostname=https://dr.example\n"
+	    "[filelog|v]\ninclude=a.log;/var/log/b.log\n");
 	CHECK(c == NULL);
-	CHECK_INT(M.nerr, 6);
+	CHECK_INT(M.nerr, 8);
+	/* hostname with a scheme, include with a directory: errors at their
+	 * place, naming the key that takes the part */
+	CHECK_MSG("12:10: 'hostname': 'https://dr.example' holds a scheme");
+	CHECK_MSG("14:9: 'include': '/var/log/b.log' holds a directory: include "
+	    "holds globs of file names inside directory; use directory: "
+	    "/var/log and include: b.log");
 	CHECK_MSG("2:6: 'port': expected a number, got 'abc'");
 	CHECK_MSG("3:5: 'ssl': expected a boolean");
 	CHECK_MSG("4:9: 'proto': expected one of");
@@ -1587,6 +1632,7 @@ main(void)
 	RUN(missing_file_and_directory);
 	RUN(all_errors_reported_in_order);
 	RUN(tag_and_header_checks);
+	RUN(ipv6_hostname_accepted);
 	RUN(filelog_replaces_defaults);
 	RUN(strings_and_nulls);
 	RUN(liagent_ini_mapping);

@@ -1313,7 +1313,7 @@ TEST(status_collect_from_the_spool)
 	struct spool_opts o;
 	struct spool *sp;
 	struct status_snap *s = calloc(1, sizeof(*s));
-	struct status_source src = { NULL, NULL, 0, NULL };
+	struct status_source src = { .started_ms = 0 };
 
 	opts(&o, 1 << 20, 64 * 1024);
 	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, two, 2);

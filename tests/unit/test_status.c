@@ -43,7 +43,7 @@ TEST(figures_from_the_queue_and_the_shipper_poison_once)
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
 	struct status_snap *s = calloc(1, sizeof(*s));
-	struct status_source src = { q, NULL, 1000, NULL };
+	struct status_source src = { .q = q, .started_ms = 1000 };
 
 	fake_reset(1, "POISON");
 	push(q, 0, 8, 3);
@@ -174,11 +174,118 @@ TEST(status_file_content)
 	free(b);
 }
 
+static void
+set_filelog(struct logstats_snap *p, const char *name, enum logstats_state st,
+    uint64_t lines, uint64_t matched, size_t nfiles)
+{
+	struct logstats_filelog *f = &p->filelogs[p->nfilelogs++];
+
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->directory, sizeof(f->directory), "/var/log/%s", name);
+	f->state = st;
+	f->lines_read = lines;
+	f->lines_matched = matched;
+	f->nfiles = nfiles;
+}
+
+static void
+set_file(struct logstats_snap *p, size_t fl, const char *path, uint64_t off,
+    uint64_t lines, uint64_t matched)
+{
+	struct logstats_file *f = &p->files[p->nfiles++];
+
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->filelog = fl;
+	f->offset = off;
+	f->lines_read = lines;
+	f->lines_matched = matched;
+}
+
+/*
+ * Two publishes (the second as a reloaded logwatch would: counts since
+ * its start) add up; the status file carries filelogs and files and reads
+ * back, a destination after them included.
+ */
+TEST(filelogs_cumulative_in_the_file)
+{
+	static const char want[] =
+	    "filelog: vmk\n"
+	    " state: ok\n"
+	    " directory: /var/log/vmk\n"
+	    " files: 1\n"
+	    " lines_read: 5\n"
+	    " lines_matched: 2\n"
+	    " file: /var/log/vmk/vmkernel.log\n"
+	    "  offset: 150\n"
+	    "  lines_read: 5\n"
+	    "  lines_matched: 2\n"
+	    "filelog: gone\n"
+	    " state: directory_missing\n"
+	    " directory: /var/log/gone\n"
+	    " files: 0\n"
+	    " lines_read: 0\n"
+	    " lines_matched: 0\n"
+	    "dest: server\n";
+	struct logstats_snap *p = calloc(1, sizeof(*p));
+	struct status_snap *s = calloc(1, sizeof(*s)), *b = calloc(1, sizeof(*b));
+	struct logstats *ls = logstats_new();
+	struct status_source src = { .started_ms = 1000, .logs = ls };
+	char path[128], *text;
+	size_t len;
+
+	set_filelog(p, "vmk", LOGSTATS_OK, 3, 1, 1);
+	set_file(p, 0, "/var/log/vmk/vmkernel.log", 100, 3, 1);
+	logstats_publish(ls, p);
+	memset(p, 0, sizeof(*p));
+	set_filelog(p, "vmk", LOGSTATS_OK, 2, 1, 1);
+	set_file(p, 0, "/var/log/vmk/vmkernel.log", 150, 2, 1);
+	set_filelog(p, "gone", LOGSTATS_NO_DIR, 0, 0, 0);
+	logstats_publish(ls, p);
+	status_collect(&src, s);
+	CHECK_INT(s->logs.nfilelogs, 2);
+	CHECK_INT(s->logs.filelogs[0].lines_read, 5);
+	CHECK_INT(s->logs.filelogs[0].lines_matched, 2);
+	CHECK_INT(s->logs.files[0].lines_read, 5);
+	CHECK_INT(s->logs.files[0].offset, 150);
+	s->ndests = 1;
+	snprintf(s->dests[0].name, sizeof(s->dests[0].name), "server");
+	snprintf(path, sizeof(path), "%s/filelogs", fake_dir);
+	CHECK_INT(status_write(s, path), 0);
+	text = slurp(path, &len);
+	CHECK(strstr(text, want) != NULL);
+	CHECK_INT(status_parse(text, len, b), 0);
+	CHECK_INT(b->logs.nfilelogs, 2);
+	CHECK_STR(b->logs.filelogs[0].name, "vmk");
+	CHECK_INT(b->logs.filelogs[0].nfiles, 1);
+	CHECK_INT(b->logs.filelogs[0].lines_matched, 2);
+	CHECK_INT(b->logs.filelogs[1].state, LOGSTATS_NO_DIR);
+	CHECK_STR(b->logs.filelogs[1].directory, "/var/log/gone");
+	CHECK_INT(b->logs.nfiles, 1);
+	CHECK_STR(b->logs.files[0].path, "/var/log/vmk/vmkernel.log");
+	CHECK_INT(b->logs.files[0].filelog, 0);
+	CHECK_INT(b->logs.files[0].offset, 150);
+	CHECK_INT(b->logs.files[0].lines_read, 5);
+	CHECK_INT(b->ndests, 1);
+	CHECK_STR(b->dests[0].name, "server");
+	/* a path too long for the table is cut visibly, never silently */
+	memset(text, 'a', 300);
+	text[0] = '/';
+	text[300] = '\0';
+	logstats_copy_path(p->files[0].path, text);
+	CHECK_INT(strlen(p->files[0].path), LOGSTATS_PATH_MAX - 1);
+	CHECK_STR(p->files[0].path + LOGSTATS_PATH_MAX - 4, "...");
+	free(text);
+	logstats_free(ls);
+	free(p);
+	free(s);
+	free(b);
+}
+
 TEST(writer_started_and_stopped_by_its_owner)
 {
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
-	struct status_source src = { q, NULL, now_ms(), NULL };
+	struct status_source src = { .q = q, .started_ms = now_ms() };
 	struct status_writer *w;
 	struct status_snap *s = calloc(1, sizeof(*s));
 	char path[256];
@@ -269,6 +376,8 @@ TEST(json_says_what_the_text_says)
 	snprintf(s->broken[0].name, sizeof(s->broken[0].name), "bad");
 	snprintf(s->broken[0].error, sizeof(s->broken[0].error),
 	    "/etc/agent.yaml:3:5: 'event_marker': invalid regular expression");
+	set_filelog(&s->logs, "vmk", LOGSTATS_NO_MATCH, 4, 1, 1);
+	set_file(&s->logs, 0, "/var/log/vmk/a \"b\".log", 77, 4, 1);
 	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
 	render(cfg, s, path, text, json, sizeof(text));
 	CHECK(strstr(text, "esxwatch: running") != NULL);
@@ -294,12 +403,12 @@ TEST(json_says_what_the_text_says)
 	    "\"never_delivered\":true,") != NULL);
 	CHECK(strstr(text, "no destination configured") == NULL);
 	CHECK(strstr(json, "\"no_destination\":null,") != NULL);
-	CHECK(strstr(json, "\"last_error\":\"refused\"}],") != NULL);
+	CHECK(strstr(json, "\"last_error\":\"refused\"}],\"disabled_filelogs\":[") != NULL);
 	/* a filelog left out: the file carries it, both outputs say it */
 	CHECK(strstr(text, "\nfilelog bad: disabled: /etc/agent.yaml:3:5: "
 	    "'event_marker': invalid regular expression\n") != NULL);
 	CHECK(strstr(json, ",\"disabled_filelogs\":[{\"name\":\"bad\",\"error\":"
-	    "\"/etc/agent.yaml:3:5: 'event_marker': invalid regular expression\"}]}\n")
+	    "\"/etc/agent.yaml:3:5: 'event_marker': invalid regular expression\"}],\"filelogs\":[")
 	    != NULL);
 
 	/* failing after a success: failing; no destination: said where
@@ -318,6 +427,14 @@ TEST(json_says_what_the_text_says)
 	render(cfg, s, path, text, json, sizeof(text));
 	CHECK(strstr(text, "\nno destination configured: events are written to "
 	    "standard output\n") != NULL);
+	CHECK(strstr(text, "filelog vmk: no file matches, 1 file followed in "
+	    "/var/log/vmk; 4 lines read, 1 matched\n  /var/log/vmk/a \"b\".log: "
+	    "offset 77; 4 lines read, 1 matched\n") != NULL);
+	CHECK(strstr(json, "\"filelogs\":[{\"name\":\"vmk\",\"directory\":"
+	    "\"/var/log/vmk\",\"state\":\"no_match\",\"files_followed\":1,"
+	    "\"lines_read\":4,\"lines_matched\":1,\"files\":[{\"path\":"
+	    "\"/var/log/vmk/a \\\"b\\\".log\",\"offset\":77,\"lines_read\":4,"
+	    "\"lines_matched\":1}]}]}\n") != NULL);
 
 	/* no status file, nobody running */
 	unlink(path);
@@ -339,6 +456,7 @@ main(void)
 		return 1;
 	RUN(figures_from_the_queue_and_the_shipper_poison_once);
 	RUN(status_file_content);
+	RUN(filelogs_cumulative_in_the_file);
 	RUN(writer_started_and_stopped_by_its_owner);
 	RUN(json_says_what_the_text_says);
 	return t_done();
