@@ -89,6 +89,13 @@ int		 segstore_load(struct segstore *, uint64_t id, bool last, struct spoolrec_s
 size_t		 segstore_find(const struct segstore *, uint64_t id);
 void		 segstore_release(struct segstore *, size_t i, bool unlink_file);
 struct seg_pos	 segstore_end(const struct segstore *);
+struct seg_pos	 segstore_start(const struct segstore *);
+/* A loaded cursor: clamped to what the store holds; past its end? */
+void		 segstore_clamp(const struct segstore *, struct seg_pos *);
+bool		 segstore_beyond(const struct segstore *, const struct seg_pos *);
+/* Events and bytes from p to the end. */
+void		 segstore_backlog(const struct segstore *, const struct seg_pos *,
+		    uint64_t *events, uint64_t *bytes);
 size_t		 segstore_oldest_mem(const struct segstore *);
 uint64_t	 segstore_mem_bytes(const struct segstore *);
 uint64_t	 segstore_total_bytes(const struct segstore *);
@@ -117,5 +124,10 @@ int		 segstore_cursor_write(const struct segstore *, const char *name,
 int		 segstore_cursor_read(const char *path, struct seg_pos *);
 void		 segstore_cursor_remove(const struct segstore *, const char *name);
 int		 segstore_unescape(const char *s, char *out, size_t len);
+/* spool/destinations: the names cursors are kept for (escaped). */
+int		 segstore_dests_write(const struct segstore *, const char *const *names,
+		    size_t n);
+/* 1 listed, 0 not listed, -1 no readable file. */
+int		 segstore_dests_listed(const struct segstore *, const char *name);
 
 #endif

@@ -8,6 +8,8 @@ a strict cfapi receiver (tests/lib/receivers.py).
 - bytes flipped in a spool segment while stopped: the damaged records are
   skipped and counted, the rest delivered (also under ASan);
 - two destinations, one dead: the live one gets everything on time;
+- a deleted cursor file, or one past the end: the backlog is sent again,
+  with one warning and the count;
 - esxwatch --status / the status file.
 """
 import json
@@ -447,6 +449,47 @@ def test_two_destinations_one_dead(d):
     print("two destinations: %d lines at the live one in %.1fs; the dead one holds %s (%s); "
           "server failing -> delivering reported (%s)" % (n, took, bk["backlog_events"],
                                                          bk.get("state"), fail_ev["esxwatch_error"]))
+
+
+CURSOR_WARN = re.compile(r"spool: the cursor file of destination 'server' (is missing|points past "
+                         r"the end of the spool); it restarts at the oldest queued event: (\d+) events")
+
+
+def test_lost_cursor_resends_backlog(d):
+    """A deleted cursor file, then one pointing past the end: the backlog
+    queued while the receiver was down still arrives, with one warning
+    naming the destination and the count."""
+    rx = Rx()
+    a = make_agent(d, rx.port)
+    cursor = os.path.join(a.storage, "spool", "cursor.server")
+    n = 100
+    try:
+        for rnd, (damage, why) in enumerate(((lambda: os.unlink(cursor), "is missing"),
+                                              (lambda: open(cursor, "w").write(
+                                                  "seg 9999\noff 0\nseq 99999999\n"),
+                                               "points past the end of the spool"))):
+            rx.down = True
+            a.start()
+            append_lines(d, rnd * n, n)
+            wait_pushed(a, n)
+            a.kill9()   # the records are in the kernel; a SIGTERM would wait for the send
+            damage()
+            rx.down = False
+            a.start()
+            want = set(range(rnd * n, (rnd + 1) * n))
+            harness.wait_for(lambda: set(line_numbers(rx.texts())) >= want, timeout=20,
+                             what="the backlog after the cursor file %s" % why)
+            harness.eq(a.stop(), 0, "exit status")
+            warns = [m for m in CURSOR_WARN.finditer(a.stderr_text())]
+            harness.eq(len(warns), rnd + 1, "cursor warnings")
+            harness.eq(warns[-1].group(1), why, "the reason")
+            if int(warns[-1].group(2)) < n:
+                harness.fail("warning counts %s events, %d were queued" % (warns[-1].group(2), n))
+    finally:
+        a.stop()
+        rx.close()
+    print("lost cursor: deleted, then past the end: every queued line arrived (%s)"
+          % ", ".join(m.group(0).split(": ")[-1] for m in CURSOR_WARN.finditer(a.stderr_text())))
 
 
 def test_unusable_storage_runs_in_memory(d):
