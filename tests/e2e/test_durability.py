@@ -10,6 +10,8 @@ a strict cfapi receiver (tests/lib/receivers.py).
 - two destinations, one dead: the live one gets everything on time;
 - a deleted cursor file, or one past the end: the backlog is sent again,
   with one warning and the count;
+- SIGHUP with agent.yaml empty, gone, or without the destination holding
+  the backlog: rejected, the old configuration keeps delivering;
 - esxwatch --status / the status file.
 """
 import json
@@ -490,6 +492,51 @@ def test_lost_cursor_resends_backlog(d):
         rx.close()
     print("lost cursor: deleted, then past the end: every queued line arrived (%s)"
           % ", ".join(m.group(0).split(": ")[-1] for m in CURSOR_WARN.finditer(a.stderr_text())))
+
+
+def test_reload_of_an_empty_or_vanished_file_rejected(d):
+    """SIGHUP while agent.yaml is empty, gone, or lost the destination that
+    holds the backlog: rejected with the reason, the old configuration
+    stays and the backlog reaches the old destination, none on stdout."""
+    rx = Rx()
+    rx.down = True
+    a = make_agent(d, rx.port)
+    n = 50
+    good = open(a.config).read()
+    stdout_only = good.replace("server: {hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}"
+                               % rx.port, 'server: {hostname: ""}')
+    try:
+        a.start()
+        mark = "esxwatch[%d]: info: esxwatch " % a.proc.pid
+        harness.wait_for(lambda: mark in a.stderr_text(), timeout=10, what="agent up")
+        append_lines(d, 0, n)
+        wait_pushed(a, n)
+        steps = [(lambda: open(a.config, "w").close(), "reload rejected: %s is empty; keeping "
+                  "the running configuration" % a.config),
+                 (lambda: os.unlink(a.config), "new configuration rejected; the old one stays"),
+                 (lambda: a.write_config(stdout_only), "reload rejected: %s: it drops every "
+                  "destination with queued events ('server': " % a.config)]
+        for k, (change, want) in enumerate(steps):
+            change()
+            a.signal(signal.SIGHUP)
+            harness.wait_for(lambda: want in a.stderr_text(), timeout=10, what=want)
+        harness.eq(a.stderr_text().count("configuration reloaded"), 0, "reloads accepted")
+        rx.down = False
+        harness.wait_for(lambda: set(line_numbers(rx.texts())) >= set(range(n)), timeout=20,
+                         what="the backlog at the old destination")
+        harness.eq(a.stop(), 0, "exit status")
+        if a.stdout_events():
+            harness.fail("events on stdout: %r" % a.stdout_events()[:2])
+        # --check-config of an empty file: 2, with FILE:LINE:COL
+        open(a.config, "w").close()
+        rc, _, err = a.run("--check-config", timeout=10)
+        harness.eq(rc, 2, "--check-config of an empty file")
+        if not err.startswith("%s:1:1: the file is empty" % a.config):
+            harness.fail("--check-config message: %r" % err)
+    finally:
+        a.stop()
+        rx.close()
+    print("reload: empty, vanished, stdout-only files rejected; %d queued lines delivered" % n)
 
 
 def test_unusable_storage_runs_in_memory(d):
