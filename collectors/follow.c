@@ -364,8 +364,10 @@ recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
 {
 	char *rot[ROTATED_MAX * 3], real[PATH_MAX];
 	gzFile gz[ROTATED_MAX * 3];
+	bool same[ROTATED_MAX * 3];
 	const char *p = f->path;
 	size_t n, i, match = SIZE_MAX;
+	struct stat st;
 
 	/* /var/log/x.log is a symlink into /var/run/log: the copies are
 	 * next to the target (which may be missing right after a rotation,
@@ -383,17 +385,32 @@ recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
 	n = follow_rotated(p, rot, sizeof(rot) / sizeof(rot[0]));
 	/* Open them all first: another rotation while we read renames the
 	 * names, not the open files. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* the renamed file we hold open and just read to its end */
+		same[i] = f->draining && stat(rot[i], &st) == 0 &&
+		    (uint64_t)st.st_ino == f->ino;
 		gz[i] = gzopen(rot[i], "rb");
+	}
 	if (fplen > 0) {
 		for (i = 0; i < n && match == SIZE_MAX; i++) {
 			f->skipping = skip;
-			if (gz[i] != NULL && read_rotated(f, gz[i], true, fp,
-			    fplen, off, cb, arg) == 1)
+			if (same[i] || (gz[i] != NULL && read_rotated(f, gz[i], true,
+			    fp, fplen, off, cb, arg) == 1))
 				match = i;
 		}
 	}
-	if (match == SIZE_MAX)
+	if (match == SIZE_MAX && f->draining && n > 0)
+		log_limited(LOG_WARN, f->path, 300, "logwatch: %s: the rotated file "
+		    "just read to its end is not among its %zu rotated copies: if it "
+		    "was rotated more than once since the last poll, the copies in "
+		    "between are not read", f->path, n);
+	else if (match == SIZE_MAX && !f->draining && fplen > 0)
+		log_limited(LOG_WARN, f->path, 300, "logwatch: %s: the file read up "
+		    "to byte %" PRIu64 " was rotated or replaced and is not among its %zu "
+		    "rotated copies (deleted, or named in a way esxwatch does not look for): what "
+		    "was written to it after that cannot be read; reading the new "
+		    "file from its start", f->path, off, n);
+	else if (match == SIZE_MAX)
 		log_debug("logwatch: %s: the rotated file was not found; "
 		    "reading the new file from its start", f->path);
 	else
@@ -521,8 +538,15 @@ follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
 		r = read_fd(f, true, max_bytes, max_lines, cb, arg);
 		if (r == 1 || r < 0)
 			return r;
-		/* r == 2: the renamed file was rewritten?  Nothing more of
-		 * it can be trusted; move on to the new one. */
+		/*
+		 * r == 0: read to its end.  More rotations may have followed
+		 * this one before we looked: the copies newer than it are
+		 * read before the new file (recover() finds it among them).
+		 * r == 2: the renamed file was rewritten?  Nothing more of
+		 * it can be trusted; move on to the new one.
+		 */
+		if (r == 0)
+			recover(f, f->fp, f->fplen, f->off, false, cb, arg);
 		close_live(f);
 		/* The new file, if it exists yet, from its start. */
 		f->start = FOLLOW_HEAD;
