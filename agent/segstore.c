@@ -719,6 +719,26 @@ segstore_memonly(struct segstore *st, const char *what, int err)
 		pthread_cond_signal(st->wake);
 }
 
+/* Read file segment s into memory (it becomes a memory segment). */
+static int
+seg_to_mem(struct segstore *st, struct seg *s)
+{
+	unsigned char *copy = malloc(s->size > 0 ? (size_t)s->size : 1);
+
+	if (copy == NULL || seg_open_fd(st, s) < 0 ||
+	    fs_read_all(s->fd, copy, (size_t)s->size, 0) < 0) {
+		free(copy);
+		return -1;
+	}
+	close(s->fd);
+	s->fd = -1;
+	s->mem = copy;
+	s->memcap = s->size > 0 ? (size_t)s->size : 1;
+	s->synced = 0;
+	st->gen++;	/* every read window may show what is gone */
+	return 0;
+}
+
 /*
  * fsync failed on segment i: what the kernel still caches may never reach
  * the disk, and a second fsync would report success (the error is reported
@@ -730,25 +750,11 @@ static void
 seg_sync_failed(struct segstore *st, size_t i, int err)
 {
 	struct seg *s = &st->segs[i];
-	unsigned char *copy;
 
 	segstore_memonly(st, "sync a segment", err);
-	if (s->mem != NULL)
-		return;
-	copy = malloc(s->size > 0 ? (size_t)s->size : 1);
-	if (copy == NULL || seg_open_fd(st, s) < 0 ||
-	    fs_read_all(s->fd, copy, (size_t)s->size, 0) < 0) {
+	if (s->mem == NULL && seg_to_mem(st, s) < 0)
 		log_error("spool: cannot read back segment %016" PRIx64 " after the "
 		    "failed sync; its events may be lost in a crash", s->id);
-		free(copy);
-		return;
-	}
-	close(s->fd);
-	s->fd = -1;
-	s->mem = copy;
-	s->memcap = s->size > 0 ? (size_t)s->size : 1;
-	s->synced = 0;
-	st->gen++;	/* every read window may show what is gone */
 }
 
 /* Start a new segment for appending. */
@@ -994,12 +1000,71 @@ segstore_init(struct segstore *st, const char *dir, uint64_t segment_size,
 	return 0;
 }
 
+static void
+dir_identity(struct segstore *st)
+{
+	struct stat sb;
+
+	st->dir_dev = st->dir_ino = 0;
+	if (stat(st->dir, &sb) == 0) {
+		st->dir_dev = (uint64_t)sb.st_dev;
+		st->dir_ino = (uint64_t)sb.st_ino;
+	}
+}
+
 int
 segstore_attach(struct segstore *st)
 {
 	if (make_dir(st->dir) < 0 || segstore_lock(st) < 0)
 		return -1;
+	dir_identity(st);
 	return 0;
+}
+
+int
+segstore_check_dir(struct segstore *st, uint64_t from_seq)
+{
+	struct stat sb;
+	uint64_t lost = 0;
+
+	if (st->nodisk || st->dir_ino == 0)
+		return 0;
+	if (stat(st->dir, &sb) == 0) {
+		if ((uint64_t)sb.st_dev == st->dir_dev && (uint64_t)sb.st_ino == st->dir_ino)
+			return 0;
+	} else if (errno != ENOENT && errno != ENOTDIR)
+		return 0;	/* EACCES, EIO...: not known to be gone */
+	log_error("spool: %s was deleted while the agent runs; re-creating it",
+	    st->dir);
+	if (fs_mkdir_p(st->dir, 0700) < 0 || make_dir(st->dir) < 0)
+		log_error("spool: cannot re-create %s: %s", st->dir, log_errstr(errno));
+	if (st->lockfd >= 0)
+		close(st->lockfd);
+	st->lockfd = -1;
+	(void)segstore_lock(st);
+	dir_identity(st);
+	for (size_t i = 0; i < st->nsegs;) {
+		struct seg *s = &st->segs[i];
+		uint64_t from = from_seq > s->first_seq ? from_seq : s->first_seq;
+
+		/* an open descriptor still reads the deleted file */
+		if (s->mem != NULL || (s->fd >= 0 && seg_to_mem(st, s) == 0)) {
+			i++;
+			continue;
+		}
+		if (s->end_seq > from)
+			lost += s->end_seq - from;
+		segstore_release(st, i, false);
+	}
+	st->corrupt += lost;
+	if (lost > 0)
+		log_error("spool: %" PRIu64 " queued events were in segment files "
+		    "deleted with %s: lost (counted as damaged)", lost, st->dir);
+	/* what is in memory now goes to the new directory at once */
+	st->memonly = true;
+	st->last_retry_ms = 0;
+	st->gen++;
+	return 1;
 }
 
 void

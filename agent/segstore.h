@@ -67,6 +67,7 @@ struct segstore {
 	bool		 memonly;	/* the disk refused: new records in memory */
 	bool		 nodisk;	/* no usable directory: memory for good */
 	int		 lockfd;	/* spool/lock, fcntl-locked while we run */
+	uint64_t	 dir_dev, dir_ino;	/* the directory attached (0: none) */
 	uint64_t	 next_seq, next_id;
 	uint64_t	 gen;		/* bumped when read windows go stale */
 	int64_t		 last_sync_ms, last_retry_ms;
@@ -109,6 +110,13 @@ void		 segstore_memonly(struct segstore *, const char *what, int err);
 int		 segstore_sync_active(struct segstore *, pthread_mutex_t *mu);
 /* Memory segments back to files, oldest first. */
 void		 segstore_try_disk(struct segstore *);
+/*
+ * The directory deleted (or replaced) while we run?  Then re-create and
+ * lock it; open segments go to memory (and from there to files again),
+ * the others are gone: their records from sequence from_seq on are
+ * counted (corrupt).  1 if so (cursors may name released segments), else 0.
+ */
+int		 segstore_check_dir(struct segstore *, uint64_t from_seq);
 
 /* Reading. */
 int		 segstore_bytes(struct segstore *, struct segwin *, struct seg *,

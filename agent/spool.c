@@ -32,9 +32,6 @@
 #include "segstore.h"
 #include "spool.h"
 
-#define MEM_MAX		(32ull * 1024 * 1024)	/* memory-only bound */
-#define SEGS_MAX	4096ull			/* segments in a full spool */
-
 struct dest {
 	char		 name[SPOOL_NAME_MAX];
 	struct seg_pos	 cur;
@@ -66,6 +63,7 @@ struct spool {
 
 	uint64_t	 wake_gen;
 	int64_t		 cursor_next_ms;	/* after a failed cursor write */
+	int64_t		 dircheck_ms;	/* the directory still there? */
 	bool		 sync_wanted;
 
 	/* counters since start */
@@ -116,59 +114,6 @@ dest_free(struct dest *d)
 	free(d->peek_seq);
 	free(d->win.buf);
 	free(d);
-}
-
-void
-spool_default_opts(const struct config *cfg, struct spool_opts *o)
-{
-	const char *e;
-	long mb = cfg != NULL && cfg->max_disk_buffer > 0 ? cfg->max_disk_buffer : 200;
-	uint64_t seg;
-
-	memset(o, 0, sizeof(*o));
-	o->budget = (uint64_t)mb * 1024 * 1024;
-	if (cfg != NULL && cfg->max_disk_buffer_kb > 0)
-		o->budget = (uint64_t)cfg->max_disk_buffer_kb * 1024;
-	seg = o->budget / 8;
-	if (seg > 4 * 1024 * 1024)
-		seg = 4 * 1024 * 1024;
-	if (cfg != NULL && cfg->segment_kb > 0)
-		seg = (uint64_t)cfg->segment_kb * 1024;
-	o->segment_size = seg;
-	o->sync_bytes = 256 * 1024;
-	o->sync_ms = cfg != NULL && cfg->batch_flush_interval > 0 ?
-	    cfg->batch_flush_interval * 1000 : 1000;
-	o->retry_ms = 5000;
-	/* a test hook: how soon a refused disk is tried again */
-	e = getenv("ESXWATCH_SPOOL_RETRY_MS");
-	if (e != NULL && atoi(e) > 0)
-		o->retry_ms = atoi(e);
-}
-
-static void
-opts_fix(struct spool_opts *o)
-{
-	if (o->budget < 4 * SEG_MIN)
-		o->budget = 4 * SEG_MIN;
-	if (o->segment_size == 0 || o->segment_size > o->budget / 2)
-		o->segment_size = o->budget / 2;
-	/* a directory of a million tiny files helps nobody */
-	if (o->segment_size < o->budget / SEGS_MAX)
-		o->segment_size = o->budget / SEGS_MAX;
-	if (o->segment_size < SEG_MIN)
-		o->segment_size = SEG_MIN;
-	if (o->segment_size > SEG_MAX)
-		o->segment_size = SEG_MAX;
-	if (o->sync_bytes == 0)
-		o->sync_bytes = 256 * 1024;
-	if (o->sync_ms <= 0)
-		o->sync_ms = 1000;
-	if (o->retry_ms <= 0)
-		o->retry_ms = 5000;
-	if (o->mem_max == 0 || o->mem_max > MEM_MAX)
-		o->mem_max = MEM_MAX;
-	if (o->mem_max > o->budget)
-		o->mem_max = o->budget;
 }
 
 static int set_dests_locked(struct spool *, const char *const *, size_t, bool);
@@ -339,7 +284,7 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	if (sp == NULL)
 		return NULL;
 	sp->o = *opts;
-	opts_fix(&sp->o);
+	spool_opts_fix(&sp->o);
 	if (segstore_init(&sp->st, dir, sp->o.segment_size, sp->o.mem_max,
 	    &sp->hkcv) < 0) {
 		free(sp);
@@ -1089,6 +1034,30 @@ save_dests(struct spool *sp)
 	free(names);
 }
 
+/*
+ * The spool directory deleted under us (segstore_check_dir): every cursor
+ * is clamped to what is left and written again.  With curmu and mu held.
+ */
+static void
+check_dir(struct spool *sp)
+{
+	uint64_t from = sp->st.next_seq;
+
+	sp->dircheck_ms = mono_ms();
+	for (size_t k = 0; k < sp->ndests; k++)
+		if (sp->dests[k]->cur.seq < from)
+			from = sp->dests[k]->cur.seq;
+	if (segstore_check_dir(&sp->st, from) == 0)
+		return;
+	for (size_t k = 0; k < sp->ndests; k++) {
+		segstore_clamp(&sp->st, &sp->dests[k]->cur);
+		sp->dests[k]->dirty = true;
+	}
+	pthread_mutex_unlock(&sp->mu);
+	save_dests(sp);
+	pthread_mutex_lock(&sp->mu);
+}
+
 static void *
 housekeeper(void *arg)
 {
@@ -1105,6 +1074,10 @@ housekeeper(void *arg)
 		    now >= sp->cursor_next_ms; k++)
 			if (sp->dests[k]->dirty)
 				cursors = true;
+		if (!sp->st.nodisk && now - sp->dircheck_ms >= sp->o.sync_ms) {
+			check_dir(sp);
+			continue;
+		}
 		if (cursors) {
 			pthread_mutex_unlock(&sp->mu);
 			save_cursors(sp);

@@ -12,6 +12,7 @@ a strict cfapi receiver (tests/lib/receivers.py).
   with one warning and the count;
 - SIGHUP with agent.yaml empty, gone, or without the destination holding
   the backlog: rejected, the old configuration keeps delivering;
+- the storage directory deleted while running: re-created, nothing lost;
 - esxwatch --status / the status file.
 """
 import json
@@ -537,6 +538,46 @@ def test_reload_of_an_empty_or_vanished_file_rejected(d):
         a.stop()
         rx.close()
     print("reload: empty, vanished, stdout-only files rejected; %d queued lines delivered" % n)
+
+
+def test_storage_deleted_while_running(d):
+    """rm -rf of the storage directory while events wait for a dead
+    receiver: it is re-created, what the spool held is written there again,
+    and after a kill -9 and a restart every line arrives (the log's
+    bookmark is past them: nothing is read from the log again)."""
+    import shutil
+    rx = Rx()
+    rx.down = True
+    a = make_agent(d, rx.port)
+    with open(a.config) as f:
+        a.write_config(f.read().replace("read_from_head: yes", "read_from_head: no"))
+    bookmarks = os.path.join(a.storage, "bookmarks")
+    try:
+        a.start()
+        harness.wait_for(lambda: os.path.exists(bookmarks), timeout=10, what="the first poll")
+        append_lines(d, 0, 50)
+        wait_pushed(a, 50)
+        shutil.rmtree(a.storage)
+        harness.wait_for(lambda: "moved from memory to disk" in a.stderr_text(), timeout=15,
+                         what="the spool written to the re-created directory")
+        if "was deleted while the agent runs; re-creating it" not in a.stderr_text():
+            harness.fail("no error about the deleted directory:\n" + a.stderr_text()[-1500:])
+        append_lines(d, 50, 20)
+        wait_pushed(a, 70)
+        harness.wait_for(lambda: os.path.exists(bookmarks) and
+                         os.path.exists(os.path.join(a.storage, "spool", "cursor.server")),
+                         timeout=10, what="bookmarks and cursor saved again")
+        time.sleep(1.2)     # the bookmark of the last lines
+        a.kill9()
+        rx.down = False
+        a.start()
+        harness.wait_for(lambda: set(line_numbers(rx.texts())) >= set(range(70)), timeout=20,
+                         what="every line after the restart")
+        harness.eq(a.stop(), 0, "exit status")
+    finally:
+        a.stop()
+        rx.close()
+    print("storage deleted while running: re-created, 70 of 70 lines delivered")
 
 
 def test_unusable_storage_runs_in_memory(d):

@@ -499,6 +499,45 @@ TEST(lost_cursor_redelivers_new_dest_starts_at_end)
 	spool_close(sp);
 }
 
+/*
+ * The spool directory deleted while running: re-created; the segment
+ * being written (still open) is written there again, the sealed ones
+ * are gone and their records counted as damaged, exactly.
+ */
+TEST(directory_deleted_while_running)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	uint64_t before;
+	int first, last, guard = 0;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 200);
+	CHECK(count_files(dir, ".seg") > 2);
+	spool_stats(sp, &st);
+	before = st.queued_events;
+	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	do {
+		usleep(20 * 1000);
+		spool_stats(sp, &st);
+	} while ((st.dropped_corrupt == 0 || st.memory_only) && guard++ < 250);
+	CHECK(st.dropped_corrupt > 0);
+	CHECK(!st.memory_only);
+	CHECK_INT(st.dropped_corrupt + st.queued_events, before);
+	CHECK_INT(count_files(dir, ".seg"), 1);
+	spool_close(sp);
+	/* what was kept survives a restart */
+	sp = spool_open_dir(dir, &o, one, 1);
+	CHECK_INT(spool_backlog(sp, 0), before - st.dropped_corrupt);
+	CHECK_INT(drain(sp, 0, &first, &last), (int)(before - st.dropped_corrupt));
+	CHECK_INT(last, 199);
+	spool_close(sp);
+}
+
 TEST(budget_drops_oldest_and_counts)
 {
 	char dir[300];
@@ -1386,6 +1425,7 @@ main(void)
 	RUN(damaged_records_skipped_and_counted);
 	RUN(damaged_cursor_redelivers);
 	RUN(lost_cursor_redelivers_new_dest_starts_at_end);
+	RUN(directory_deleted_while_running);
 	RUN(budget_drops_oldest_and_counts);
 	RUN(budget_undrop_when_in_flight_batch_delivered);
 	RUN(two_destinations_and_reload);
