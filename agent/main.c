@@ -596,6 +596,9 @@ main(int argc, char **argv)
 	setup_logging(r.cfg, a.verbose);
 	if (a.path == NULL)
 		log_info("no configuration file found; running with the defaults");
+	else if (reload_file_empty(a.path) == 1)
+		log_warn("%s is empty: running with every default (events go to "
+		    "stdout); a reload will refuse an empty file", a.path);
 	start_all(&r);
 	if (a.once)
 		return stop_all(&r, run_once(&r) ? 0 : 1);
