@@ -297,6 +297,19 @@ follow_rotated(const char *path, char **out, size_t max)
 	return n;
 }
 
+/* A damaged or cut gzip copy: what follows byte pos of it is not read. */
+static void
+rotated_damage(const struct follow *f, gzFile gz, uint64_t pos)
+{
+	int err = Z_OK;
+	const char *msg = gzerror(gz, &err);
+
+	if (err != Z_OK && err != Z_STREAM_END)
+		log_limited(LOG_WARN, f->path, 300, "logwatch: %s: a rotated copy is "
+		    "damaged after byte %" PRIu64 " of its text (%s): the rest of it "
+		    "cannot be read", f->path, pos, msg != NULL ? msg : "?");
+}
+
 /*
  * Read an open rotated copy (gzip or plain: gzread does both) from offset
  * off to its end.  check: only if its first fplen bytes have CRC fp; returns
@@ -323,7 +336,6 @@ read_rotated(struct follow *f, gzFile gz, bool check, uint32_t fp,
 			/* Resume inside the fingerprinted head. */
 			have = (size_t)(pos - off);
 			memcpy(f->buf, head + off, have);
-			pos = off;
 		}
 	}
 	/* Skip to off. */
@@ -343,6 +355,7 @@ read_rotated(struct follow *f, gzFile gz, bool check, uint32_t fp,
 		r = gzread(gz, f->buf + have, (unsigned)(READ_CHUNK - have));
 		if (r < 0)
 			break;
+		pos += (unsigned)r;
 		have += (size_t)r;
 		used = split(f, f->buf, have, r == 0, NULL, cb, arg);
 		memmove(f->buf, f->buf + used, have - used);
@@ -350,6 +363,7 @@ read_rotated(struct follow *f, gzFile gz, bool check, uint32_t fp,
 		if (r == 0)
 			break;
 	}
+	rotated_damage(f, gz, pos);
 	return 1;
 }
 

@@ -152,6 +152,14 @@ rotate_logrotate(void)
 		printf("  rename failed\n");
 }
 
+static off_t
+file_size_of(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 ? st.st_size : -1;
+}
+
 static int
 drain(struct follow *f)
 {
@@ -160,6 +168,21 @@ drain(struct follow *f)
 	while ((r = follow_read(f, 0, 0, cb, NULL)) == 1 && guard++ < 1000)
 		;
 	return r;
+}
+
+/* A fresh test directory, text written and read: its bookmark in bm. */
+static void
+bookmark_after(const char *name, const char *text, char *bm)
+{
+	struct follow *f;
+
+	setup(name);
+	f = follow_new(path);
+	follow_start(f, NULL, FOLLOW_HEAD);
+	append(path, text);
+	drain(f);
+	follow_pos(f, bm, FOLLOW_POS_MAX);
+	follow_free(f);
 }
 
 TEST(partial_lines_and_tail)
@@ -341,6 +364,32 @@ TEST(several_rotations_between_two_reads)
 	cleanup();
 }
 
+/* A rotated copy cut short (a full disk while gzip wrote it): what it
+ * holds up to the cut is read, then the new file. */
+TEST(cut_gzip_copy_read_up_to_the_cut)
+{
+	struct follow *f;
+	char bm[FOLLOW_POS_MAX], gz[400];
+	off_t size;
+
+	bookmark_after("cutgz", "2023-01-01 a1\n", bm);
+	for (int i = 0; i < 2000; i++)
+		append(path, "a line that compresses well enough to need more than a block\n");
+	rotate_rename();
+	snprintf(gz, sizeof(gz), "%s/vmkernel.0.gz", dir);
+	size = file_size_of(gz);
+	CHECK(truncate(gz, size / 2) == 0);
+	append(path, "2023-01-02 b1\n");
+	reset();
+	f = follow_new(path);
+	follow_start(f, bm, FOLLOW_TAIL);
+	drain(f);
+	CHECK(nlines > 1 && nlines < 2001);
+	CHECK(strstr(got, "2023-01-02 b1|") != NULL);
+	follow_free(f);
+	cleanup();
+}
+
 TEST(copytruncate_rotation)
 {
 	struct follow *f;
@@ -372,13 +421,7 @@ TEST(bookmark_resume_and_rotations_while_down)
 	struct follow *f;
 	char bm[FOLLOW_POS_MAX];
 
-	setup("restart");
-	f = follow_new(path);
-	follow_start(f, NULL, FOLLOW_HEAD);
-	append(path, "2023-01-01 a1\na2\n");
-	drain(f);
-	follow_pos(f, bm, sizeof(bm));
-	follow_free(f);
+	bookmark_after("restart", "2023-01-01 a1\na2\n", bm);
 
 	/* Same file, more lines: resumes, nothing twice. */
 	reset();
@@ -490,6 +533,7 @@ main(void)
 	RUN(rename_gzip_rotation_while_open);
 	RUN(several_rotations_between_two_reads);
 	RUN(copytruncate_rotation);
+	RUN(cut_gzip_copy_read_up_to_the_cut);
 	RUN(bookmark_resume_and_rotations_while_down);
 	RUN(symlinked_log_rotated_while_down);
 	RUN(rotated_names);
