@@ -8,7 +8,7 @@ a strict cfapi receiver (tests/lib/receivers.py).
 - bytes flipped in a spool segment while stopped: the damaged records are
   skipped and counted, the rest delivered (also under ASan);
 - two destinations, one dead: the live one gets everything on time;
-- a deleted cursor file, or one past the end: the backlog is sent again,
+- a deleted or garbled cursor file, or one past the end: the backlog is sent again,
   with one warning and the count;
 - SIGHUP with agent.yaml empty, gone, or without the destination holding
   the backlog: rejected, the old configuration keeps delivering;
@@ -454,12 +454,13 @@ def test_two_destinations_one_dead(d):
                                                          bk.get("state"), fail_ev["esxwatch_error"]))
 
 
-CURSOR_WARN = re.compile(r"spool: the cursor file of destination 'server' (is missing|points past "
-                         r"the end of the spool); it restarts at the oldest queued event: (\d+) events")
+CURSOR_WARN = re.compile(r"spool: the cursor file of destination 'server' (is missing|is damaged|"
+                         r"points past the end of the spool); it restarts at the oldest queued "
+                         r"event: (\d+) events")
 
 
 def test_lost_cursor_resends_backlog(d):
-    """A deleted cursor file, then one pointing past the end: the backlog
+    """A deleted cursor file, a garbled one, one pointing past the end: the backlog
     queued while the receiver was down still arrives, with one warning
     naming the destination and the count."""
     rx = Rx()
@@ -467,10 +468,14 @@ def test_lost_cursor_resends_backlog(d):
     cursor = os.path.join(a.storage, "spool", "cursor.server")
     n = 100
     try:
-        for rnd, (damage, why) in enumerate(((lambda: os.unlink(cursor), "is missing"),
-                                              (lambda: open(cursor, "w").write(
-                                                  "seg 9999\noff 0\nseq 99999999\n"),
-                                               "points past the end of the spool"))):
+        def write_cursor(text):
+            with open(cursor, "w") as f:
+                f.write(text)
+        damages = ((lambda: os.unlink(cursor), "is missing"),
+                   (lambda: write_cursor("seg 1\noff 1x"), "is damaged"),
+                   (lambda: write_cursor("seg 9999\noff 0\nseq 99999999\n"),
+                    "points past the end of the spool"))
+        for rnd, (damage, why) in enumerate(damages):
             rx.down = True
             a.start()
             append_lines(d, rnd * n, n)
@@ -491,7 +496,7 @@ def test_lost_cursor_resends_backlog(d):
     finally:
         a.stop()
         rx.close()
-    print("lost cursor: deleted, then past the end: every queued line arrived (%s)"
+    print("lost cursor: deleted, garbled, past the end: every queued line arrived (%s)"
           % ", ".join(m.group(0).split(": ")[-1] for m in CURSOR_WARN.finditer(a.stderr_text())))
 
 
