@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include "log.h"
 #include "platform.h"
 #include "queue.h"
+#include "reload.h"
 #include "scheduler.h"
 #include "shipper.h"
 #include "liexport.h"
@@ -243,6 +245,7 @@ reload(struct running *r, const char *path, int verbose)
 {
 	const char **names;
 	struct config *ncfg;
+	char why[PATH_MAX + 200];
 	bool kept;
 	size_t n;
 
@@ -251,6 +254,11 @@ reload(struct running *r, const char *path, int verbose)
 	    NULL);
 	if (ncfg == NULL) {
 		log_error("new configuration rejected; the old one stays in force");
+		return;
+	}
+	if (!reload_acceptable(path, r->cfg, ncfg, r->q, why, sizeof(why))) {
+		log_error("reload rejected: %s; keeping the running configuration", why);
+		config_free(ncfg);
 		return;
 	}
 	sched_stop(r->sched);
@@ -597,7 +605,13 @@ main(int argc, char **argv)
 	}
 	if (a.check || a.print || a.status) {
 		rc = 0;
-		if (a.check)
+		if (a.check && a.path != NULL && reload_file_empty(a.path) == 1) {
+			/* valid as all defaults, but never what anyone meant */
+			fprintf(stderr, "%s:1:1: the file is empty (no setting at all): "
+			    "every default, no destination; a reload "
+			    "refuses it\n", a.path);
+			rc = 2;
+		} else if (a.check)
 			;	/* valid: loaded */
 		else if (a.print)
 			config_print(r.cfg, stdout);
@@ -610,6 +624,9 @@ main(int argc, char **argv)
 	setup_logging(r.cfg, a.verbose);
 	if (a.path == NULL)
 		log_info("no configuration file found; running with the defaults");
+	else if (reload_file_empty(a.path) == 1)
+		log_warn("%s is empty: running with every default (no "
+		    "destination); a reload will refuse an empty file", a.path);
 	r.once = a.once;
 	start_all(&r);
 	if (a.once)

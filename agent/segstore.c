@@ -376,6 +376,70 @@ segstore_cursor_read(const char *path, struct seg_pos *p)
 	return 0;
 }
 
+/*
+ * The destinations file (spool/destinations): the escaped names of the
+ * destinations the spool keeps cursors for, one a line.  At start it tells
+ * a destination whose cursor file was lost (listed) from one just added to
+ * the configuration (not listed).
+ */
+int
+segstore_dests_write(const struct segstore *st, const char *const *names, size_t n)
+{
+	char path[PATH_MAX], cur[PATH_MAX];
+	size_t plen = strlen(st->dir) + strlen("/cursor.");
+	struct buf b;
+	int rc = -1;
+
+	buf_init(&b, 64 * 1024);
+	snprintf(path, sizeof(path), "%s/destinations", st->dir);
+	for (size_t i = 0; i < n; i++)
+		if (cursor_path(st, names[i], cur, sizeof(cur)) < 0 ||
+		    buf_printf(&b, "%s\n", cur + plen) < 0)
+			goto out;
+	if (fs_write_atomic(path, b.data != NULL ? b.data : "", b.len, 0600) < 0) {
+		log_limited(LOG_ERROR, "spool:dests", 60, "spool: cannot save %s: %s",
+		    path, log_errstr(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	buf_free(&b);
+	return rc;
+}
+
+/* Is name listed?  1 yes, 0 no, -1 no (readable) file. */
+int
+segstore_dests_listed(const struct segstore *st, const char *name)
+{
+	char esc[PATH_MAX], path[PATH_MAX], text[64 * 1024];
+	size_t skip = strlen(st->dir) + strlen("/cursor."), l;
+	ssize_t n;
+	int fd;
+
+	if (cursor_path(st, name, esc, sizeof(esc)) < 0)
+		return -1;
+	l = strlen(esc + skip);
+	snprintf(path, sizeof(path), "%s/destinations", st->dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	n = fs_read_upto(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	text[n] = '\0';
+	for (const char *line = text; *line != '\0';) {
+		const char *nl = strchr(line, '\n');
+
+		if (nl == NULL)
+			return -1;	/* cut: not to be trusted */
+		if ((size_t)(nl - line) == l && memcmp(line, esc + skip, l) == 0)
+			return 1;
+		line = nl + 1;
+	}
+	return 0;
+}
+
 /* ---- opening --------------------------------------------------------- */
 
 static int
@@ -655,6 +719,26 @@ segstore_memonly(struct segstore *st, const char *what, int err)
 		pthread_cond_signal(st->wake);
 }
 
+/* Read file segment s into memory (it becomes a memory segment). */
+static int
+seg_to_mem(struct segstore *st, struct seg *s)
+{
+	unsigned char *copy = malloc(s->size > 0 ? (size_t)s->size : 1);
+
+	if (copy == NULL || seg_open_fd(st, s) < 0 ||
+	    fs_read_all(s->fd, copy, (size_t)s->size, 0) < 0) {
+		free(copy);
+		return -1;
+	}
+	close(s->fd);
+	s->fd = -1;
+	s->mem = copy;
+	s->memcap = s->size > 0 ? (size_t)s->size : 1;
+	s->synced = 0;
+	st->gen++;	/* every read window may show what is gone */
+	return 0;
+}
+
 /*
  * fsync failed on segment i: what the kernel still caches may never reach
  * the disk, and a second fsync would report success (the error is reported
@@ -666,25 +750,11 @@ static void
 seg_sync_failed(struct segstore *st, size_t i, int err)
 {
 	struct seg *s = &st->segs[i];
-	unsigned char *copy;
 
 	segstore_memonly(st, "sync a segment", err);
-	if (s->mem != NULL)
-		return;
-	copy = malloc(s->size > 0 ? (size_t)s->size : 1);
-	if (copy == NULL || seg_open_fd(st, s) < 0 ||
-	    fs_read_all(s->fd, copy, (size_t)s->size, 0) < 0) {
+	if (s->mem == NULL && seg_to_mem(st, s) < 0)
 		log_error("spool: cannot read back segment %016" PRIx64 " after the "
 		    "failed sync; its events may be lost in a crash", s->id);
-		free(copy);
-		return;
-	}
-	close(s->fd);
-	s->fd = -1;
-	s->mem = copy;
-	s->memcap = s->size > 0 ? (size_t)s->size : 1;
-	s->synced = 0;
-	st->gen++;	/* every read window may show what is gone */
 }
 
 /* Start a new segment for appending. */
@@ -930,12 +1000,71 @@ segstore_init(struct segstore *st, const char *dir, uint64_t segment_size,
 	return 0;
 }
 
+static void
+dir_identity(struct segstore *st)
+{
+	struct stat sb;
+
+	st->dir_dev = st->dir_ino = 0;
+	if (stat(st->dir, &sb) == 0) {
+		st->dir_dev = (uint64_t)sb.st_dev;
+		st->dir_ino = (uint64_t)sb.st_ino;
+	}
+}
+
 int
 segstore_attach(struct segstore *st)
 {
 	if (make_dir(st->dir) < 0 || segstore_lock(st) < 0)
 		return -1;
+	dir_identity(st);
 	return 0;
+}
+
+int
+segstore_check_dir(struct segstore *st, uint64_t from_seq)
+{
+	struct stat sb;
+	uint64_t lost = 0;
+
+	if (st->nodisk || st->dir_ino == 0)
+		return 0;
+	if (stat(st->dir, &sb) == 0) {
+		if ((uint64_t)sb.st_dev == st->dir_dev && (uint64_t)sb.st_ino == st->dir_ino)
+			return 0;
+	} else if (errno != ENOENT && errno != ENOTDIR)
+		return 0;	/* EACCES, EIO...: not known to be gone */
+	log_error("spool: %s was deleted while the agent runs; re-creating it",
+	    st->dir);
+	if (fs_mkdir_p(st->dir, 0700) < 0 || make_dir(st->dir) < 0)
+		log_error("spool: cannot re-create %s: %s", st->dir, log_errstr(errno));
+	if (st->lockfd >= 0)
+		close(st->lockfd);
+	st->lockfd = -1;
+	(void)segstore_lock(st);
+	dir_identity(st);
+	for (size_t i = 0; i < st->nsegs;) {
+		struct seg *s = &st->segs[i];
+		uint64_t from = from_seq > s->first_seq ? from_seq : s->first_seq;
+
+		/* an open descriptor still reads the deleted file */
+		if (s->mem != NULL || (s->fd >= 0 && seg_to_mem(st, s) == 0)) {
+			i++;
+			continue;
+		}
+		if (s->end_seq > from)
+			lost += s->end_seq - from;
+		segstore_release(st, i, false);
+	}
+	st->corrupt += lost;
+	if (lost > 0)
+		log_error("spool: %" PRIu64 " queued events were in segment files "
+		    "deleted with %s: lost (counted as damaged)", lost, st->dir);
+	/* what is in memory now goes to the new directory at once */
+	st->memonly = true;
+	st->last_retry_ms = 0;
+	st->gen++;
+	return 1;
 }
 
 void
@@ -968,6 +1097,87 @@ segstore_end(const struct segstore *st)
 		p.off = 0;
 	}
 	p.seq = st->next_seq;
+	return p;
+}
+
+/* Clamp a loaded cursor to what the store holds. */
+void
+segstore_clamp(const struct segstore *st, struct seg_pos *p)
+{
+	size_t i = segstore_find(st, p->seg);
+
+	if (i == st->nsegs) {
+		/* past every segment: the end (and its data was delivered) */
+		*p = segstore_end(st);
+		return;
+	}
+	if (st->segs[i].id != p->seg) {
+		p->seg = st->segs[i].id;
+		p->off = 0;
+		if (p->seq < st->segs[i].first_seq || p->seq > st->segs[i].end_seq)
+			p->seq = st->segs[i].first_seq;
+		return;
+	}
+	if (p->off > st->segs[i].size || p->seq > st->segs[i].end_seq ||
+	    p->seq < st->segs[i].first_seq) {
+		/* beyond what survived (an unsynced tail) or inconsistent */
+		if (p->off >= st->segs[i].size) {
+			p->off = st->segs[i].size;
+			p->seq = st->segs[i].end_seq;
+		} else {
+			p->off = 0;
+			p->seq = st->segs[i].first_seq;
+		}
+	}
+}
+
+/* Does a loaded cursor point past what the store holds? */
+bool
+segstore_beyond(const struct segstore *st, const struct seg_pos *p)
+{
+	const struct seg *last;
+
+	if (st->nsegs == 0)
+		return false;	/* nothing left to deliver again anyway */
+	last = &st->segs[st->nsegs - 1];
+	return p->seg > last->id || (p->seg == last->id && p->off > last->size) ||
+	    p->seq > st->next_seq;
+}
+
+/* Events and bytes from position p to the end. */
+void
+segstore_backlog(const struct segstore *st, const struct seg_pos *p, uint64_t *events,
+    uint64_t *bytes)
+{
+	*events = *bytes = 0;
+	for (size_t i = segstore_find(st, p->seg); i < st->nsegs; i++) {
+		const struct seg *s = &st->segs[i];
+
+		if (s->id == p->seg) {
+			if (p->off < s->size) {
+				*bytes += s->size - p->off;
+				if (s->end_seq > p->seq)
+					*events += s->end_seq - (p->seq > s->first_seq ?
+					    p->seq : s->first_seq);
+			}
+		} else {
+			*bytes += s->size;
+			*events += s->end_seq - s->first_seq;
+		}
+	}
+}
+
+/* Before the oldest record (the end when there is none). */
+struct seg_pos
+segstore_start(const struct segstore *st)
+{
+	struct seg_pos p = segstore_end(st);
+
+	if (st->nsegs > 0) {
+		p.seg = st->segs[0].id;
+		p.off = 0;
+		p.seq = st->segs[0].first_seq;
+	}
 	return p;
 }
 

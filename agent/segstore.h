@@ -67,6 +67,7 @@ struct segstore {
 	bool		 memonly;	/* the disk refused: new records in memory */
 	bool		 nodisk;	/* no usable directory: memory for good */
 	int		 lockfd;	/* spool/lock, fcntl-locked while we run */
+	uint64_t	 dir_dev, dir_ino;	/* the directory attached (0: none) */
 	uint64_t	 next_seq, next_id;
 	uint64_t	 gen;		/* bumped when read windows go stale */
 	int64_t		 last_sync_ms, last_retry_ms;
@@ -89,6 +90,13 @@ int		 segstore_load(struct segstore *, uint64_t id, bool last, struct spoolrec_s
 size_t		 segstore_find(const struct segstore *, uint64_t id);
 void		 segstore_release(struct segstore *, size_t i, bool unlink_file);
 struct seg_pos	 segstore_end(const struct segstore *);
+struct seg_pos	 segstore_start(const struct segstore *);
+/* A loaded cursor: clamped to what the store holds; past its end? */
+void		 segstore_clamp(const struct segstore *, struct seg_pos *);
+bool		 segstore_beyond(const struct segstore *, const struct seg_pos *);
+/* Events and bytes from p to the end. */
+void		 segstore_backlog(const struct segstore *, const struct seg_pos *,
+		    uint64_t *events, uint64_t *bytes);
 size_t		 segstore_oldest_mem(const struct segstore *);
 uint64_t	 segstore_mem_bytes(const struct segstore *);
 uint64_t	 segstore_total_bytes(const struct segstore *);
@@ -102,6 +110,13 @@ void		 segstore_memonly(struct segstore *, const char *what, int err);
 int		 segstore_sync_active(struct segstore *, pthread_mutex_t *mu);
 /* Memory segments back to files, oldest first. */
 void		 segstore_try_disk(struct segstore *);
+/*
+ * The directory deleted (or replaced) while we run?  Then re-create and
+ * lock it; open segments go to memory (and from there to files again),
+ * the others are gone: their records from sequence from_seq on are
+ * counted (corrupt).  1 if so (cursors may name released segments), else 0.
+ */
+int		 segstore_check_dir(struct segstore *, uint64_t from_seq);
 
 /* Reading. */
 int		 segstore_bytes(struct segstore *, struct segwin *, struct seg *,
@@ -117,5 +132,10 @@ int		 segstore_cursor_write(const struct segstore *, const char *name,
 int		 segstore_cursor_read(const char *path, struct seg_pos *);
 void		 segstore_cursor_remove(const struct segstore *, const char *name);
 int		 segstore_unescape(const char *s, char *out, size_t len);
+/* spool/destinations: the names cursors are kept for (escaped). */
+int		 segstore_dests_write(const struct segstore *, const char *const *names,
+		    size_t n);
+/* 1 listed, 0 not listed, -1 no readable file. */
+int		 segstore_dests_listed(const struct segstore *, const char *name);
 
 #endif

@@ -32,9 +32,6 @@
 #include "segstore.h"
 #include "spool.h"
 
-#define MEM_MAX		(32ull * 1024 * 1024)	/* memory-only bound */
-#define SEGS_MAX	4096ull			/* segments in a full spool */
-
 struct dest {
 	char		 name[SPOOL_NAME_MAX];
 	struct seg_pos	 cur;
@@ -66,6 +63,7 @@ struct spool {
 
 	uint64_t	 wake_gen;
 	int64_t		 cursor_next_ms;	/* after a failed cursor write */
+	int64_t		 dircheck_ms;	/* the directory still there? */
 	bool		 sync_wanted;
 
 	/* counters since start */
@@ -79,6 +77,7 @@ struct spool {
 static void	*housekeeper(void *);
 static void	 release_segments(struct spool *);
 static void	 save_cursors(struct spool *);
+static void	 save_dests(struct spool *);
 
 static int
 pos_cmp(const struct seg_pos *a, uint64_t seg, uint64_t off)
@@ -117,90 +116,6 @@ dest_free(struct dest *d)
 	free(d);
 }
 
-/* Clamp a loaded cursor to what the spool holds. */
-static void
-cursor_clamp(struct spool *sp, struct seg_pos *p)
-{
-	size_t i = segstore_find(&sp->st, p->seg);
-
-	if (i == sp->st.nsegs) {
-		/* past every segment: the end (and its data was delivered) */
-		*p = segstore_end(&sp->st);
-		return;
-	}
-	if (sp->st.segs[i].id != p->seg) {
-		p->seg = sp->st.segs[i].id;
-		p->off = 0;
-		if (p->seq < sp->st.segs[i].first_seq || p->seq > sp->st.segs[i].end_seq)
-			p->seq = sp->st.segs[i].first_seq;
-		return;
-	}
-	if (p->off > sp->st.segs[i].size || p->seq > sp->st.segs[i].end_seq ||
-	    p->seq < sp->st.segs[i].first_seq) {
-		/* beyond what survived (an unsynced tail) or inconsistent */
-		if (p->off >= sp->st.segs[i].size) {
-			p->off = sp->st.segs[i].size;
-			p->seq = sp->st.segs[i].end_seq;
-		} else {
-			p->off = 0;
-			p->seq = sp->st.segs[i].first_seq;
-		}
-	}
-}
-
-void
-spool_default_opts(const struct config *cfg, struct spool_opts *o)
-{
-	const char *e;
-	long mb = cfg != NULL && cfg->max_disk_buffer > 0 ? cfg->max_disk_buffer : 200;
-	uint64_t seg;
-
-	memset(o, 0, sizeof(*o));
-	o->budget = (uint64_t)mb * 1024 * 1024;
-	if (cfg != NULL && cfg->max_disk_buffer_kb > 0)
-		o->budget = (uint64_t)cfg->max_disk_buffer_kb * 1024;
-	seg = o->budget / 8;
-	if (seg > 4 * 1024 * 1024)
-		seg = 4 * 1024 * 1024;
-	if (cfg != NULL && cfg->segment_kb > 0)
-		seg = (uint64_t)cfg->segment_kb * 1024;
-	o->segment_size = seg;
-	o->sync_bytes = 256 * 1024;
-	o->sync_ms = cfg != NULL && cfg->batch_flush_interval > 0 ?
-	    cfg->batch_flush_interval * 1000 : 1000;
-	o->retry_ms = 5000;
-	/* a test hook: how soon a refused disk is tried again */
-	e = getenv("ESXWATCH_SPOOL_RETRY_MS");
-	if (e != NULL && atoi(e) > 0)
-		o->retry_ms = atoi(e);
-}
-
-static void
-opts_fix(struct spool_opts *o)
-{
-	if (o->budget < 4 * SEG_MIN)
-		o->budget = 4 * SEG_MIN;
-	if (o->segment_size == 0 || o->segment_size > o->budget / 2)
-		o->segment_size = o->budget / 2;
-	/* a directory of a million tiny files helps nobody */
-	if (o->segment_size < o->budget / SEGS_MAX)
-		o->segment_size = o->budget / SEGS_MAX;
-	if (o->segment_size < SEG_MIN)
-		o->segment_size = SEG_MIN;
-	if (o->segment_size > SEG_MAX)
-		o->segment_size = SEG_MAX;
-	if (o->sync_bytes == 0)
-		o->sync_bytes = 256 * 1024;
-	if (o->sync_ms <= 0)
-		o->sync_ms = 1000;
-	if (o->retry_ms <= 0)
-		o->retry_ms = 5000;
-	if (o->mem_max == 0 || o->mem_max > MEM_MAX)
-		o->mem_max = MEM_MAX;
-	if (o->mem_max > o->budget)
-		o->mem_max = o->budget;
-}
-
 static int set_dests_locked(struct spool *, const char *const *, size_t, bool);
 
 /* What a spool directory holds at start. */
@@ -209,6 +124,7 @@ struct found {
 	size_t		 nids;
 	char		**names;	/* cursor file names (escaped) */
 	struct seg_pos	*pos;		/* their contents */
+	bool		*bad;		/* unreadable */
 	size_t		 ncur;
 	uint64_t	 maxseg, maxseq, minseq;
 };
@@ -220,6 +136,7 @@ found_free(struct found *f)
 		free(f->names[i]);
 	free(f->names);
 	free(f->pos);
+	free(f->bad);
 	free(f->ids);
 }
 
@@ -228,7 +145,8 @@ load_cursors(struct spool *sp, struct found *f)
 {
 	if (f->ncur > 0) {
 		f->pos = calloc(f->ncur, sizeof(*f->pos));
-		if (f->pos == NULL)
+		f->bad = calloc(f->ncur, sizeof(*f->bad));
+		if (f->pos == NULL || f->bad == NULL)
 			return -1;
 	}
 	for (size_t i = 0; i < f->ncur; i++) {
@@ -236,9 +154,8 @@ load_cursors(struct spool *sp, struct found *f)
 
 		snprintf(path, sizeof(path), "%s/cursor.%s", sp->st.dir, f->names[i]);
 		if (segstore_cursor_read(path, &f->pos[i]) < 0) {
-			/* unreadable: deliver everything again rather than skip */
-			log_warn("spool: %s is damaged; that destination restarts at "
-			    "the oldest queued event", path);
+			/* assign_cursors() restarts it at the oldest event */
+			f->bad[i] = true;
 			memset(&f->pos[i], 0, sizeof(f->pos[i]));
 		}
 		if (f->pos[i].seg > f->maxseg)
@@ -251,10 +168,33 @@ load_cursors(struct spool *sp, struct found *f)
 	return 0;
 }
 
-/* Known destinations get their cursor; cursors of others are removed. */
+/*
+ * A destination whose cursor is lost (missing, damaged, past the end)
+ * restarts at the oldest queued event: at least once, never a silent skip.
+ */
+static void
+cursor_restart(struct spool *sp, struct dest *d, const char *why)
+{
+	uint64_t ev, by;
+
+	d->cur = segstore_start(&sp->st);
+	segstore_backlog(&sp->st, &d->cur, &ev, &by);
+	if (ev > 0)
+		log_warn("spool: the cursor file of destination '%s' %s; it restarts "
+		    "at the oldest queued event: %" PRIu64 " events will be sent "
+		    "(again, for those it had already received)", d->name, why, ev);
+}
+
+/*
+ * Known destinations get their cursor; cursors of others are removed.  A
+ * destination without one is new (it starts at the end) unless the
+ * destinations file lists it: then its cursor file was lost.
+ */
 static void
 assign_cursors(struct spool *sp, const struct found *f)
 {
+	bool *have = calloc(sp->ndests > 0 ? sp->ndests : 1, sizeof(*have));
+
 	for (size_t i = 0; i < f->ncur; i++) {
 		char name[SPOOL_NAME_MAX], path[PATH_MAX];
 		size_t k;
@@ -265,8 +205,17 @@ assign_cursors(struct spool *sp, const struct found *f)
 			if (strcmp(sp->dests[k]->name, name) == 0)
 				break;
 		if (k < sp->ndests) {
-			sp->dests[k]->cur = f->pos[i];
-			cursor_clamp(sp, &sp->dests[k]->cur);
+			if (have != NULL)
+				have[k] = true;
+			if (f->bad[i])
+				cursor_restart(sp, sp->dests[k], "is damaged");
+			else if (segstore_beyond(&sp->st, &f->pos[i]))
+				cursor_restart(sp, sp->dests[k],
+				    "points past the end of the spool");
+			else {
+				sp->dests[k]->cur = f->pos[i];
+				segstore_clamp(&sp->st, &sp->dests[k]->cur);
+			}
 			continue;
 		}
 		/* a destination no longer configured: release its backlog */
@@ -275,8 +224,14 @@ assign_cursors(struct spool *sp, const struct found *f)
 		    "backlog is released", name);
 		(void)unlink(path);
 	}
-	for (size_t k = 0; k < sp->ndests; k++)
+	for (size_t k = 0; k < sp->ndests; k++) {
+		/* no file to tell (out of memory, older agent): at least once */
+		if ((have == NULL || !have[k]) &&
+		    segstore_dests_listed(&sp->st, sp->dests[k]->name) != 0)
+			cursor_restart(sp, sp->dests[k], "is missing");
 		sp->dests[k]->dirty = true;
+	}
+	free(have);
 }
 
 /* Scan what a previous run left: segments, cursors, damage. */
@@ -329,7 +284,7 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	if (sp == NULL)
 		return NULL;
 	sp->o = *opts;
-	opts_fix(&sp->o);
+	spool_opts_fix(&sp->o);
 	if (segstore_init(&sp->st, dir, sp->o.segment_size, sp->o.mem_max,
 	    &sp->hkcv) < 0) {
 		free(sp);
@@ -363,12 +318,14 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 		sp->st.nodisk = sp->st.memonly = true;
 		if (set_dests_locked(sp, dests, ndests, true) < 0)
 			goto err;
-	} else if (recover(sp, dests, ndests) < 0)
-		goto err;
-	else
+	} else {
+		if (recover(sp, dests, ndests) < 0)
+			goto err;
 		/* before any event: a destination without a cursor file
 		 * would start at the end after a crash, skipping them */
 		save_cursors(sp);
+		save_dests(sp);
+	}
 	sp->st.last_sync_ms = sp->st.last_retry_ms = mono_ms();
 	if (pthread_create(&sp->hk, NULL, housekeeper, sp) != 0) {
 		log_error("spool: cannot start the housekeeping thread");
@@ -494,8 +451,10 @@ spool_set_dests(struct spool *sp, const char *const *names, size_t n)
 	rc = set_dests_locked(sp, names, n, false);
 	pthread_mutex_unlock(&sp->mu);
 	/* new destinations get their cursor file now, not a moment later */
-	if (rc == 0 && !sp->st.nodisk)
+	if (rc == 0 && !sp->st.nodisk) {
 		save_cursors(sp);
+		save_dests(sp);
+	}
 	pthread_cond_signal(&sp->hkcv);
 	pthread_mutex_unlock(&sp->curmu);
 	return rc;
@@ -948,29 +907,6 @@ spool_wakeup(struct spool *sp)
 	pthread_mutex_unlock(&sp->mu);
 }
 
-/* Events and bytes from position p to the end. */
-static void
-backlog_from(const struct spool *sp, const struct seg_pos *p, uint64_t *events,
-    uint64_t *bytes)
-{
-	*events = *bytes = 0;
-	for (size_t i = segstore_find(&sp->st, p->seg); i < sp->st.nsegs; i++) {
-		const struct seg *s = &sp->st.segs[i];
-
-		if (s->id == p->seg) {
-			if (p->off < s->size) {
-				*bytes += s->size - p->off;
-				if (s->end_seq > p->seq)
-					*events += s->end_seq - (p->seq > s->first_seq ?
-					    p->seq : s->first_seq);
-			}
-		} else {
-			*bytes += s->size;
-			*events += s->end_seq - s->first_seq;
-		}
-	}
-}
-
 uint64_t
 spool_backlog(struct spool *sp, size_t di)
 {
@@ -978,7 +914,7 @@ spool_backlog(struct spool *sp, size_t di)
 
 	pthread_mutex_lock(&sp->mu);
 	if (di < sp->ndests)
-		backlog_from(sp, &sp->dests[di]->cur, &ev, &by);
+		segstore_backlog(&sp->st, &sp->dests[di]->cur, &ev, &by);
 	pthread_mutex_unlock(&sp->mu);
 	return ev;
 }
@@ -988,15 +924,15 @@ spool_stats(struct spool *sp, struct spool_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&sp->mu);
-	if (sp->ndests == 0 && sp->st.nsegs > 0) {
-		struct seg_pos p = { sp->st.segs[0].id, 0, sp->st.segs[0].first_seq };
+	if (sp->ndests == 0) {
+		struct seg_pos p = segstore_start(&sp->st);
 
-		backlog_from(sp, &p, &st->queued_events, &st->queued_bytes);
+		segstore_backlog(&sp->st, &p, &st->queued_events, &st->queued_bytes);
 	}
 	for (size_t k = 0; k < sp->ndests; k++) {
 		uint64_t ev, by;
 
-		backlog_from(sp, &sp->dests[k]->cur, &ev, &by);
+		segstore_backlog(&sp->st, &sp->dests[k]->cur, &ev, &by);
 		if (ev > st->queued_events)
 			st->queued_events = ev;
 		if (by > st->queued_bytes)
@@ -1030,7 +966,7 @@ spool_dest_stats(struct spool *sp, size_t di, struct spool_dest_stats *out)
 	}
 	d = sp->dests[di];
 	memcpy(out->name, d->name, sizeof(out->name));
-	backlog_from(sp, &d->cur, &out->backlog_events, &out->backlog_bytes);
+	segstore_backlog(&sp->st, &d->cur, &out->backlog_events, &out->backlog_bytes);
 	out->acked_events = d->acked;
 	out->last_ack_ms = d->last_ack_ms;
 	out->dropped_budget = d->dropped_budget;
@@ -1090,6 +1026,49 @@ save_cursors(struct spool *sp)
 	}
 }
 
+/* The destinations file, after their cursor files.  With curmu held. */
+static void
+save_dests(struct spool *sp)
+{
+	const char **names;
+	size_t n;
+
+	pthread_mutex_lock(&sp->mu);
+	n = sp->ndests;
+	names = calloc(n > 0 ? n : 1, sizeof(*names));
+	for (size_t k = 0; names != NULL && k < n; k++)
+		names[k] = sp->dests[k]->name;	/* stable: curmu keeps them */
+	pthread_mutex_unlock(&sp->mu);
+	if (names == NULL)
+		return;
+	(void)segstore_dests_write(&sp->st, names, n);
+	free(names);
+}
+
+/*
+ * The spool directory deleted under us (segstore_check_dir): every cursor
+ * is clamped to what is left and written again.  With curmu and mu held.
+ */
+static void
+check_dir(struct spool *sp)
+{
+	uint64_t from = sp->st.next_seq;
+
+	sp->dircheck_ms = mono_ms();
+	for (size_t k = 0; k < sp->ndests; k++)
+		if (sp->dests[k]->cur.seq < from)
+			from = sp->dests[k]->cur.seq;
+	if (segstore_check_dir(&sp->st, from) == 0)
+		return;
+	for (size_t k = 0; k < sp->ndests; k++) {
+		segstore_clamp(&sp->st, &sp->dests[k]->cur);
+		sp->dests[k]->dirty = true;
+	}
+	pthread_mutex_unlock(&sp->mu);
+	save_dests(sp);
+	pthread_mutex_lock(&sp->mu);
+}
+
 static void *
 housekeeper(void *arg)
 {
@@ -1106,6 +1085,10 @@ housekeeper(void *arg)
 		    now >= sp->cursor_next_ms; k++)
 			if (sp->dests[k]->dirty)
 				cursors = true;
+		if (!sp->st.nodisk && now - sp->dircheck_ms >= sp->o.sync_ms) {
+			check_dir(sp);
+			continue;
+		}
 		if (cursors) {
 			pthread_mutex_unlock(&sp->mu);
 			save_cursors(sp);

@@ -6,6 +6,7 @@
  *	             (queue.c binds it to agent/queue.h)
  *	segstore.c   segments in files or in memory, cursor files
  *	spoolrec.c   the record format and the scan of a segment image (pure)
+ *	spoolopts.c  the knobs (struct spool_opts) and their bounds
  *
  * Events are appended to segment files under storage.directory/spool/
  * (segstore.h) as records (spoolrec.h).
@@ -79,6 +80,8 @@ struct spool_stats {
 };
 
 void		 spool_default_opts(const struct config *, struct spool_opts *);
+/* Hold the knobs to sane bounds (spoolopts.c, with the defaults). */
+void		 spool_opts_fix(struct spool_opts *);
 /* dir: the spool directory itself (created 0700). */
 struct spool	*spool_open_dir(const char *dir, const struct spool_opts *,
 		    const char *const *dests, size_t ndests);

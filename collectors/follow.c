@@ -305,6 +305,19 @@ follow_rotated(const char *path, char **out, size_t max)
 	return n;
 }
 
+/* A damaged or cut gzip copy: what follows byte pos of it is not read. */
+static void
+rotated_damage(const struct follow *f, gzFile gz, uint64_t pos)
+{
+	int err = Z_OK;
+	const char *msg = gzerror(gz, &err);
+
+	if (err != Z_OK && err != Z_STREAM_END)
+		log_limited(LOG_WARN, f->path, 300, "logwatch: %s: a rotated copy is "
+		    "damaged after byte %" PRIu64 " of its text (%s): the rest of it "
+		    "cannot be read", f->path, pos, msg != NULL ? msg : "?");
+}
+
 /*
  * Read an open rotated copy (gzip or plain: gzread does both) from offset
  * off to its end.  check: only if its first fplen bytes have CRC fp; returns
@@ -331,7 +344,6 @@ read_rotated(struct follow *f, gzFile gz, bool check, uint32_t fp,
 			/* Resume inside the fingerprinted head. */
 			have = (size_t)(pos - off);
 			memcpy(f->buf, head + off, have);
-			pos = off;
 		}
 	}
 	/* Skip to off. */
@@ -351,6 +363,7 @@ read_rotated(struct follow *f, gzFile gz, bool check, uint32_t fp,
 		r = gzread(gz, f->buf + have, (unsigned)(READ_CHUNK - have));
 		if (r < 0)
 			break;
+		pos += (unsigned)r;
 		have += (size_t)r;
 		used = split(f, f->buf, have, r == 0, NULL, cb, arg);
 		memmove(f->buf, f->buf + used, have - used);
@@ -358,6 +371,7 @@ read_rotated(struct follow *f, gzFile gz, bool check, uint32_t fp,
 		if (r == 0)
 			break;
 	}
+	rotated_damage(f, gz, pos);
 	return 1;
 }
 
@@ -372,8 +386,10 @@ recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
 {
 	char *rot[ROTATED_MAX * 3], real[PATH_MAX];
 	gzFile gz[ROTATED_MAX * 3];
+	bool same[ROTATED_MAX * 3];
 	const char *p = f->path;
 	size_t n, i, match = SIZE_MAX;
+	struct stat st;
 
 	/* /var/log/x.log is a symlink into /var/run/log: the copies are
 	 * next to the target (which may be missing right after a rotation,
@@ -391,17 +407,32 @@ recover(struct follow *f, uint32_t fp, size_t fplen, uint64_t off, bool skip,
 	n = follow_rotated(p, rot, sizeof(rot) / sizeof(rot[0]));
 	/* Open them all first: another rotation while we read renames the
 	 * names, not the open files. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* the renamed file we hold open and just read to its end */
+		same[i] = f->draining && stat(rot[i], &st) == 0 &&
+		    (uint64_t)st.st_ino == f->ino;
 		gz[i] = gzopen(rot[i], "rb");
+	}
 	if (fplen > 0) {
 		for (i = 0; i < n && match == SIZE_MAX; i++) {
 			f->skipping = skip;
-			if (gz[i] != NULL && read_rotated(f, gz[i], true, fp,
-			    fplen, off, cb, arg) == 1)
+			if (same[i] || (gz[i] != NULL && read_rotated(f, gz[i], true,
+			    fp, fplen, off, cb, arg) == 1))
 				match = i;
 		}
 	}
-	if (match == SIZE_MAX)
+	if (match == SIZE_MAX && f->draining && n > 0)
+		log_limited(LOG_WARN, f->path, 300, "logwatch: %s: the rotated file "
+		    "just read to its end is not among its %zu rotated copies: if it "
+		    "was rotated more than once since the last poll, the copies in "
+		    "between are not read", f->path, n);
+	else if (match == SIZE_MAX && !f->draining && fplen > 0)
+		log_limited(LOG_WARN, f->path, 300, "logwatch: %s: the file read up "
+		    "to byte %" PRIu64 " was rotated or replaced and is not among its %zu "
+		    "rotated copies (deleted, or named in a way esxwatch does not look for): what "
+		    "was written to it after that cannot be read; reading the new "
+		    "file from its start", f->path, off, n);
+	else if (match == SIZE_MAX)
 		log_debug("logwatch: %s: the rotated file was not found; "
 		    "reading the new file from its start", f->path);
 	else
@@ -529,8 +560,15 @@ follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
 		r = read_fd(f, true, max_bytes, max_lines, cb, arg);
 		if (r == 1 || r < 0)
 			return r;
-		/* r == 2: the renamed file was rewritten?  Nothing more of
-		 * it can be trusted; move on to the new one. */
+		/*
+		 * r == 0: read to its end.  More rotations may have followed
+		 * this one before we looked: the copies newer than it are
+		 * read before the new file (recover() finds it among them).
+		 * r == 2: the renamed file was rewritten?  Nothing more of
+		 * it can be trusted; move on to the new one.
+		 */
+		if (r == 0)
+			recover(f, f->fp, f->fplen, f->off, false, cb, arg);
 		close_live(f);
 		/* The new file, if it exists yet, from its start. */
 		f->start = FOLLOW_HEAD;

@@ -8,7 +8,9 @@
  *
  * Rotation, as ESXi and logrotate do it:
  *   - rename (+ gzip to NAME.0.gz) and a new file: the old file is still
- *     open here, so it is read to its end before the new one is started;
+ *     open here, so it is read to its end, then every rotated copy newer
+ *     than it (more rotations may have come before the next poll), before
+ *     the new one is started;
  *   - copytruncate: the file shrinks below our offset (or its first bytes
  *     change); the lines between our offset and the truncation are read
  *     from the rotated copy (NAME.0.gz, NAME.log.1, ...), found by its

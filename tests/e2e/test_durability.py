@@ -8,6 +8,11 @@ a strict cfapi receiver (tests/lib/receivers.py).
 - bytes flipped in a spool segment while stopped: the damaged records are
   skipped and counted, the rest delivered (also under ASan);
 - two destinations, one dead: the live one gets everything on time;
+- a deleted or garbled cursor file, or one past the end: the backlog is sent again,
+  with one warning and the count;
+- SIGHUP with agent.yaml empty, gone, or without the destination holding
+  the backlog: rejected, the old configuration keeps delivering;
+- the storage directory deleted while running: re-created, nothing lost;
 - esxwatch --status / the status file.
 """
 import json
@@ -447,6 +452,137 @@ def test_two_destinations_one_dead(d):
     print("two destinations: %d lines at the live one in %.1fs; the dead one holds %s (%s); "
           "server failing -> delivering reported (%s)" % (n, took, bk["backlog_events"],
                                                          bk.get("state"), fail_ev["esxwatch_error"]))
+
+
+CURSOR_WARN = re.compile(r"spool: the cursor file of destination 'server' (is missing|is damaged|"
+                         r"points past the end of the spool); it restarts at the oldest queued "
+                         r"event: (\d+) events")
+
+
+def test_lost_cursor_resends_backlog(d):
+    """A deleted cursor file, a garbled one, one pointing past the end: the backlog
+    queued while the receiver was down still arrives, with one warning
+    naming the destination and the count."""
+    rx = Rx()
+    a = make_agent(d, rx.port)
+    cursor = os.path.join(a.storage, "spool", "cursor.server")
+    n = 100
+    try:
+        def write_cursor(text):
+            with open(cursor, "w") as f:
+                f.write(text)
+        damages = ((lambda: os.unlink(cursor), "is missing"),
+                   (lambda: write_cursor("seg 1\noff 1x"), "is damaged"),
+                   (lambda: write_cursor("seg 9999\noff 0\nseq 99999999\n"),
+                    "points past the end of the spool"))
+        for rnd, (damage, why) in enumerate(damages):
+            rx.down = True
+            a.start()
+            append_lines(d, rnd * n, n)
+            wait_pushed(a, n)
+            a.kill9()   # the records are in the kernel; a SIGTERM would wait for the send
+            damage()
+            rx.down = False
+            a.start()
+            want = set(range(rnd * n, (rnd + 1) * n))
+            harness.wait_for(lambda: set(line_numbers(rx.texts())) >= want, timeout=20,
+                             what="the backlog after the cursor file %s" % why)
+            harness.eq(a.stop(), 0, "exit status")
+            warns = [m for m in CURSOR_WARN.finditer(a.stderr_text())]
+            harness.eq(len(warns), rnd + 1, "cursor warnings")
+            harness.eq(warns[-1].group(1), why, "the reason")
+            if int(warns[-1].group(2)) < n:
+                harness.fail("warning counts %s events, %d were queued" % (warns[-1].group(2), n))
+    finally:
+        a.stop()
+        rx.close()
+    print("lost cursor: deleted, garbled, past the end: every queued line arrived (%s)"
+          % ", ".join(m.group(0).split(": ")[-1] for m in CURSOR_WARN.finditer(a.stderr_text())))
+
+
+def test_reload_of_an_empty_or_vanished_file_rejected(d):
+    """SIGHUP while agent.yaml is empty, gone, or lost the destination that
+    holds the backlog: rejected with the reason, the old configuration
+    stays and the backlog reaches the old destination, none on stdout."""
+    rx = Rx()
+    rx.down = True
+    a = make_agent(d, rx.port)
+    n = 50
+    good = open(a.config).read()
+    stdout_only = good.replace("server: {hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no}"
+                               % rx.port, 'server: {hostname: ""}')
+    try:
+        a.start()
+        mark = "esxwatch[%d]: info: esxwatch " % a.proc.pid
+        harness.wait_for(lambda: mark in a.stderr_text(), timeout=10, what="agent up")
+        append_lines(d, 0, n)
+        wait_pushed(a, n)
+        steps = [(lambda: open(a.config, "w").close(), "reload rejected: %s is empty; keeping "
+                  "the running configuration" % a.config),
+                 (lambda: os.unlink(a.config), "new configuration rejected; the old one stays"),
+                 (lambda: a.write_config(stdout_only), "reload rejected: %s: it drops every "
+                  "destination with queued events ('server': " % a.config)]
+        for k, (change, want) in enumerate(steps):
+            change()
+            a.signal(signal.SIGHUP)
+            harness.wait_for(lambda: want in a.stderr_text(), timeout=10, what=want)
+        harness.eq(a.stderr_text().count("configuration reloaded"), 0, "reloads accepted")
+        rx.down = False
+        harness.wait_for(lambda: set(line_numbers(rx.texts())) >= set(range(n)), timeout=20,
+                         what="the backlog at the old destination")
+        harness.eq(a.stop(), 0, "exit status")
+        if a.stdout_events():
+            harness.fail("events on stdout: %r" % a.stdout_events()[:2])
+        # --check-config of an empty file: 2, with FILE:LINE:COL
+        open(a.config, "w").close()
+        rc, _, err = a.run("--check-config", timeout=10)
+        harness.eq(rc, 2, "--check-config of an empty file")
+        if not err.startswith("%s:1:1: the file is empty" % a.config):
+            harness.fail("--check-config message: %r" % err)
+    finally:
+        a.stop()
+        rx.close()
+    print("reload: empty, vanished, stdout-only files rejected; %d queued lines delivered" % n)
+
+
+def test_storage_deleted_while_running(d):
+    """rm -rf of the storage directory while events wait for a dead
+    receiver: it is re-created, what the spool held is written there again,
+    and after a kill -9 and a restart every line arrives (the log's
+    bookmark is past them: nothing is read from the log again)."""
+    import shutil
+    rx = Rx()
+    rx.down = True
+    a = make_agent(d, rx.port)
+    with open(a.config) as f:
+        a.write_config(f.read().replace("read_from_head: yes", "read_from_head: no"))
+    bookmarks = os.path.join(a.storage, "bookmarks")
+    try:
+        a.start()
+        harness.wait_for(lambda: os.path.exists(bookmarks), timeout=10, what="the first poll")
+        append_lines(d, 0, 50)
+        wait_pushed(a, 50)
+        shutil.rmtree(a.storage)
+        harness.wait_for(lambda: "moved from memory to disk" in a.stderr_text(), timeout=15,
+                         what="the spool written to the re-created directory")
+        if "was deleted while the agent runs; re-creating it" not in a.stderr_text():
+            harness.fail("no error about the deleted directory:\n" + a.stderr_text()[-1500:])
+        append_lines(d, 50, 20)
+        wait_pushed(a, 70)
+        harness.wait_for(lambda: os.path.exists(bookmarks) and
+                         os.path.exists(os.path.join(a.storage, "spool", "cursor.server")),
+                         timeout=10, what="bookmarks and cursor saved again")
+        time.sleep(1.2)     # the bookmark of the last lines
+        a.kill9()
+        rx.down = False
+        a.start()
+        harness.wait_for(lambda: set(line_numbers(rx.texts())) >= set(range(70)), timeout=20,
+                         what="every line after the restart")
+        harness.eq(a.stop(), 0, "exit status")
+    finally:
+        a.stop()
+        rx.close()
+    print("storage deleted while running: re-created, 70 of 70 lines delivered")
 
 
 def test_unusable_storage_runs_in_memory(d):

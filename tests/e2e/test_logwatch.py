@@ -499,6 +499,63 @@ def test_rotation_and_restarts_exactly_once(tmpdir):
                "events for non-matching lines")
 
 
+def _logrotate(path):
+    """logrotate with delaycompress: NAME.1 -> NAME.2.gz (older shift), NAME -> NAME.1."""
+    for k in range(8, 1, -1):
+        if os.path.exists("%s.%d.gz" % (path, k)):
+            os.rename("%s.%d.gz" % (path, k), "%s.%d.gz" % (path, k + 1))
+    if os.path.exists(path + ".1"):
+        with open(path + ".1", "rb") as f, gzip.open(path + ".2.gz", "wb") as g:
+            g.write(f.read())
+        os.unlink(path + ".1")
+    os.rename(path, path + ".1")
+
+
+def test_several_rotations_between_two_polls(tmpdir):
+    """Three rotations in a row between two polls, ESXi style (NAME.0.gz
+    shifting) and logrotate style (NAME.1, NAME.2.gz): every line of the
+    files rotated in between arrives, exactly once, in order."""
+    log = os.path.join(tmpdir, "log")
+    os.makedirs(log)
+    vmk, app = os.path.join(log, "vmkernel.log"), os.path.join(log, "app.log")
+    write(vmk, [])
+    write(app, [])
+    a = harness.Agent(tmpdir, config(tmpdir,
+        "  vmkernel: {directory: %s, include: vmkernel.log, forward: all, read_from_head: yes}\n"
+        "  app: {directory: %s, include: app.log, forward: all, read_from_head: yes}\n" % (log, log))
+        .replace("logwatch: {interval: 1}", "logwatch: {interval: 2}"))
+    want = {vmk: [], app: []}
+
+    def add(path, n):
+        lines = ["%s rotation line %03d" % (os.path.basename(path), len(want[path]) + i)
+                 for i in range(n)]
+        write(path, lines)
+        want[path] += lines
+    a.start()
+    try:
+        for p in (vmk, app):
+            add(p, 10)
+        harness.wait_for(lambda: len(logwatch_events(tmpdir)) >= 20, timeout=15,
+                         what="the first lines")
+        for _ in range(3):      # within a few ms: between two polls 2 s apart
+            for p in (vmk, app):
+                add(p, 10)
+            _gzip_rotate(vmk)
+            _logrotate(app)
+        for p in (vmk, app):
+            add(p, 10)
+        harness.wait_for(lambda: len(logwatch_events(tmpdir)) >= 100, timeout=20,
+                         what="every line")
+        time.sleep(2.5)         # a duplicate would arrive by now
+    finally:
+        a.stop()
+    evs = logwatch_events(tmpdir)
+    for p in (vmk, app):
+        got = [e["text"] for e in evs if e.get("esxwatch_file") == p]
+        harness.eq(got, want[p], "lines of %s" % os.path.basename(p))
+    harness.eq(len(evs), 100, "events")
+
+
 def _catalogue_regex(name):
     """The regex of a catalogue rule, as written in collectors/rules/esxi.yaml."""
     path = os.path.join(os.path.dirname(harness.FIXTURES), "..", "collectors", "rules", "esxi.yaml")

@@ -12,6 +12,7 @@
 
 #include "t.h"
 #include "../../agent/config.h"
+#include "../../agent/reload.h"
 
 #define FIX "tests/fixtures/config/"
 
@@ -1602,6 +1603,26 @@ cleanup(void)
 	rmdir(tmpdir);
 }
 
+/* What a reload refuses as "empty": only blanks and comments. */
+TEST(reload_empty_file)
+{
+	static const struct {
+		const char	*text;
+		int		 empty;
+	} cases[] = {
+		{ "", 1 }, { "\n  \n\t\r\n", 1 }, { "# all commented\n  # out\n", 1 },
+		{ "; liagent.ini comment\n", 1 }, { "x: 1 # a comment\n", 0 },
+		{ "# c\nserver: {}", 0 }, { "[server]\n", 0 }, { "  \x01", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(cfgpath, sizeof(cfgpath), "%s/e.yaml", tmpdir);
+		write_file(cfgpath, cases[i].text);
+		CHECK_INT(reload_file_empty(cfgpath), cases[i].empty);
+	}
+	CHECK_INT(reload_file_empty("/nonexistent/agent.yaml"), -1);
+}
+
 int
 main(void)
 {
@@ -1647,6 +1668,7 @@ main(void)
 	RUN(builtin_catalogue_loads);
 	RUN(helpers);
 	RUN(null_report_goes_to_stderr);
+	RUN(reload_empty_file);
 	cleanup();
 	return t_done();
 }

@@ -62,6 +62,10 @@ cleanup(void)
 	for (k = 0; k < 10; k++) {
 		snprintf(p, sizeof(p), "%s/vmkernel.%d.gz", dir, k);
 		unlink(p);
+		snprintf(p, sizeof(p), "%s.%d", path, k);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s.%d.gz", path, k);
+		unlink(p);
 	}
 	rmdir(dir);
 }
@@ -114,6 +118,48 @@ rotate_copytruncate(void)
 		printf("  truncate failed\n");
 }
 
+/* gzip from into to (from removed), as logrotate's delaycompress does. */
+static void
+gzip_file(const char *from, const char *to)
+{
+	size_t len;
+	char *data = t_slurp(from, &len);
+	gzFile gz = gzopen(to, "wb");
+
+	gzwrite(gz, data, (unsigned)len);
+	gzclose(gz);
+	free(data);
+	unlink(from);
+}
+
+/* logrotate with delaycompress: NAME.1 -> NAME.2.gz, NAME -> NAME.1. */
+static void
+rotate_logrotate(void)
+{
+	char from[400], to[400];
+	int k;
+
+	for (k = 8; k >= 2; k--) {
+		snprintf(from, sizeof(from), "%s.%d.gz", path, k);
+		snprintf(to, sizeof(to), "%s.%d.gz", path, k + 1);
+		(void)!rename(from, to);
+	}
+	snprintf(from, sizeof(from), "%s.1", path);
+	snprintf(to, sizeof(to), "%s.2.gz", path);
+	if (access(from, F_OK) == 0)
+		gzip_file(from, to);
+	if (rename(path, from) != 0)
+		printf("  rename failed\n");
+}
+
+static off_t
+file_size_of(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 ? st.st_size : -1;
+}
+
 static int
 drain(struct follow *f)
 {
@@ -122,6 +168,21 @@ drain(struct follow *f)
 	while ((r = follow_read(f, 0, 0, cb, NULL)) == 1 && guard++ < 1000)
 		;
 	return r;
+}
+
+/* A fresh test directory, text written and read: its bookmark in bm. */
+static void
+bookmark_after(const char *name, const char *text, char *bm)
+{
+	struct follow *f;
+
+	setup(name);
+	f = follow_new(path);
+	follow_start(f, NULL, FOLLOW_HEAD);
+	append(path, text);
+	drain(f);
+	follow_pos(f, bm, FOLLOW_POS_MAX);
+	follow_free(f);
 }
 
 TEST(partial_lines_and_tail)
@@ -240,6 +301,95 @@ TEST(rename_gzip_rotation_while_open)
 	cleanup();
 }
 
+/*
+ * Read parts[0], then write each further part with a rotation between
+ * them (none after the last), and read once: a follower to go on with.
+ */
+static struct follow *
+through_rotations(const char *name, void (*rotate)(void), const char *const *parts,
+    size_t nparts)
+{
+	struct follow *f;
+
+	setup(name);
+	f = follow_new(path);
+	follow_start(f, NULL, FOLLOW_HEAD);
+	append(path, parts[0]);
+	drain(f);
+	for (size_t i = 1; i < nparts; i++) {
+		append(path, parts[i]);
+		if (i + 1 < nparts)
+			rotate();
+	}
+	drain(f);
+	return f;
+}
+
+/*
+ * Two or three rotations between two reads while the file is open: the
+ * open file is read to its end, then every copy newer than it, then the
+ * new file (ESXi's NAME.N.gz shifting, logrotate's NAME.1 / NAME.2.gz,
+ * copytruncate).
+ */
+TEST(several_rotations_between_two_reads)
+{
+	static const char *const parts[] = {
+		"2023-01-01 a1\n", "a2\n", "2023-01-02 b1 of the second file\n",
+		"2023-01-03 c1 of the third file\n", "2023-01-04 d1 of the live file\n"
+	};
+	static const char *const want = "2023-01-01 a1|a2|2023-01-02 b1 of the second "
+	    "file|2023-01-03 c1 of the third file|2023-01-04 d1 of the live file|";
+	struct follow *f;
+
+	f = through_rotations("several", rotate_rename, parts, 5);
+	CHECK_STR(got, want);
+	follow_free(f);
+	cleanup();
+
+	f = through_rotations("logrotate", rotate_logrotate, parts, 5);
+	CHECK_STR(got, want);
+	/* one rotation: nothing twice */
+	reset();
+	append(path, "d2\n");
+	rotate_logrotate();
+	append(path, "e1 of the next file\n");
+	drain(f);
+	CHECK_STR(got, "d2|e1 of the next file|");
+	follow_free(f);
+	cleanup();
+
+	f = through_rotations("copytrunc2", rotate_copytruncate, parts, 5);
+	CHECK_STR(got, want);
+	follow_free(f);
+	cleanup();
+}
+
+/* A rotated copy cut short (a full disk while gzip wrote it): what it
+ * holds up to the cut is read, then the new file. */
+TEST(cut_gzip_copy_read_up_to_the_cut)
+{
+	struct follow *f;
+	char bm[FOLLOW_POS_MAX], gz[400];
+	off_t size;
+
+	bookmark_after("cutgz", "2023-01-01 a1\n", bm);
+	for (int i = 0; i < 2000; i++)
+		append(path, "a line that compresses well enough to need more than a block\n");
+	rotate_rename();
+	snprintf(gz, sizeof(gz), "%s/vmkernel.0.gz", dir);
+	size = file_size_of(gz);
+	CHECK(truncate(gz, size / 2) == 0);
+	append(path, "2023-01-02 b1\n");
+	reset();
+	f = follow_new(path);
+	follow_start(f, bm, FOLLOW_TAIL);
+	drain(f);
+	CHECK(nlines > 1 && nlines < 2001);
+	CHECK(strstr(got, "2023-01-02 b1|") != NULL);
+	follow_free(f);
+	cleanup();
+}
+
 TEST(copytruncate_rotation)
 {
 	struct follow *f;
@@ -271,13 +421,7 @@ TEST(bookmark_resume_and_rotations_while_down)
 	struct follow *f;
 	char bm[FOLLOW_POS_MAX];
 
-	setup("restart");
-	f = follow_new(path);
-	follow_start(f, NULL, FOLLOW_HEAD);
-	append(path, "2023-01-01 a1\na2\n");
-	drain(f);
-	follow_pos(f, bm, sizeof(bm));
-	follow_free(f);
+	bookmark_after("restart", "2023-01-01 a1\na2\n", bm);
 
 	/* Same file, more lines: resumes, nothing twice. */
 	reset();
@@ -387,7 +531,9 @@ main(void)
 	RUN(long_lines_are_cut_not_split);
 	RUN(bounded_reads);
 	RUN(rename_gzip_rotation_while_open);
+	RUN(several_rotations_between_two_reads);
 	RUN(copytruncate_rotation);
+	RUN(cut_gzip_copy_read_up_to_the_cut);
 	RUN(bookmark_resume_and_rotations_while_down);
 	RUN(symlinked_log_rotated_while_down);
 	RUN(rotated_names);

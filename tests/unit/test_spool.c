@@ -436,6 +436,21 @@ TEST(damaged_records_skipped_and_counted)
 	spool_close(sp);
 }
 
+/* A spool with 10 events, 4 acknowledged; p gets its cursor file's path. */
+static void
+ten_queued_four_acked(char *dir, size_t dlen, struct spool_opts *o, char *p, size_t plen)
+{
+	struct spool *sp;
+
+	opts(o, 1 << 20, 64 * 1024);
+	newdir(dir, dlen);
+	sp = spool_open_dir(dir, o, one, 1);
+	push_n(sp, 0, 10);
+	read_ack(sp, 0, 0, 4);
+	spool_close(sp);
+	snprintf(p, plen, "%s/cursor.server", dir);
+}
+
 TEST(damaged_cursor_redelivers)
 {
 	char dir[300], p[400];
@@ -443,13 +458,7 @@ TEST(damaged_cursor_redelivers)
 	struct spool *sp;
 	int fd, first, last;
 
-	opts(&o, 1 << 20, 64 * 1024);
-	newdir(dir, sizeof(dir));
-	sp = spool_open_dir(dir, &o, one, 1);
-	push_n(sp, 0, 10);
-	read_ack(sp, 0, 0, 4);
-	spool_close(sp);
-	snprintf(p, sizeof(p), "%s/cursor.server", dir);
+	ten_queued_four_acked(dir, sizeof(dir), &o, p, sizeof(p));
 	fd = open(p, O_WRONLY | O_TRUNC);
 	CHECK(write(fd, "seg 1\noff 12", 12) == 12);	/* cut: no newline */
 	close(fd);
@@ -457,6 +466,75 @@ TEST(damaged_cursor_redelivers)
 	/* at-least-once: the oldest queued event, never a skip */
 	CHECK_INT(drain(sp, 0, &first, &last), 10);
 	CHECK_INT(first, 0);
+	spool_close(sp);
+}
+
+/*
+ * A lost cursor file (deleted, or pointing past the end) restarts its
+ * destination at the oldest queued event; a destination added while
+ * stopped (not in spool/destinations) still starts at the end.
+ */
+TEST(lost_cursor_redelivers_new_dest_starts_at_end)
+{
+	static const char *const two[] = { "server", "second" };
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool *sp;
+	int fd, first, last;
+
+	ten_queued_four_acked(dir, sizeof(dir), &o, p, sizeof(p));
+	CHECK(unlink(p) == 0);
+	sp = spool_open_dir(dir, &o, two, 2);
+	CHECK_INT(spool_backlog(sp, 0), 10);
+	CHECK_INT(spool_backlog(sp, 1), 0);
+	spool_close(sp);
+	/* past the end */
+	fd = open(p, O_WRONLY | O_TRUNC);
+	CHECK(write(fd, "seg 99\noff 0\nseq 999\n", 22) == 22);
+	close(fd);
+	sp = spool_open_dir(dir, &o, two, 2);
+	CHECK_INT(drain(sp, 0, &first, &last), 10);
+	CHECK_INT(first, 0);
+	CHECK_INT(spool_backlog(sp, 1), 0);
+	spool_close(sp);
+}
+
+/*
+ * The spool directory deleted while running: re-created; the segment
+ * being written (still open) is written there again, the sealed ones
+ * are gone and their records counted as damaged, exactly.
+ */
+TEST(directory_deleted_while_running)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	uint64_t before;
+	int first, last, guard = 0;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 200);
+	CHECK(count_files(dir, ".seg") > 2);
+	spool_stats(sp, &st);
+	before = st.queued_events;
+	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	do {
+		usleep(20 * 1000);
+		spool_stats(sp, &st);
+	} while ((st.dropped_corrupt == 0 || st.memory_only) && guard++ < 250);
+	CHECK(st.dropped_corrupt > 0);
+	CHECK(!st.memory_only);
+	CHECK_INT(st.dropped_corrupt + st.queued_events, before);
+	CHECK_INT(count_files(dir, ".seg"), 1);
+	spool_close(sp);
+	/* what was kept survives a restart */
+	sp = spool_open_dir(dir, &o, one, 1);
+	CHECK_INT(spool_backlog(sp, 0), before - st.dropped_corrupt);
+	CHECK_INT(drain(sp, 0, &first, &last), (int)(before - st.dropped_corrupt));
+	CHECK_INT(last, 199);
 	spool_close(sp);
 }
 
@@ -1353,6 +1431,8 @@ main(void)
 	RUN(torn_tail_is_cut);
 	RUN(damaged_records_skipped_and_counted);
 	RUN(damaged_cursor_redelivers);
+	RUN(lost_cursor_redelivers_new_dest_starts_at_end);
+	RUN(directory_deleted_while_running);
 	RUN(budget_drops_oldest_and_counts);
 	RUN(budget_undrop_when_in_flight_batch_delivered);
 	RUN(two_destinations_and_reload);

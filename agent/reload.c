@@ -1,0 +1,127 @@
+/*
+ * reload: the decision whether a reloaded configuration may replace the
+ * running one (see reload.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "queue.h"
+#include "reload.h"
+#include "shipper.h"
+
+int
+reload_file_empty(const char *path)
+{
+	char b[4096];
+	bool comment = false, bol = true;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = read(fd, b, sizeof(b));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return n < 0 ? -1 : 1;
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			char c = b[i];
+
+			if (c == '\n') {
+				bol = true;
+				comment = false;
+			} else if (comment || (bol && (c == ' ' || c == '\t' || c == '\r')))
+				continue;
+			else if (bol && (c == '#' || c == ';'))
+				comment = true;
+			else {
+				close(fd);
+				return 0;
+			}
+		}
+	}
+}
+
+/* cfg's destination called name, or NULL. */
+static const struct dest_conf *
+dest_named(const struct config *cfg, const char *name)
+{
+	if (strcmp(name, "server") == 0)
+		return &cfg->server;
+	for (size_t i = 0; i < cfg->nservers; i++)
+		if (strcmp(cfg->servers[i].name, name) == 0)
+			return &cfg->servers[i];
+	return NULL;
+}
+
+/*
+ * Does ncfg keep a destination that has queued events?  A destination
+ * turned from a server into the stdout fallback does not count as kept.
+ */
+static bool
+keeps_a_backlog(const struct config *cur, const struct config *ncfg,
+    struct queue *q, char *why, size_t len)
+{
+	const char **names = calloc(cur->nservers + 1, sizeof(*names));
+	const char *first = NULL;
+	size_t i, n, with = 0;
+	uint64_t total = 0;
+
+	if (names == NULL)
+		return true;	/* cannot tell: the reload goes ahead as before */
+	n = shipper_dest_names(cur, names, cur->nservers + 1);
+	for (i = 0; i < n; i++) {
+		const struct dest_conf *od = dest_named(cur, names[i]);
+		const struct dest_conf *nd = dest_named(ncfg, names[i]);
+		uint64_t backlog = queue_backlog(q, i);
+
+		if (backlog == 0)
+			continue;
+		if (nd != NULL && (!nd->to_stdout || od->to_stdout))
+			break;
+		if (with++ == 0)
+			first = names[i];
+		total += backlog;
+	}
+	if (i == n && with > 0)
+		snprintf(why, len, "it drops every destination with queued events "
+		    "('%s'%s: %" PRIu64 " events)", first, with > 1 ? " and others" : "",
+		    total);
+	free(names);
+	return i < n || with == 0;	/* one kept, or nothing queued to lose */
+}
+
+bool
+reload_acceptable(const char *path, const struct config *cur,
+    const struct config *ncfg, struct queue *q, char *why, size_t len)
+{
+	char sub[160];
+
+	switch (reload_file_empty(path)) {
+	case 1:
+		snprintf(why, len, "%s is empty", path);
+		return false;
+	case -1:
+		/* loaded a moment ago, gone now */
+		snprintf(why, len, "%s cannot be read any more: %s", path,
+		    log_errstr(errno));
+		return false;
+	default:
+		break;
+	}
+	if (q != NULL && !keeps_a_backlog(cur, ncfg, q, sub, sizeof(sub))) {
+		snprintf(why, len, "%s: %s", path, sub);
+		return false;
+	}
+	return true;
+}
