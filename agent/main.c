@@ -264,7 +264,7 @@ reload(struct running *r, const char *path, int verbose)
 	free(names);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
-	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
+	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("configuration reloaded");
@@ -445,7 +445,8 @@ start_all(struct running *r)
 	r->src.started_ms = now_ms();
 	r->deps.totals = shipper_totals_new();
 	r->deps.agentid = agentid_new();
-	if (r->deps.totals == NULL || r->deps.agentid == NULL)
+	r->src.ct = sched_totals_new();
+	if (r->deps.totals == NULL || r->deps.agentid == NULL || r->src.ct == NULL)
 		fatal("out of memory");
 	if (open_queue(r) == -1)
 		fatal("cannot open the queue");
@@ -454,7 +455,7 @@ start_all(struct running *r)
 	r->figures.arg = &r->src;
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
-	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
+	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("esxwatch %s started on %s (%s)", ESXWATCH_VERSION,
@@ -520,6 +521,8 @@ stop_all(struct running *r, int rc)
 	if (r->nkept == 0)
 		config_free(r->cfg);
 	shipper_totals_free(r->deps.totals);
+	sched_totals_free(r->src.ct);
+	r->src.ct = NULL;
 	log_close();
 	if (r->nkept > 0) {
 		/* A thread is still inside a sink (curl, TLS): no exit-time

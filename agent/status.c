@@ -210,6 +210,7 @@ status_collect(const struct status_source *src, struct status_snap *s)
 		collect_queue(src->q, s, src->started_ms);
 	if (src->sh != NULL)
 		collect_shipper(src->sh, s);
+	s->ncollectors = sched_totals_get(src->ct, s->collectors, SCHED_MAX_COLLECTORS);
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;
 		s->failed_sends += s->dests[k].failed_sends;
@@ -266,6 +267,13 @@ static const struct status_key dest_keys[] = {
 	DST(last_success_ms, true), DST(last_error_ms, true), DST(not_ingested, false),
 };
 #undef DST
+
+#define COL(k, sg)	{ #k, offsetof(struct sched_collector_stats, k), sg }
+static const struct status_key coll_keys[] = {
+	COL(runs, false), COL(errors, false), COL(last_duration_ms, false),
+	COL(last_run_ms, true),
+};
+#undef COL
 
 #define NKEYS(t)	(sizeof(t) / sizeof((t)[0]))
 
@@ -336,6 +344,15 @@ status_write(const struct status_snap *s, const char *path)
 		for (size_t k = 0; k < NKEYS(dest_keys); k++)
 			put_key(&b, " ", d, &dest_keys[k]);
 		buf_printf(&b, " last_error: %s\n", err);
+	}
+	for (size_t i = 0; i < s->ncollectors; i++) {
+		const struct sched_collector_stats *c = &s->collectors[i];
+		char name[sizeof(c->name)];
+
+		copy_str(name, sizeof(name), c->name);
+		buf_printf(&b, "collector: %s\n", name);
+		for (size_t k = 0; k < NKEYS(coll_keys); k++)
+			put_key(&b, " ", c, &coll_keys[k]);
 	}
 	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		goto out;
@@ -424,7 +441,8 @@ status_parse(const char *text, size_t len, struct status_snap *s)
 {
 	const char *p = text, *end = text + len;
 	struct status_dest *d = NULL;
-	bool magic = false;
+	struct sched_collector_stats *c = NULL;
+	bool magic = false, found;
 
 	memset(s, 0, sizeof(*s));
 	while (p < end) {
@@ -453,16 +471,25 @@ status_parse(const char *text, size_t len, struct status_snap *s)
 			continue;
 		}
 		if (!indented && strcmp(line, "dest") == 0) {
-			if (s->ndests == STATUS_MAX_DESTS) {
-				d = NULL;
-				continue;
-			}
-			d = &s->dests[s->ndests++];
-			copy_str(d->name, sizeof(d->name), v);
+			c = NULL;
+			d = s->ndests < STATUS_MAX_DESTS ? &s->dests[s->ndests++] : NULL;
+			if (d != NULL)
+				copy_str(d->name, sizeof(d->name), v);
+			continue;
+		}
+		if (!indented && strcmp(line, "collector") == 0) {
+			d = NULL;
+			c = s->ncollectors < SCHED_MAX_COLLECTORS ?
+			    &s->collectors[s->ncollectors++] : NULL;
+			if (c != NULL)
+				copy_str(c->name, sizeof(c->name), v);
 			continue;
 		}
 		if (indented) {
 			if (d != NULL && parse_dest_key(d, line + 1, v) < 0)
+				return -1;
+			if (c != NULL && parse_key(c, coll_keys, NKEYS(coll_keys),
+			    line + 1, v, &found) < 0)
 				return -1;
 		} else if (parse_top_key(s, line, v) < 0)
 			return -1;
@@ -723,6 +750,16 @@ status_print(const struct config *cfg, FILE *out)
 	    s->dropped_poison, s->dropped_corrupt);
 	for (size_t i = 0; i < s->ndests; i++)
 		print_dest(out, &s->dests[i], now);
+	if (s->ncollectors > 0)
+		fprintf(out, "\ncollectors:\n");
+	for (size_t i = 0; i < s->ncollectors; i++) {
+		const struct sched_collector_stats *c = &s->collectors[i];
+
+		fmt_ago(c->last_run_ms, now, ago, sizeof(ago));
+		fprintf(out, "  %-10s %" PRIu64 " runs, %" PRIu64 " errors; last run %s"
+		    " (%" PRIu64 " ms)\n", c->name, c->runs, c->errors, ago,
+		    c->last_duration_ms);
+	}
 out:
 	free(v);
 	return rc;
@@ -764,7 +801,8 @@ json_dest(struct buf *b, const struct status_dest *d, bool first)
 /*
  * The same facts as status_print(), one JSON object: "running", "pid",
  * "status_file", then (when the file is readable) every figure of the
- * file under its own name and "destinations", an array of objects.
+ * file under its own name, "destinations" and "collectors", arrays of
+ * objects.
  */
 int
 status_print_json(const struct config *cfg, FILE *out)
@@ -791,6 +829,16 @@ status_print_json(const struct config *cfg, FILE *out)
 		buf_printf(&b, ",\"destinations\":[");
 		for (size_t i = 0; i < s->ndests; i++)
 			json_dest(&b, &s->dests[i], i == 0);
+		buf_printf(&b, "],\"collectors\":[");
+		for (size_t i = 0; i < s->ncollectors; i++) {
+			const struct sched_collector_stats *c = &s->collectors[i];
+
+			buf_printf(&b, "%s{\"name\":", i == 0 ? "" : ",");
+			json_put_str(&b, c->name, strlen(c->name));
+			for (size_t k = 0; k < NKEYS(coll_keys); k++)
+				json_key(&b, coll_keys[k].key, c, &coll_keys[k]);
+			buf_putc(&b, '}');
+		}
 		buf_putc(&b, ']');
 	}
 	buf_printf(&b, "}\n");

@@ -7,7 +7,8 @@
  * stopped before it) rewrites storage.directory/status every
  * STATUS_PERIOD_MS (temp file + rename: a reader never sees half a file).
  * The format is plain "key: value" lines, one "dest: NAME" line opening
- * each destination's block (docs/operations.md).
+ * each destination's block, one "collector: NAME" line each collector's
+ * (docs/operations.md).
  *
  * Adding a figure: a field in struct status_snap (or status_dest), filled
  * in status_collect() from the module's own stats function, and one row in
@@ -22,6 +23,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "scheduler.h"
 
 struct queue;
 struct shipper;
@@ -57,16 +59,20 @@ struct status_snap {
 	uint64_t	 rss_kb, cpu_ms;
 	size_t		 ndests;
 	struct status_dest dests[STATUS_MAX_DESTS];
+	size_t		 ncollectors;
+	struct sched_collector_stats collectors[SCHED_MAX_COLLECTORS];
 };
 
 /*
- * Where the figures come from: handed in by main (no globals).  q or sh
- * may be NULL (no queue; between a shipper's stop and the next start).
+ * Where the figures come from: handed in by main (no globals).  q, sh or
+ * ct may be NULL (no queue; between a shipper's stop and the next start;
+ * no collector figures).
  */
 struct status_source {
-	struct queue	*q;
-	struct shipper	*sh;
-	int64_t		 started_ms;	/* wall clock, the process' start */
+	struct queue		*q;
+	struct shipper		*sh;
+	int64_t			 started_ms;	/* wall clock, the process' start */
+	struct sched_totals	*ct;		/* the collectors' runs */
 };
 
 /* Gather the running agent's figures (queue, shipper, process). */

@@ -1306,7 +1306,7 @@ TEST(status_collect_from_the_spool)
 	struct spool_opts o;
 	struct spool *sp;
 	struct status_snap *s = calloc(1, sizeof(*s));
-	struct status_source src = { NULL, NULL, 0 };
+	struct status_source src = { NULL, NULL, 0, NULL };
 
 	opts(&o, 1 << 20, 64 * 1024);
 	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, two, 2);

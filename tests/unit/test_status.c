@@ -43,7 +43,7 @@ TEST(figures_from_the_queue_and_the_shipper_poison_once)
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
 	struct status_snap *s = calloc(1, sizeof(*s));
-	struct status_source src = { q, NULL, 1000 };
+	struct status_source src = { q, NULL, 1000, NULL };
 
 	fake_reset(1, "POISON");
 	push(q, 0, 8, 3);
@@ -119,7 +119,12 @@ TEST(status_file_content)
 	    " last_success_ms: 1500\n"
 	    " last_error_ms: 1900\n"
 	    " not_ingested: 9\n"
-	    " last_error: HTTP 503 two lines\n";
+	    " last_error: HTTP 503 two lines\n"
+	    "collector: nic\n"
+	    " runs: 11\n"
+	    " errors: 2\n"
+	    " last_duration_ms: 35\n"
+	    " last_run_ms: 1800\n";
 	struct status_snap *s = calloc(1, sizeof(*s)), *b = calloc(1, sizeof(*b));
 	char path[128];
 	struct stat st;
@@ -155,6 +160,12 @@ TEST(status_file_content)
 	s->dests[0].not_ingested = 9;
 	snprintf(s->dests[0].last_error, sizeof(s->dests[0].last_error),
 	    "HTTP 503\ntwo lines");
+	s->ncollectors = 1;
+	snprintf(s->collectors[0].name, sizeof(s->collectors[0].name), "nic");
+	s->collectors[0].runs = 11;
+	s->collectors[0].errors = 2;
+	s->collectors[0].last_duration_ms = 35;
+	s->collectors[0].last_run_ms = 1800;
 	snprintf(path, sizeof(path), "%s/content", fake_dir);
 	CHECK_INT(status_write(s, path), 0);
 	text = slurp(path, &len);
@@ -166,6 +177,15 @@ TEST(status_file_content)
 	CHECK_INT(b->not_ingested, 9);
 	CHECK_INT(b->dests[0].last_error_ms, 1900);
 	CHECK_STR(b->dests[0].last_error, "HTTP 503 two lines");
+	/* a collector's keys do not land in the destination before it */
+	CHECK_INT(b->ndests, 1);
+	CHECK_INT(b->dests[0].sent_events, 7);
+	CHECK_INT(b->ncollectors, 1);
+	CHECK_STR(b->collectors[0].name, "nic");
+	CHECK_INT(b->collectors[0].runs, 11);
+	CHECK_INT(b->collectors[0].errors, 2);
+	CHECK_INT(b->collectors[0].last_duration_ms, 35);
+	CHECK_INT(b->collectors[0].last_run_ms, 1800);
 	free(text);
 	free(s);
 	free(b);
@@ -175,7 +195,7 @@ TEST(writer_started_and_stopped_by_its_owner)
 {
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
-	struct status_source src = { q, NULL, now_ms() };
+	struct status_source src = { q, NULL, now_ms(), NULL };
 	struct status_writer *w;
 	struct status_snap *s = calloc(1, sizeof(*s));
 	char path[256];
@@ -246,6 +266,11 @@ TEST(json_says_what_the_text_says)
 	s->dests[1].state = DEST_FAILING;
 	s->dests[1].sent_events = 7;
 	snprintf(s->dests[1].last_error, sizeof(s->dests[1].last_error), "refused");
+	s->ncollectors = 1;
+	snprintf(s->collectors[0].name, sizeof(s->collectors[0].name), "vsan");
+	s->collectors[0].runs = 4;
+	s->collectors[0].errors = 1;
+	s->collectors[0].last_duration_ms = 9;
 	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
 	CHECK_INT(status_write(s, path), 0);
 
@@ -273,7 +298,10 @@ TEST(json_says_what_the_text_says)
 	CHECK(strstr(text, "destination b\"ack (syslog): failing") != NULL);
 	CHECK(strstr(json, "{\"name\":\"b\\\"ack\",\"proto\":\"syslog\","
 	    "\"state\":\"failing\",") != NULL);
-	CHECK(strstr(json, "\"last_error\":\"refused\"}]}\n") != NULL);
+	CHECK(strstr(json, "\"last_error\":\"refused\"}],\"collectors\":[{\"name\":"
+	    "\"vsan\",\"runs\":4,\"errors\":1,\"last_duration_ms\":9,"
+	    "\"last_run_ms\":0}]}\n") != NULL);
+	CHECK(strstr(text, "  vsan       4 runs, 1 errors; last run never (9 ms)\n") != NULL);
 
 	/* no status file, nobody running */
 	unlink(path);
