@@ -4,11 +4,13 @@
  *   collectors --emit--> queue --> shipper threads --> sinks
  *                          \           /
  *                           status writer --> storage.directory/status
+ *                           monitor (monitor.listen) --> GET /health, /metrics
  *
  * main starts and stops everything itself, in order: the queue, the
- * shipper, the status writer (reads both), the collectors (the agent
- * collector reads the same figures through its ctx); and the reverse on a
- * reload or a stop.  No module finds another through a global.
+ * shipper, the status writer and the monitor (both read the queue and
+ * the shipper), the collectors (the agent collector reads the same
+ * figures through its ctx); and the reverse on a reload or a stop.  No
+ * module finds another through a global.
  *
  * The daemon never forks itself; it runs in the foreground under
  * watchdog.sh (ESXi) or systemd (Linux).
@@ -35,6 +37,7 @@
 #include "scheduler.h"
 #include "shipper.h"
 #include "liexport.h"
+#include "monitor.h"
 #include "status.h"
 #include "../output/trust.h"
 
@@ -126,6 +129,7 @@ struct running {
 	struct shipper_deps	 deps;		/* counters since start, agent id */
 	struct status_source	 src;		/* what the status shows */
 	struct status_writer	*status;
+	struct monitor		*mon;		/* NULL: monitor.listen is off */
 	struct agent_figures	 figures;	/* the agent collector's ctx */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
 	/*
@@ -158,9 +162,11 @@ start_shipper(struct running *r)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r->sh == NULL)
 		return -1;
-	/* the status writer reads the shipper: started after it */
+	/* the status writer and the monitor read the shipper: started after
+	 * it (a reload rebinds the monitor to the new monitor.listen) */
 	r->src.sh = r->sh;
 	r->status = status_start(r->cfg, &r->src);
+	r->mon = monitor_start(r->cfg, &r->src);
 	return 0;
 }
 
@@ -192,7 +198,8 @@ keep_running(struct running *r, struct shipper *sh, struct config *cfg)
 }
 
 /*
- * Stop the status writer (it reads the shipper), then the shipper.
+ * Stop the monitor and the status writer (they read the shipper), then
+ * the shipper.
  * Returns shipper_stop()'s answer; *kept: the shipper was left behind.
  */
 static bool
@@ -201,6 +208,8 @@ stop_shipper(struct running *r, int drain_ms, bool *kept)
 	struct shipper *left;
 	bool all;
 
+	monitor_stop(r->mon);
+	r->mon = NULL;
 	status_stop(r->status);
 	r->status = NULL;
 	all = shipper_stop(r->sh, drain_ms, &left);
