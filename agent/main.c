@@ -10,7 +10,10 @@
  * shipper, the status writer and the monitor (both read the queue and
  * the shipper), the collectors (the agent collector reads the same
  * figures through its ctx); and the reverse on a reload or a stop.  No
- * module finds another through a global.
+ * module finds another through a global.  The monitor's socket outlives a
+ * reload (a scrape meanwhile waits, it is not refused): it is held off
+ * the figures while the shipper is replaced, and moved only when
+ * monitor.listen changes.
  *
  * The daemon never forks itself; it runs in the foreground under
  * watchdog.sh (ESXi) or systemd (Linux).
@@ -162,11 +165,9 @@ start_shipper(struct running *r)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r->sh == NULL)
 		return -1;
-	/* the status writer and the monitor read the shipper: started after
-	 * it (a reload rebinds the monitor to the new monitor.listen) */
+	/* the status writer reads the shipper: started after it */
 	r->src.sh = r->sh;
 	r->status = status_start(r->cfg, &r->src);
-	r->mon = monitor_start(r->cfg, &r->src);
 	return 0;
 }
 
@@ -198,8 +199,8 @@ keep_running(struct running *r, struct shipper *sh, struct config *cfg)
 }
 
 /*
- * Stop the monitor and the status writer (they read the shipper), then
- * the shipper.
+ * Stop the status writer (it reads the shipper), then the shipper; the
+ * monitor is stopped or held off the figures before.
  * Returns shipper_stop()'s answer; *kept: the shipper was left behind.
  */
 static bool
@@ -208,8 +209,6 @@ stop_shipper(struct running *r, int drain_ms, bool *kept)
 	struct shipper *left;
 	bool all;
 
-	monitor_stop(r->mon);
-	r->mon = NULL;
 	status_stop(r->status);
 	r->status = NULL;
 	all = shipper_stop(r->sh, drain_ms, &left);
@@ -262,6 +261,7 @@ reload(struct running *r, const char *path, int verbose)
 		return;
 	}
 	sched_stop(r->sched);
+	monitor_hold(r->mon);	/* it reads the shipper too */
 	(void)stop_shipper(r, 0, &kept);
 	if (!kept)
 		config_free(r->cfg);	/* else a left-behind thread reads it */
@@ -273,6 +273,8 @@ reload(struct running *r, const char *path, int verbose)
 	free(names);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
+	monitor_release(r->mon);
+	r->mon = monitor_reload(r->mon, r->cfg, &r->src);
 	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
@@ -319,6 +321,8 @@ once_drain(struct running *r, int ms)
 		ms = SHUTDOWN_DRAIN_MS;
 	/* every send settled once the backlog is empty: its count is in */
 	r->drained_not_ingested = not_ingested(r);
+	monitor_stop(r->mon);
+	r->mon = NULL;
 	return stop_shipper(r, ms > 0 ? ms : 0, &kept);
 }
 
@@ -464,6 +468,7 @@ start_all(struct running *r)
 	r->figures.arg = &r->src;
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
+	r->mon = monitor_start(r->cfg, &r->src);
 	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
@@ -516,6 +521,8 @@ run_daemon(struct running *r, const char *path, int verbose)
 	    SHUTDOWN_DRAIN_MS / 1000);
 	sched_stop(r->sched);
 	queue_sync(r->q);
+	monitor_stop(r->mon);
+	r->mon = NULL;
 	if (!stop_shipper(r, SHUTDOWN_DRAIN_MS, &kept))
 		log_warn("undelivered events stay queued for the next start");
 }

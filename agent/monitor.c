@@ -378,6 +378,8 @@ monitor_answer(enum monitor_route r, const struct status_snap *s,
 
 struct monitor {
 	pthread_t			 thread;
+	pthread_mutex_t			 mu;		/* over reading src */
+	char				 addr[128];	/* monitor.listen */
 	int				 lfd;
 	int				 wake[2];	/* monitor_stop() writes a byte */
 	const struct status_source	*src;
@@ -469,8 +471,11 @@ serve(struct monitor *m, int fd)
 	if (n < 0)
 		return;
 	r = too_big ? MR_BAD_REQUEST : monitor_route(m->req, (size_t)n);
-	if (r == MR_HEALTH || r == MR_METRICS)
+	if (r == MR_HEALTH || r == MR_METRICS) {
+		pthread_mutex_lock(&m->mu);
 		status_collect(m->src, m->snap);
+		pthread_mutex_unlock(&m->mu);
+	}
 	if (monitor_answer(r, m->snap, &m->body, &m->out) < 0)
 		return;
 	send_all(m, fd, m->out.data, m->out.len);
@@ -554,6 +559,7 @@ monitor_free(struct monitor *m)
 		close(m->wake[1]);
 	buf_free(&m->body);
 	buf_free(&m->out);
+	pthread_mutex_destroy(&m->mu);
 	free(m->snap);
 	free(m);
 }
@@ -573,6 +579,8 @@ monitor_start(const struct config *cfg, const struct status_source *src)
 		return NULL;
 	m->lfd = m->wake[0] = m->wake[1] = -1;
 	m->src = src;
+	pthread_mutex_init(&m->mu, NULL);
+	snprintf(m->addr, sizeof(m->addr), "%s", addr);
 	buf_init(&m->body, MONITOR_BODY_MAX);
 	buf_init(&m->out, MONITOR_BODY_MAX + 512);
 	m->snap = malloc(sizeof(*m->snap));
@@ -615,4 +623,30 @@ monitor_stop(struct monitor *m)
 	while (n < 0 && errno == EINTR);
 	pthread_join(m->thread, NULL);
 	monitor_free(m);
+}
+
+void
+monitor_hold(struct monitor *m)
+{
+	if (m != NULL)
+		pthread_mutex_lock(&m->mu);
+}
+
+void
+monitor_release(struct monitor *m)
+{
+	if (m != NULL)
+		pthread_mutex_unlock(&m->mu);
+}
+
+struct monitor *
+monitor_reload(struct monitor *m, const struct config *cfg,
+    const struct status_source *src)
+{
+	const char *addr = cfg->monitor_listen != NULL ? cfg->monitor_listen : "";
+
+	if (m != NULL && strcmp(m->addr, addr) == 0 && m->src == src)
+		return m;
+	monitor_stop(m);
+	return monitor_start(cfg, src);
 }

@@ -47,6 +47,16 @@ struct monitor;
 struct monitor	*monitor_start(const struct config *, const struct status_source *src);
 /* Stop at once (an unfinished request is dropped) and close the socket. */
 void	 monitor_stop(struct monitor *);
+/*
+ * Hold the monitor off the figures (a request waits, its connection kept)
+ * while main replaces what src points to; release lets it go on.
+ */
+void	 monitor_hold(struct monitor *);
+void	 monitor_release(struct monitor *);
+/* After a reload: m itself when monitor.listen is unchanged, else m
+ * stopped and a monitor on the new address (NULL when off or failed). */
+struct monitor	*monitor_reload(struct monitor *m, const struct config *,
+		    const struct status_source *src);
 
 /* ---- the pieces, for the tests ------------------------------------------ */
 enum monitor_route {
