@@ -461,6 +461,23 @@ send_all(struct monitor *m, int fd, const char *p, size_t len)
 }
 
 static void
+drain(struct monitor *m, int fd)
+{
+	int64_t deadline = mono_ms() + 200;
+	size_t total = 0;
+
+	while (total < 64 * 1024 && wait_fd(m, fd, POLLIN, deadline) == 1) {
+		ssize_t n = read(fd, m->req, sizeof(m->req));
+
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		total += (size_t)n;
+	}
+}
+
+static void
 serve(struct monitor *m, int fd)
 {
 	enum monitor_route r;
@@ -479,8 +496,11 @@ serve(struct monitor *m, int fd)
 	if (monitor_answer(r, m->snap, &m->body, &m->out) < 0)
 		return;
 	send_all(m, fd, m->out.data, m->out.len);
-	/* no lingering: what was unread of the request is discarded */
 	(void)shutdown(fd, SHUT_WR);
+	/* What the client sent past the request (a body, an oversized
+	 * header) is read away for a moment, so the close does not answer
+	 * it with a reset that could cost the client our answer. */
+	drain(m, fd);
 }
 
 static void *

@@ -3,11 +3,18 @@
  * for, the /health rule, the /metrics text (exact samples, label escaping)
  * and the whole answer on the wire.
  */
+#include <sys/socket.h>
+
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <poll.h>
+#include <unistd.h>
+
 #include "t.h"
 
+#include "../../agent/clock.h"
+#include "../../agent/log.h"
 #include "../../agent/monitor.h"
 
 TEST(listen_accepts_loopback_only)
@@ -201,14 +208,156 @@ TEST(answers_on_the_wire)
 	free(s);
 }
 
+static int
+connect_to(int port)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* A free loopback port (bound, then let go). */
+static int
+free_port(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+/* Send req, read the answer until the server closes (at most 5 s). */
+static void
+ask(int port, const char *req, size_t len, char *out, size_t outlen)
+{
+	int fd = connect_to(port);
+	size_t got = 0;
+	int64_t end = mono_ms() + 5000;
+
+	out[0] = '\0';
+	if (fd < 0)
+		return;
+	if (write(fd, req, len) != (ssize_t)len) {
+		close(fd);
+		return;
+	}
+	while (got < outlen - 1 && mono_ms() < end) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, out + got, outlen - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	out[got] = '\0';
+	close(fd);
+}
+
+/*
+ * The server itself: it answers; a client that sends nothing holds it
+ * up MONITOR_IO_MS at most; a request past MONITOR_REQ_MAX is a 400; a
+ * stop with a silent client connected is immediate.
+ */
+TEST(server_bounded_and_stops_at_once)
+{
+	struct status_source src = { NULL, NULL, 1000, NULL };
+	struct config cfg;
+	struct monitor *m;
+	char listen[64], out[8192], *big;
+	int port = free_port(), silent;
+	int64_t t0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	cfg.monitor_listen = listen;
+	m = monitor_start(&cfg, &src);
+	CHECK(m != NULL);
+	if (m == NULL)
+		return;
+	ask(port, "GET /health HTTP/1.0\r\n\r\n", 24, out, sizeof(out));
+	CHECK(strncmp(out, "HTTP/1.0 200 OK\r\n", 17) == 0);
+	CHECK(strstr(out, "{\"status\":\"ok\",\"destinations\":[]}\n") != NULL);
+
+	silent = connect_to(port);
+	CHECK(silent >= 0);
+	t0 = mono_ms();
+	ask(port, "GET /nope HTTP/1.0\r\n\r\n", 22, out, sizeof(out));
+	CHECK(strncmp(out, "HTTP/1.0 404 Not Found\r\n", 24) == 0);
+	if (mono_ms() - t0 > MONITOR_IO_MS + 1500)
+		T_FAILF("the silent client held the server %lld ms",
+		    (long long)(mono_ms() - t0));
+
+	big = malloc(MONITOR_REQ_MAX + 100);
+	memset(big, 'a', MONITOR_REQ_MAX + 100);
+	memcpy(big, "GET /health HTTP/1.0\r\nX: ", 25);
+	ask(port, big, MONITOR_REQ_MAX + 100, out, sizeof(out));
+	CHECK(strncmp(out, "HTTP/1.0 400 Bad Request\r\n", 26) == 0);
+	free(big);
+
+	close(silent);
+	silent = connect_to(port);
+	poll(NULL, 0, 100);	/* it is being read from */
+	t0 = mono_ms();
+	monitor_stop(m);
+	if (mono_ms() - t0 > 500)
+		T_FAILF("monitor_stop took %lld ms", (long long)(mono_ms() - t0));
+	close(silent);
+	CHECK(connect_to(port) < 0);	/* the socket is closed */
+}
+
+/* A port already taken: NULL and the agent goes on. */
+TEST(port_taken_is_null)
+{
+	struct status_source src = { NULL, NULL, 1000, NULL };
+	struct config cfg;
+	struct monitor *a, *b;
+	char listen[64];
+
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
+	cfg.monitor_listen = listen;
+	a = monitor_start(&cfg, &src);
+	CHECK(a != NULL);
+	b = monitor_start(&cfg, &src);
+	CHECK(b == NULL);
+	/* unchanged on reload: the same monitor */
+	CHECK(monitor_reload(a, &cfg, &src) == a);
+	monitor_stop(a);
+	cfg.monitor_listen = NULL;
+	CHECK(monitor_start(&cfg, &src) == NULL);	/* off */
+}
+
 int
 main(void)
 {
 	T_PROG("test_monitor");
+	log_init(0, "/dev/null");
 	RUN(listen_accepts_loopback_only);
 	RUN(routes);
 	RUN(health_rule);
 	RUN(metrics_text);
 	RUN(answers_on_the_wire);
+	RUN(server_bounded_and_stops_at_once);
+	RUN(port_taken_is_null);
 	return t_done();
 }
