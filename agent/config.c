@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "config_int.h"
+#include "monitor.h"
 #include "../collectors/collector.h"
 #include "../output/sink.h"
 
@@ -517,6 +518,7 @@ config_new(void)
 	keys_init(logging_keys, nlogging_keys, cfg, KS_ALL);
 	keys_init(batch_keys, nbatch_keys, cfg, KS_ALL);
 	keys_init(host_keys, nhost_keys, cfg, KS_ALL);
+	keys_init(monitor_keys, nmonitor_keys, cfg, KS_ALL);
 	keys_init(&rules_file_key, 1, cfg, KS_ALL);
 	cfg->collectors = xmalloc(n * sizeof(*cfg->collectors));
 	cfg->ncollectors = n;
@@ -587,6 +589,7 @@ config_free(struct config *cfg)
 	keys_free(logging_keys, nlogging_keys, cfg, KS_ALL);
 	keys_free(batch_keys, nbatch_keys, cfg, KS_ALL);
 	keys_free(host_keys, nhost_keys, cfg, KS_ALL);
+	keys_free(monitor_keys, nmonitor_keys, cfg, KS_ALL);
 	keys_free(&tags_key, 1, cfg, KS_ALL);
 	keys_free(&rules_file_key, 1, cfg, KS_ALL);
 	for (size_t i = 0; i < cfg->ncollectors; i++)

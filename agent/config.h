@@ -198,6 +198,8 @@ struct config {
 
 	struct kvlist		 tags;
 
+	char			*monitor_listen;	/* monitor.listen; "" = off */
+
 	struct collector_conf	*collectors;	/* nic datastore vsan smart agent, + any */
 	size_t			 ncollectors;
 

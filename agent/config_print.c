@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config_int.h"
+#include "monitor.h"
 #include "../collectors/collector.h"
 #include "../output/sink.h"
 
@@ -237,6 +238,7 @@ config_print(const struct config *cfg, FILE *f)
 	print_section(f, "logging", logging_keys, nlogging_keys, cfg);
 	print_section(f, "batch", batch_keys, nbatch_keys, cfg);
 	print_section(f, "host", host_keys, nhost_keys, cfg);
+	print_section(f, "monitor", monitor_keys, nmonitor_keys, cfg);
 	key_print(f, &tags_key, cfg, "");
 	print_collectors(f, cfg);
 	print_filelogs(f, cfg);
@@ -384,6 +386,7 @@ config_keys_markdown(FILE *f)
 	md_table(f, "logging", logging_keys, nlogging_keys);
 	md_table(f, "batch", batch_keys, nbatch_keys);
 	md_table(f, "host", host_keys, nhost_keys);
+	md_table(f, "monitor", monitor_keys, nmonitor_keys);
 	md_table(f, "top level", &tags_key, 1);
 	md_row(f, &rules_file_key);
 	md_collectors(f);

@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "config_int.h"
+#include "monitor.h"
 
 /* The schema is four levels deep; anything far deeper is garbage. */
 #define YAML_MAX_DEPTH		64
@@ -329,7 +330,7 @@ out:
 
 static const char *const top_keys[] = {
 	"server", "servers", "storage", "logging", "batch", "host", "tags",
-	"collectors", "filelog", "rules", "rules_file", "parsers"
+	"collectors", "filelog", "rules", "rules_file", "parsers", "monitor"
 };
 
 /* The core sections that are a plain table onto struct config. */
@@ -342,6 +343,7 @@ static const struct {
 	{ "logging", logging_keys, &nlogging_keys },
 	{ "batch", batch_keys, &nbatch_keys },
 	{ "host", host_keys, &nhost_keys },
+	{ "monitor", monitor_keys, &nmonitor_keys },
 };
 
 /* One top-level key; -1 = not a section we know. */

@@ -4,11 +4,16 @@
  *   collectors --emit--> queue --> shipper threads --> sinks
  *                          \           /
  *                           status writer --> storage.directory/status
+ *                           monitor (monitor.listen) --> GET /health, /metrics
  *
  * main starts and stops everything itself, in order: the queue, the
- * shipper, the status writer (reads both), the collectors (the agent
- * collector reads the same figures through its ctx); and the reverse on a
- * reload or a stop.  No module finds another through a global.
+ * shipper, the status writer and the monitor (both read the queue and
+ * the shipper), the collectors (the agent collector reads the same
+ * figures through its ctx); and the reverse on a reload or a stop.  No
+ * module finds another through a global.  The monitor's socket outlives a
+ * reload (a scrape meanwhile waits, it is not refused): it is held off
+ * the figures while the shipper is replaced, and moved only when
+ * monitor.listen changes.
  *
  * The daemon never forks itself; it runs in the foreground under
  * watchdog.sh (ESXi) or systemd (Linux).
@@ -38,6 +43,7 @@
 #include "scheduler.h"
 #include "shipper.h"
 #include "liexport.h"
+#include "monitor.h"
 #include "status.h"
 #include "../output/trust.h"
 
@@ -135,6 +141,7 @@ struct running {
 	struct shipper_deps	 deps;		/* counters since start, agent id */
 	struct status_source	 src;		/* what the status shows */
 	struct status_writer	*status;
+	struct monitor		*mon;		/* NULL: monitor.listen is off */
 	struct agent_figures	 figures;	/* the agent collector's ctx */
 	struct logstats		*logstats;	/* logwatch's, since start */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
@@ -190,7 +197,8 @@ release_config(void *cfg)
 }
 
 /*
- * Stop the status writer (it reads the shipper), then the shipper.
+ * Stop the status writer (it reads the shipper), then the shipper; the
+ * monitor is stopped or held off the figures before.
  * Returns shipper_stop()'s answer; *kept: the shipper was left behind.
  */
 static bool
@@ -262,6 +270,7 @@ reload(struct running *r, const char *path, int verbose)
 		return;
 	}
 	sched_stop(r->sched);
+	monitor_hold(r->mon);	/* it reads the shipper too */
 	(void)stop_shipper(r, 0, &kept);
 	if (!kept)
 		config_free(r->cfg);	/* else a left-behind thread frees it */
@@ -274,7 +283,9 @@ reload(struct running *r, const char *path, int verbose)
 	free(names);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
-	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
+	monitor_release(r->mon);
+	r->mon = monitor_reload(r->mon, r->cfg, &r->src);
+	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("configuration reloaded");
@@ -320,6 +331,8 @@ once_drain(struct running *r, int ms)
 		ms = SHUTDOWN_DRAIN_MS;
 	/* every send settled once the backlog is empty: its count is in */
 	r->drained_not_ingested = not_ingested(r);
+	monitor_stop(r->mon);
+	r->mon = NULL;
 	return stop_shipper(r, ms > 0 ? ms : 0, &kept);
 }
 
@@ -457,7 +470,8 @@ start_all(struct running *r)
 	r->src.started_ms = now_ms();
 	r->deps.totals = shipper_totals_new();
 	r->deps.agentid = agentid_new();
-	if (r->deps.totals == NULL || r->deps.agentid == NULL)
+	r->src.ct = sched_totals_new();
+	if (r->deps.totals == NULL || r->deps.agentid == NULL || r->src.ct == NULL)
 		fatal("out of memory");
 	if (open_queue(r) == -1)
 		fatal("cannot open the queue");
@@ -471,7 +485,8 @@ start_all(struct running *r)
 	r->figures.filelogs = r->src.logs = r->logstats;
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
-	r->sched = sched_start_with(r->cfg, r->q, &r->figures);
+	r->mon = monitor_start(r->cfg, &r->src);
+	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("esxwatch %s started on %s (%s)", ESXWATCH_VERSION,
@@ -535,6 +550,8 @@ run_daemon(struct running *r, const char *path, int verbose)
 	    SHUTDOWN_DRAIN_MS / 1000);
 	sched_stop(r->sched);
 	queue_sync(r->q);
+	monitor_stop(r->mon);
+	r->mon = NULL;
 	if (!stop_shipper(r, SHUTDOWN_DRAIN_MS, &kept))
 		log_warn("undelivered events stay queued for the next start");
 }
@@ -552,6 +569,8 @@ stop_all(struct running *r, int rc)
 	if (!r->cfg_orphaned)
 		config_free(r->cfg);
 	shipper_totals_free(r->deps.totals);
+	sched_totals_free(r->src.ct);
+	r->src.ct = NULL;
 	log_close();
 	if (shipper_abandoned_threads() > 0) {
 		/* A thread is still inside a sink (curl, TLS): no exit-time

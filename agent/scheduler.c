@@ -41,6 +41,8 @@ struct entry {
 	struct collector_ctx	 ctx;
 	struct emitter		 em;
 	int64_t			 next_ms;	/* monotonic */
+	int64_t			 round_ms;	/* monotonic: this round's start */
+	int			 tix;		/* its row in the totals; -1 none */
 	bool			 again;		/* collect() asked to be called again */
 	bool			 inited;
 	pthread_t		 thread;
@@ -53,12 +55,93 @@ struct scheduler {
 	struct entry		*entries;
 	size_t			 n;
 	unsigned long long	 failed;
+	struct sched_totals	*totals;
 	const char		*hostname;
 	enum platform		 platform;
 	pthread_mutex_t		 mtx;
 	pthread_cond_t		 cond;
 	bool			 stopping;	/* under mtx */
 };
+
+struct sched_totals {
+	pthread_mutex_t			 mtx;
+	struct sched_collector_stats	 v[SCHED_MAX_COLLECTORS];
+	size_t				 n;
+};
+
+struct sched_totals *
+sched_totals_new(void)
+{
+	struct sched_totals *t = calloc(1, sizeof(*t));
+
+	if (t != NULL)
+		pthread_mutex_init(&t->mtx, NULL);
+	return t;
+}
+
+void
+sched_totals_free(struct sched_totals *t)
+{
+	if (t == NULL)
+		return;
+	pthread_mutex_destroy(&t->mtx);
+	free(t);
+}
+
+size_t
+sched_totals_get(struct sched_totals *t, struct sched_collector_stats *out,
+    size_t max)
+{
+	size_t n;
+
+	if (t == NULL)
+		return 0;
+	pthread_mutex_lock(&t->mtx);
+	n = t->n < max ? t->n : max;
+	memcpy(out, t->v, n * sizeof(*out));
+	pthread_mutex_unlock(&t->mtx);
+	return n;
+}
+
+/* The row of a collector's name, made on first use; -1: none left. */
+static int
+totals_row(struct sched_totals *t, const char *name)
+{
+	int r = -1;
+
+	if (t == NULL)
+		return -1;
+	pthread_mutex_lock(&t->mtx);
+	for (size_t i = 0; i < t->n && r < 0; i++)
+		if (strcmp(t->v[i].name, name) == 0)
+			r = (int)i;
+	if (r < 0 && t->n < SCHED_MAX_COLLECTORS) {
+		snprintf(t->v[t->n].name, sizeof(t->v[t->n].name), "%s", name);
+		r = (int)t->n++;
+	}
+	pthread_mutex_unlock(&t->mtx);
+	return r;
+}
+
+/* One collect() call's outcome r: a failure, the end of a round. */
+static void
+totals_count(struct sched_totals *t, struct entry *e, int r)
+{
+	struct sched_collector_stats *st;
+
+	if (t == NULL || e->tix < 0)
+		return;
+	pthread_mutex_lock(&t->mtx);
+	st = &t->v[e->tix];
+	if (r < 0)
+		st->errors++;
+	if (r != 1) {
+		st->runs++;
+		st->last_duration_ms = (uint64_t)(mono_ms() - e->round_ms);
+		st->last_run_ms = now_ms();
+	}
+	pthread_mutex_unlock(&t->mtx);
+}
 
 struct event *
 ev_new(const char *kind, const char *severity, const char *fmt, ...)
@@ -168,12 +251,12 @@ open_state(const struct config *cfg, const char *name)
 struct scheduler *
 sched_start(const struct config *cfg, struct queue *q)
 {
-	return sched_start_with(cfg, q, NULL);
+	return sched_start_with(cfg, q, NULL, NULL);
 }
 
 struct scheduler *
 sched_start_with(const struct config *cfg, struct queue *q,
-    const struct agent_figures *figures)
+    const struct agent_figures *figures, struct sched_totals *totals)
 {
 	struct scheduler *s = calloc(1, sizeof(*s));
 	int64_t now = mono_ms();
@@ -183,6 +266,7 @@ sched_start_with(const struct config *cfg, struct queue *q,
 		return NULL;
 	s->cfg = cfg;
 	s->q = q;
+	s->totals = totals;
 	s->hostname = platform_hostname(cfg);
 	s->platform = platform_get(cfg);
 	pthread_mutex_init(&s->mtx, NULL);
@@ -228,6 +312,7 @@ sched_start_with(const struct config *cfg, struct queue *q,
 			continue;
 		}
 		e->inited = true;
+		e->tix = totals_row(totals, c->name);
 		s->n++;
 		log_debug("collector %s: every %d s", c->name, cc->interval);
 	}
@@ -237,11 +322,14 @@ sched_start_with(const struct config *cfg, struct queue *q,
 static void
 run_entry(struct scheduler *s, struct entry *e)
 {
-	int r = e->c->collect(&e->ctx, &e->em);
 	int interval = e->ctx.conf->interval > 0 ? e->ctx.conf->interval :
 	    e->c->default_interval > 0 ? e->c->default_interval : 60;
+	int r;
 
-	(void)s;
+	if (!e->again)
+		e->round_ms = mono_ms();
+	r = e->c->collect(&e->ctx, &e->em);
+	totals_count(s->totals, e, r);
 	if (!e->again)
 		e->next_ms += (int64_t)interval * 1000;
 	e->again = r == 1;

@@ -6,6 +6,7 @@
 #define ESXWATCH_SCHEDULER_H
 
 #include <signal.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "queue.h"
@@ -13,11 +14,38 @@
 struct scheduler;
 struct agent_figures;
 
+/*
+ * A collector's figures since start (--status, /metrics).  A run is one
+ * round: a collector that works one device per collect() call (returns 1)
+ * completes a run when it returns 0 or -1; its duration is the round's.
+ */
+#define SCHED_MAX_COLLECTORS	32
+struct sched_collector_stats {
+	char		name[32];
+	uint64_t	runs;			/* rounds completed */
+	uint64_t	errors;			/* collect() calls that failed */
+	uint64_t	last_duration_ms;	/* the last round's wall time */
+	int64_t		last_run_ms;		/* its end, wall clock; 0 = never */
+};
+
+/*
+ * The per-collector figures, kept by name across schedulers: main makes
+ * one and hands it to every sched_start_with(), so a reload does not
+ * reset them; the status writer reads them while schedulers come and go.
+ */
+struct sched_totals;
+struct sched_totals *sched_totals_new(void);
+void		 sched_totals_free(struct sched_totals *);
+/* A copy of every collector's figures (at most max); returns the count. */
+size_t		 sched_totals_get(struct sched_totals *,
+		    struct sched_collector_stats *, size_t max);
+
 struct scheduler *sched_start(const struct config *, struct queue *);
 /* The same, with the agent's own figures for the collectors' ctx
- * (collector_ctx.figures; main hands them in). */
+ * (collector_ctx.figures; main hands them in) and the totals the runs are
+ * counted in (either may be NULL). */
 struct scheduler *sched_start_with(const struct config *, struct queue *,
-		    const struct agent_figures *);
+		    const struct agent_figures *, struct sched_totals *);
 /* Run every collector once, to completion (--once); stops early once
  * *stop becomes non-zero. */
 void	sched_run_once(struct scheduler *, volatile sig_atomic_t *stop);

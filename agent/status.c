@@ -236,6 +236,7 @@ status_collect(const struct status_source *src, struct status_snap *s)
 	if (src->cfg != NULL)
 		collect_broken(src->cfg, s);
 	logstats_read(src->logs, &s->logs);
+	s->ncollectors = sched_totals_get(src->ct, s->collectors, SCHED_MAX_COLLECTORS);
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;
 		s->failed_sends += s->dests[k].failed_sends;
@@ -305,6 +306,12 @@ static const struct status_key file_keys[] = {
 	FIL(offset), FIL(lines_read), FIL(lines_matched),
 };
 #undef FIL
+#define COL(k, sg)	{ #k, offsetof(struct sched_collector_stats, k), sg }
+static const struct status_key coll_keys[] = {
+	COL(runs, false), COL(errors, false), COL(last_duration_ms, false),
+	COL(last_run_ms, true),
+};
+#undef COL
 
 #define NKEYS(t)	(sizeof(t) / sizeof((t)[0]))
 
@@ -453,6 +460,15 @@ status_write(const struct status_snap *s, const char *path)
 		if (d->no_destination[0] != '\0')
 			buf_printf(&b, " no_destination: %s\n", d->no_destination);
 	}
+	for (size_t i = 0; i < s->ncollectors; i++) {
+		const struct sched_collector_stats *c = &s->collectors[i];
+		char name[sizeof(c->name)];
+
+		copy_str(name, sizeof(name), c->name);
+		buf_printf(&b, "collector: %s\n", name);
+		for (size_t k = 0; k < NKEYS(coll_keys); k++)
+			put_key(&b, " ", c, &coll_keys[k]);
+	}
 	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		goto out;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -546,6 +562,7 @@ struct parse_at {
 	struct status_dest	*d;
 	struct logstats_filelog	*fl;
 	struct logstats_file	*fi;
+	struct sched_collector_stats *c;
 };
 
 static int
@@ -571,11 +588,14 @@ parse_indented(struct status_snap *s, struct parse_at *at, const char *line,
 		return line[1] == ' ' ? 0 : parse_filelog_key(at->fl, line + 1, v);
 	if (at->d != NULL)
 		return parse_dest_key(at->d, line + 1, v);
+	if (at->c != NULL)
+		return parse_key(at->c, coll_keys, NKEYS(coll_keys), line + 1, v,
+		    &found);
 	return 0;
 }
 
-/* A "dest: NAME" or "filelog: NAME" line: 1, its block opened (or
- * skipped when full); 0 if the line is neither. */
+/* A "dest: NAME", "filelog: NAME" or "collector: NAME" line: 1, its block
+ * opened (or skipped when full); 0 if the line is none of them. */
 static int
 parse_block(struct status_snap *s, struct parse_at *at, const char *k,
     const char *v)
@@ -596,6 +616,14 @@ parse_block(struct status_snap *s, struct parse_at *at, const char *k,
 			return 1;
 		at->fl = &l->filelogs[l->nfilelogs++];
 		copy_str(at->fl->name, sizeof(at->fl->name), v);
+		return 1;
+	}
+	if (strcmp(k, "collector") == 0) {
+		memset(at, 0, sizeof(*at));
+		if (s->ncollectors == SCHED_MAX_COLLECTORS)
+			return 1;
+		at->c = &s->collectors[s->ncollectors++];
+		copy_str(at->c->name, sizeof(at->c->name), v);
 		return 1;
 	}
 	return 0;
@@ -640,7 +668,7 @@ int
 status_parse(const char *text, size_t len, struct status_snap *s)
 {
 	const char *p = text, *end = text + len;
-	struct parse_at at = { NULL, NULL, NULL };
+	struct parse_at at = { 0 };
 	bool magic = false;
 
 	memset(s, 0, sizeof(*s));
@@ -994,6 +1022,16 @@ status_print(const struct config *cfg, FILE *out)
 	for (size_t i = 0; i < s->ndests; i++)
 		print_dest(out, &s->dests[i], now);
 	print_filelogs(out, &s->logs);
+	if (s->ncollectors > 0)
+		fprintf(out, "\ncollectors:\n");
+	for (size_t i = 0; i < s->ncollectors; i++) {
+		const struct sched_collector_stats *c = &s->collectors[i];
+
+		fmt_ago(c->last_run_ms, now, ago, sizeof(ago));
+		fprintf(out, "  %-10s %" PRIu64 " runs, %" PRIu64 " errors; last run %s"
+		    " (%" PRIu64 " ms)\n", c->name, c->runs, c->errors, ago,
+		    c->last_duration_ms);
+	}
 out:
 	free(v);
 	return rc;
@@ -1075,8 +1113,8 @@ json_filelogs(struct buf *b, const struct logstats_snap *l)
 /*
  * The same facts as status_print(), one JSON object: "running", "pid",
  * "status_file", then (when the file is readable) every figure of the
- * file under its own name, "destinations", an array of objects, and
- * "filelogs" (each with its "files").
+ * file under its own name, "destinations" and "collectors", arrays of
+ * objects, and "filelogs" (each with its "files").
  */
 int
 status_print_json(const struct config *cfg, FILE *out)
@@ -1113,6 +1151,16 @@ status_print_json(const struct config *cfg, FILE *out)
 			buf_printf(&b, "%s{\"name\":", i == 0 ? "" : ",");
 			json_put_str(&b, s->broken[i].name, strlen(s->broken[i].name));
 			status_json_str(&b, "error", s->broken[i].error);
+			buf_putc(&b, '}');
+		}
+		buf_printf(&b, "],\"collectors\":[");
+		for (size_t i = 0; i < s->ncollectors; i++) {
+			const struct sched_collector_stats *c = &s->collectors[i];
+
+			buf_printf(&b, "%s{\"name\":", i == 0 ? "" : ",");
+			json_put_str(&b, c->name, strlen(c->name));
+			for (size_t k = 0; k < NKEYS(coll_keys); k++)
+				json_key(&b, coll_keys[k].key, c, &coll_keys[k]);
 			buf_putc(&b, '}');
 		}
 		buf_putc(&b, ']');

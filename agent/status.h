@@ -9,7 +9,8 @@
  * The format is plain "key: value" lines, one "filelog: NAME" line opening
  * each filelog's block (its " file: PATH" lines each open a block of that
  * file's figures, indented once more), one "dest: NAME" line each
- * destination's (docs/operations.md).
+ * destination's, one "collector: NAME" line each collector's
+ * (docs/operations.md).
  *
  * Adding a figure: a field in struct status_snap (or status_dest), filled
  * in status_collect() from the module's own stats function, and one row in
@@ -25,6 +26,7 @@
 
 #include "config.h"
 #include "logstats.h"
+#include "scheduler.h"
 
 struct queue;
 struct shipper;
@@ -81,18 +83,22 @@ struct status_snap {
 	size_t		 nbroken;
 	struct status_broken broken[STATUS_MAX_BROKEN];
 	struct logstats_snap logs;
+	size_t		 ncollectors;
+	struct sched_collector_stats collectors[SCHED_MAX_COLLECTORS];
 };
 
 /*
- * Where the figures come from: handed in by main (no globals).  q or sh
- * may be NULL (no queue; between a shipper's stop and the next start).
+ * Where the figures come from: handed in by main (no globals).  q, sh or
+ * ct may be NULL (no queue; between a shipper's stop and the next start;
+ * no collector figures).
  */
 struct status_source {
-	struct queue	*q;
-	struct shipper	*sh;
-	int64_t		 started_ms;	/* wall clock, the process' start */
-	const struct config *cfg;	/* its broken filelogs; may be NULL */
-	struct logstats	*logs;		/* the filelogs' figures; NULL: none */
+	struct queue		*q;
+	struct shipper		*sh;
+	int64_t			 started_ms;	/* wall clock, the process' start */
+	const struct config	*cfg;		/* its broken filelogs; may be NULL */
+	struct logstats		*logs;		/* the filelogs' figures; NULL: none */
+	struct sched_totals	*ct;		/* the collectors' runs */
 };
 
 /* Gather the running agent's figures (queue, shipper, process). */

@@ -6,6 +6,8 @@ what=${1:-build}
 pkgs="gcc make pkg-config libcurl4-openssl-dev libyaml-dev zlib1g-dev libpcre2-dev"
 if [ "$what" = test ]; then
 	pkgs="$pkgs python3 openssl rsyslog rsyslog-gnutls rsyslog-openssl strace file binutils"
+	# the monitor test: Prometheus' own text-format parser
+	pkgs="$pkgs python3-prometheus-client"
 	# the fleet rollout test: a real sshd on loopback addresses
 	pkgs="$pkgs openssh-server openssh-client"
 	# packaging tests: busybox (ESXi's sh), dpkg-shlibdeps, lintian

@@ -468,6 +468,7 @@ DEFAULTS = {
     "batch": {"max_events": "500", "max_bytes": "1048576", "flush_interval": "1"},
     "host": {"platform": "auto", "tools_dir": "", "log_dir": "", "hostname": ""},
     "tags": {},
+    "monitor": {"listen": ""},
     "collectors": {
         "nic": {"enabled": "yes", "interval": "60"},
         "datastore": {"enabled": "yes", "interval": "30"},

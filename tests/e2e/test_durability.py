@@ -49,25 +49,13 @@ filelog:
 
 
 class Rx(receivers.CfapiReceiver):
-    """A cfapi receiver that can be 'down' (drops every connection without
-    an answer, as a crashed server would) and that may reject (400) any
-    batch holding a marked event."""
+    """A cfapi receiver that can be 'down' (receivers' down) and that may
+    reject (400) any batch holding a marked event."""
 
     def __init__(self, poison=None, **kw):
-        self.down = False
         self.poison = poison
         self.rejected = 0
         super().__init__(**kw)
-
-    def _handle(self, h):
-        if self.down:
-            h.close_connection = True
-            try:
-                h.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return
-        super()._handle(h)
 
     def check(self, h, rec, body, step):
         if self.poison is not None and self.poison.encode() in body:

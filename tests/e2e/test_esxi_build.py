@@ -11,10 +11,12 @@ tests/run-all.sh is given ESXWATCH_BIN=build/esxi/esxwatch.
 import calendar
 import glob
 import gzip
+import http.client
 import http.server
 import os
 import re
 import signal
+import socket
 import socketserver
 import subprocess
 import sys
@@ -196,10 +198,16 @@ def test_syscalls_within_allowlist(d):
 
 def test_syscalls_daemon_within_allowlist(d):
     """The daemon as it runs on ESXi, under strace: the scheduler's poll()
-    loop over two collection rounds, a SIGHUP reload, a SIGTERM stop."""
+    loop over two collection rounds, a SIGHUP reload, a GET /metrics from
+    the monitor, a SIGTERM stop."""
     host = esxi_host(d)
     out = os.path.join(d, "events.json")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    mport = s.getsockname()[1]
+    s.close()
     cfg = config(host, "{proto: file, path: %s}" % out).replace("interval: 60", "interval: 1")
+    cfg += "monitor: {listen: \"127.0.0.1:%d\"}\n" % mport
     agent = Agent(d, cfg)
     prefix = os.path.join(d, "trace", "t")
     os.makedirs(os.path.dirname(prefix))
@@ -232,6 +240,10 @@ def test_syscalls_daemon_within_allowlist(d):
         os.kill(pid, signal.SIGHUP)
         n = samples()
         harness.wait_for(lambda: samples() > n, timeout=30, what="a sample after SIGHUP")
+        c = http.client.HTTPConnection("127.0.0.1", mport, timeout=10)
+        c.request("GET", "/metrics")
+        eq(c.getresponse().status, 200, "GET /metrics")
+        c.close()
         os.kill(pid, signal.SIGTERM)
         p.wait(timeout=30)
     finally:
@@ -245,7 +257,7 @@ def test_syscalls_daemon_within_allowlist(d):
                         pass
             p.wait()
     calls = agent_syscalls(prefix, STATIC)
-    for must in ("poll", "rt_sigaction", "execve"):
+    for must in ("poll", "rt_sigaction", "execve", "accept"):
         if must not in calls:
             fail("the trace shows no %s: the check did not see the daemon work" % must)
     denied = sorted(n for n in calls if DENY_RE.match(n))

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import secrets
+import socket
 import socketserver
 import ssl
 import sys
@@ -121,6 +122,7 @@ class _Base:
         the first requests, each "200", "503:ra=3", "503:date=3", "415",
         "400", "200:ingested=1", "close" (drop the connection)."""
         self.lock = threading.Lock()
+        self.down = False   # True: drop every connection unanswered, as a crashed server would
         self.requests = []
         self.violations = []
         self.events = []
@@ -247,6 +249,13 @@ class _Base:
         return True
 
     def _handle(self, h):
+        if self.down:
+            h.close_connection = True
+            try:
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
         if h.path == "/api/v1/sessions" and hasattr(self, "login"):
             self.login(h)
             return

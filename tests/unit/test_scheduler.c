@@ -92,6 +92,7 @@ static struct counts	 c_quick, c_again, c_broken, c_slow, c_off;
 static atomic_int	 last_emit_rc;
 static atomic_int	 slow_hold;	/* the slow collector blocks while set */
 static atomic_int	 slow_inside;	/* ... and says it is blocked */
+static atomic_int	 quick_fail;	/* the quick collector fails while set */
 
 static int
 quick_init(struct collector_ctx *ctx)
@@ -117,7 +118,7 @@ quick_collect(struct collector_ctx *ctx, struct emitter *em)
 		event_set(ev, "appname", "vobd");
 	}
 	atomic_store(&last_emit_rc, emit(em, ev));
-	return 0;
+	return atomic_load(&quick_fail) ? -1 : 0;
 }
 
 static void
@@ -536,6 +537,46 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/* The totals count rounds, not calls (datastore's four calls are one run),
+ * and failed calls; a second scheduler on the same totals (a reload)
+ * continues them; a collector that did not initialise has no row. */
+TEST(totals_count_runs_and_errors_across_schedulers)
+{
+	volatile sig_atomic_t stop = 0;
+	struct sched_collector_stats st[SCHED_MAX_COLLECTORS];
+	struct sched_totals *t = sched_totals_new();
+	struct config *cfg = load();
+	struct scheduler *s;
+	size_t n;
+
+	counts_reset();
+	if (cfg == NULL || t == NULL)
+		return;
+	s = sched_start_with(cfg, (struct queue *)&fake_queue, NULL, t);
+	sched_run_once(s, &stop);
+	sched_stop(s);
+	n = sched_totals_get(t, st, SCHED_MAX_COLLECTORS);
+	CHECK_INT(n, 3);
+	CHECK_STR(st[0].name, "nic");
+	CHECK_INT(st[0].runs, 1);
+	CHECK_INT(st[0].errors, 0);
+	CHECK(st[0].last_run_ms > 0);
+	CHECK_STR(st[1].name, "datastore");
+	CHECK_INT(st[1].runs, 1);
+	CHECK_STR(st[2].name, "smart");
+	atomic_store(&quick_fail, 1);
+	s = sched_start_with(cfg, (struct queue *)&fake_queue, NULL, t);
+	sched_run_once(s, &stop);
+	sched_stop(s);
+	atomic_store(&quick_fail, 0);
+	n = sched_totals_get(t, st, 1);
+	CHECK_INT(n, 1);
+	CHECK_INT(st[0].runs, 2);
+	CHECK_INT(st[0].errors, 1);
+	sched_totals_free(t);
+	config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -551,6 +592,7 @@ main(void)
 	RUN(state_saved_after_collect);
 	RUN(emit_reports_a_refused_push);
 	RUN(loop_intervals_and_a_hung_collector);
+	RUN(totals_count_runs_and_errors_across_schedulers);
 	got_clear();
 	rc = t_done();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -120,7 +120,12 @@ TEST(status_file_content)
 	    " last_error_ms: 1900\n"
 	    " not_ingested: 9\n"
 	    " filtered: 11\n"
-	    " last_error: HTTP 503 two lines\n";
+	    " last_error: HTTP 503 two lines\n"
+	    "collector: nic\n"
+	    " runs: 11\n"
+	    " errors: 2\n"
+	    " last_duration_ms: 35\n"
+	    " last_run_ms: 1800\n";
 	struct status_snap *s = calloc(1, sizeof(*s)), *b = calloc(1, sizeof(*b));
 	char path[128];
 	struct stat st;
@@ -157,6 +162,12 @@ TEST(status_file_content)
 	s->dests[0].filtered = 11;
 	snprintf(s->dests[0].last_error, sizeof(s->dests[0].last_error),
 	    "HTTP 503\ntwo lines");
+	s->ncollectors = 1;
+	snprintf(s->collectors[0].name, sizeof(s->collectors[0].name), "nic");
+	s->collectors[0].runs = 11;
+	s->collectors[0].errors = 2;
+	s->collectors[0].last_duration_ms = 35;
+	s->collectors[0].last_run_ms = 1800;
 	snprintf(path, sizeof(path), "%s/content", fake_dir);
 	CHECK_INT(status_write(s, path), 0);
 	text = slurp(path, &len);
@@ -169,6 +180,15 @@ TEST(status_file_content)
 	CHECK_INT(b->dests[0].filtered, 11);
 	CHECK_INT(b->dests[0].last_error_ms, 1900);
 	CHECK_STR(b->dests[0].last_error, "HTTP 503 two lines");
+	/* a collector's keys do not land in the destination before it */
+	CHECK_INT(b->ndests, 1);
+	CHECK_INT(b->dests[0].sent_events, 7);
+	CHECK_INT(b->ncollectors, 1);
+	CHECK_STR(b->collectors[0].name, "nic");
+	CHECK_INT(b->collectors[0].runs, 11);
+	CHECK_INT(b->collectors[0].errors, 2);
+	CHECK_INT(b->collectors[0].last_duration_ms, 35);
+	CHECK_INT(b->collectors[0].last_run_ms, 1800);
 	free(text);
 	free(s);
 	free(b);
@@ -378,6 +398,11 @@ TEST(json_says_what_the_text_says)
 	    "/etc/agent.yaml:3:5: 'event_marker': invalid regular expression");
 	set_filelog(&s->logs, "vmk", LOGSTATS_NO_MATCH, 4, 1, 1);
 	set_file(&s->logs, 0, "/var/log/vmk/a \"b\".log", 77, 4, 1);
+	s->ncollectors = 1;
+	snprintf(s->collectors[0].name, sizeof(s->collectors[0].name), "vsan");
+	s->collectors[0].runs = 4;
+	s->collectors[0].errors = 1;
+	s->collectors[0].last_duration_ms = 9;
 	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
 	render(cfg, s, path, text, json, sizeof(text));
 	CHECK(strstr(text, "esxwatch: running") != NULL);
@@ -408,7 +433,7 @@ TEST(json_says_what_the_text_says)
 	CHECK(strstr(text, "\nfilelog bad: disabled: /etc/agent.yaml:3:5: "
 	    "'event_marker': invalid regular expression\n") != NULL);
 	CHECK(strstr(json, ",\"disabled_filelogs\":[{\"name\":\"bad\",\"error\":"
-	    "\"/etc/agent.yaml:3:5: 'event_marker': invalid regular expression\"}],\"filelogs\":[")
+	    "\"/etc/agent.yaml:3:5: 'event_marker': invalid regular expression\"}],\"collectors\":[")
 	    != NULL);
 
 	/* failing after a success: failing; no destination: said where
@@ -435,6 +460,10 @@ TEST(json_says_what_the_text_says)
 	    "\"lines_read\":4,\"lines_matched\":1,\"files\":[{\"path\":"
 	    "\"/var/log/vmk/a \\\"b\\\".log\",\"offset\":77,\"lines_read\":4,"
 	    "\"lines_matched\":1}]}]}\n") != NULL);
+	CHECK(strstr(json, "\"collectors\":[{\"name\":"
+	    "\"vsan\",\"runs\":4,\"errors\":1,\"last_duration_ms\":9,"
+	    "\"last_run_ms\":0}],\"filelogs\":[") != NULL);
+	CHECK(strstr(text, "  vsan       4 runs, 1 errors; last run never (9 ms)\n") != NULL);
 
 	/* no status file, nobody running */
 	unlink(path);
