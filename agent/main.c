@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -435,13 +436,36 @@ install_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
+/*
+ * The storage directory is where root writes: one that another user owns
+ * or can write to could hold a link planted to make root overwrite any
+ * file.  Refused before anything is written there.  One that cannot be
+ * created at all leaves the agent running from memory (the spool says so).
+ */
+static bool
+storage_unsafe(const struct config *cfg)
+{
+	const char *dir = platform_storage_dir(cfg);
+	char err[PATH_MAX + 200];
+
+	switch (fs_storage_check(dir, err, sizeof(err))) {
+	case -1:
+		log_warn("cannot create the storage directory %s: %s", dir,
+		    log_errstr(errno));
+		return false;
+	case -2:
+		log_error("storage.directory %s is not safe: %s; fix it (chown, "
+		    "chmod 0700, remove what another user put there) or choose "
+		    "another directory", dir, err);
+		return true;
+	}
+	return false;
+}
+
 /* Everything, in order: queue, shipper (then the status writer), collectors. */
 static void
 start_all(struct running *r)
 {
-	if (fs_mkdir_p(platform_storage_dir(r->cfg), 0700) == -1)
-		log_warn("cannot create the storage directory %s: %s",
-		    platform_storage_dir(r->cfg), log_errstr(errno));
 	r->src.started_ms = now_ms();
 	r->deps.totals = shipper_totals_new();
 	r->deps.agentid = agentid_new();
@@ -582,6 +606,10 @@ main(int argc, char **argv)
 	setup_logging(r.cfg, a.verbose);
 	if (a.path == NULL)
 		log_info("no configuration file found; running with the defaults");
+	if (storage_unsafe(r.cfg)) {
+		config_free(r.cfg);
+		return 2;
+	}
 	start_all(&r);
 	if (a.once)
 		return stop_all(&r, run_once(&r) ? 0 : 1);

@@ -3,6 +3,7 @@
  * JSON encoding checked by a real JSON parser, binary round-trip), safe
  * command execution, the state store.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include "../../agent/fs.h"
 #include "../../agent/json.h"
 #include "../../agent/kvstore.h"
+#include "../../agent/segstore.h"
 #include "../../agent/utf8.h"
 #include "../../output/sink.h"
 
@@ -525,6 +527,106 @@ TEST(exec_abort_cancels_and_resets)
 	exec_result_free(&res);
 }
 
+/* Read the whole (small) file at path into out; its length or -1. */
+static ssize_t
+slurp_small(const char *path, char *out, size_t outlen)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, out, outlen - 1);
+	close(fd);
+	if (n >= 0)
+		out[n] = '\0';
+	return n;
+}
+
+/* A symlink planted where the agent keeps a file is never written
+ * through: a save replaces the link itself, a fixed temp name that is a
+ * link is removed, not followed, and a read refuses the link. */
+TEST(storage_files_never_follow_a_planted_link)
+{
+	char dir[200], target[256], link[256], tmp[300], got[64];
+	struct segstore st;
+	struct seg_pos pos = { 3, 40, 7 }, back;
+	struct kvstore *kv;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s/nofollow", tmpdir);
+	snprintf(target, sizeof(target), "%s/precious", tmpdir);
+	CHECK_INT(mkdir(dir, 0700), 0);
+	CHECK_INT(fs_write_atomic(target, "keep\n", 5, 0600), 0);
+
+	snprintf(link, sizeof(link), "%s/bookmarks", dir);
+	CHECK_INT(symlink(target, link), 0);
+	CHECK(fs_open_read(link) < 0 && errno == ELOOP);
+	kv = kv_open(link);	/* the link is not read as the state */
+	CHECK(kv != NULL && kv_get(kv, "keep") == NULL);
+	kv_set(kv, "a", "b");
+	CHECK_INT(kv_save(kv), 0);
+	kv_close(kv);
+	CHECK_INT(lstat(link, &sb), 0);
+	CHECK(S_ISREG(sb.st_mode));
+
+	memset(&st, 0, sizeof(st));
+	st.dir = dir;
+	snprintf(tmp, sizeof(tmp), "%s/cursor.server.tmp", dir);
+	CHECK_INT(symlink(target, tmp), 0);
+	CHECK_INT(segstore_cursor_write(&st, "server", &pos), 0);
+	snprintf(link, sizeof(link), "%s/cursor.server", dir);
+	CHECK_INT(segstore_cursor_read(link, &back), 0);
+	CHECK_INT(back.off, 40);
+	CHECK_INT(lstat(tmp, &sb), -1);
+
+	CHECK_INT(slurp_small(target, got, sizeof(got)), 5);
+	CHECK_STR(got, "keep\n");
+}
+
+/* The storage directory: made 0700 when new; refused when another user
+ * owns a file in it, when it can be written by others, or holds a link. */
+TEST(storage_dir_checked_before_use)
+{
+	char dir[256], path[300], err[512];
+	struct stat sb;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/store/sub", tmpdir);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), 0);
+	CHECK_INT(stat(dir, &sb), 0);
+	CHECK_INT(sb.st_mode & 07777, 0700);
+
+	CHECK_INT(chmod(dir, 0777), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
+	CHECK(strstr(err, "writable by every user") != NULL);
+	CHECK_INT(chmod(dir, 0700), 0);
+
+	snprintf(path, sizeof(path), "%s/state", dir);
+	CHECK_INT(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/state/nic.kv", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0620);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(chmod(path, 0620), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
+	CHECK(strstr(err, "state/nic.kv is writable by its group") != NULL);
+	CHECK_INT(chmod(path, 0600), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), 0);
+
+	if (geteuid() == 0) {	/* only root can give a file away */
+		CHECK_INT(chown(path, 65534, 65534), 0);
+		CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
+		CHECK(strstr(err, "belongs to uid 65534") != NULL);
+		CHECK_INT(chown(path, 0, 0), 0);
+	}
+	snprintf(path, sizeof(path), "%s/status", dir);
+	CHECK_INT(symlink("/etc/passwd", path), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
+	CHECK(strstr(err, "/status is a symbolic link") != NULL);
+}
+
 int
 main(void)
 {
@@ -551,6 +653,8 @@ main(void)
 	RUN(exec_abort_cancels_and_resets);
 	RUN(kvstore_persists_atomically);
 	RUN(write_file_atomic_concurrent_writers);
+	RUN(storage_files_never_follow_a_planted_link);
+	RUN(storage_dir_checked_before_use);
 	RUN(file_sink_reopens_and_never_tears_a_line);
 	{
 		const char *argv[] = { "/bin/rm", "-rf", tmpdir, NULL };
