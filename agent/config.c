@@ -388,6 +388,13 @@ yaml_servers(struct lctx *c, struct config *cfg, const struct ynode *v)
 			    show(key->s, b, sizeof(b)));
 			continue;
 		}
+		if (cfg->nservers + 1 >= CONFIG_MAX_DESTS) {
+			rep(c, true, key->line, key->col, "servers: '%s' would "
+			    "be destination %zu; at most %d (server and servers "
+			    "together)", show(key->s, b, sizeof(b)),
+			    cfg->nservers + 2, CONFIG_MAX_DESTS);
+			continue;
+		}
 		d = server_add(cfg, key->s);
 		snprintf(sect, sizeof(sect), "servers.%s", key->s);
 		yaml_dest(c, d, val, sect, false, key->line, key->col);

@@ -145,6 +145,11 @@ struct rule_conf {
 	int		 src_line;
 };
 
+/* server plus servers: each destination has a thread, a connection and a
+ * cursor of its own, so their number is bounded (a configuration error
+ * past it). */
+#define CONFIG_MAX_DESTS	64
+
 struct config {
 	char			*path;		/* the file it came from */
 	bool			 is_ini;

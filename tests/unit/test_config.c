@@ -706,6 +706,42 @@ TEST(bad_url_error_hides_credentials)
 	    "2:8: 'url': 'https://h/a b' is not an http:// or https:// URL");
 }
 
+/* At most 64 destinations: server and 63 servers load, the 64th of
+ * servers is an error at its name, in YAML and in liagent.ini. */
+TEST(at_most_64_destinations)
+{
+	char text[8192], ini[8192], want[128];
+	size_t o = 0, io = 0;
+	struct config *cfg;
+
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "servers:\n");
+	for (int i = 0; i < 63; i++) {
+		o += (size_t)snprintf(text + o, sizeof(text) - o,
+		    "  d%d: {proto: file, path: /tmp/x}\n", i);
+		io += (size_t)snprintf(ini + io, sizeof(ini) - io,
+		    "[server|d%d]\nproto=syslog\nhostname=h\n", i);
+	}
+	cfg = load(text);
+	CHECK(cfg != NULL);
+	if (cfg != NULL)
+		CHECK_INT(cfg->nservers, 63);
+	config_free(cfg);
+	snprintf(text + o, sizeof(text) - o, "  extra: {proto: file, path: /tmp/x}\n");
+	snprintf(want, sizeof(want), "65:3: servers: 'extra' would be destination "
+	    "65; at most 64");
+	CHECK_ONE_ERROR(text, want);
+
+	cfg = load_named("liagent.ini", ini);
+	CHECK(cfg != NULL);
+	config_free(cfg);
+	snprintf(ini + io, sizeof(ini) - io, "[server|extra]\nhostname=h\n");
+	cfg = load_named("liagent.ini", ini);
+	CHECK(cfg == NULL);
+	CHECK_INT(M.nerr, 1);
+	CHECK_MSG("190:1: [server|extra] would be destination 65; at most 64");
+	config_free(cfg);
+}
+
 /*
  * What made glibc's regcomp take gigabytes compiles in PCRE2 or is refused
  * by it with a reason; a catastrophic match is stopped by PCRE2's limits
@@ -1419,6 +1455,7 @@ main(void)
 	RUN(regex_errors);
 	RUN(regex_explosive_repetitions);
 	RUN(bad_url_error_hides_credentials);
+	RUN(at_most_64_destinations);
 	RUN(named_groups_and_disabling_rules);
 	RUN(duplicate_keys);
 	RUN(yaml_syntax_errors);
