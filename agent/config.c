@@ -72,6 +72,7 @@ const struct cfg_key dest_keys[] = {
 	  "or json_array" },
 	{ .name = "headers", .type = KT_KV, .off = D(headers),
 	  .check = check_header_name, .vcheck = check_header_value,
+	  .flags = KF_SECRET_KV,
 	  .doc = "cfapi, http: extra request headers" },
 	{ .name = "compress", .type = KT_ENUM, .off = D(compress),
 	  .choices = compress_choices, .def = "gzip",

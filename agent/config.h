@@ -203,8 +203,11 @@ struct config	*config_load(const char *path, config_report_fn report, void *arg)
 /* All defaults, no file. */
 struct config	*config_default(void);
 void		 config_free(struct config *);
-/* The effective configuration as YAML (loadable again by config_load). */
+/* The effective configuration as YAML (loadable again by config_load),
+ * secrets as "<redacted>" (the password, a URL's credentials and secret
+ * query values, secret-named headers); with secrets true, as they are. */
 int		 config_print(const struct config *, FILE *);
+int		 config_print_with(const struct config *, FILE *, bool secrets);
 /* Every key as Markdown tables, from the schema rows (docs/configuration.md). */
 int		 config_keys_markdown(FILE *);
 

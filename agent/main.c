@@ -61,7 +61,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config]\n"
+	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config [--show-secrets]]\n"
 	    "                [--status [--json]] [--trust-reset NAME]\n"
 	    "                [--export-loginsight alerts|content-pack [-o FILE]] [-v]... [-V] [-h]\n"
 	    "\n"
@@ -69,6 +69,8 @@ usage(FILE *f)
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
 	    "      --check-config  validate the configuration and exit (0 valid, 2 invalid)\n"
 	    "      --print-config  print the effective configuration as YAML and exit\n"
+	    "                      (passwords, URL credentials and tokens as <redacted>)\n"
+	    "      --show-secrets  with --print-config: print the secrets as they are\n"
 	    "      --status        show the running agent's delivery state and exit\n"
 	    "                      (0 running, 3 not running)\n"
 	    "      --json          with --status: the same facts as one JSON object\n"
@@ -319,7 +321,7 @@ struct args {
 	const char	*trust_name;	/* --trust-reset NAME */
 	const char	*export;	/* --export-loginsight WHAT */
 	const char	*out;		/* -o FILE */
-	bool		 once, check, print, status, json;
+	bool		 once, check, print, status, json, secrets;
 	int		 verbose;
 };
 
@@ -329,6 +331,11 @@ args_check(int argc, char **argv, struct args *a)
 {
 	if (a->out != NULL && a->export == NULL) {
 		fprintf(stderr, "esxwatch: -o goes with --export-loginsight\n");
+		return 2;
+	}
+	if (a->secrets && !a->print) {
+		fprintf(stderr, "esxwatch: --show-secrets goes with --print-config\n");
+		usage(stderr);
 		return 2;
 	}
 	if (a->json && !a->status) {
@@ -360,6 +367,7 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "print-config", no_argument, NULL, 'P' },
 		{ "status", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "show-secrets", no_argument, NULL, 'K' },
 		{ "trust-reset", required_argument, NULL, 'T' },
 		{ "export-loginsight", required_argument, NULL, 'E' },
 		{ "version", no_argument, NULL, 'V' },
@@ -398,6 +406,9 @@ parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'J':
 			a->json = true;
+			break;
+		case 'K':
+			a->secrets = true;
 			break;
 		case 'T':
 			a->trust_name = optarg;
@@ -596,7 +607,7 @@ main(int argc, char **argv)
 		if (a.check)
 			;	/* valid: loaded */
 		else if (a.print)
-			config_print(r.cfg, stdout);
+			config_print_with(r.cfg, stdout, a.secrets);
 		else if (a.status)
 			rc = a.json ? status_print_json(r.cfg, stdout) :
 			    status_print(r.cfg, stdout);
