@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "t.h"
 #include "../../agent/buf.h"
+#include "../../agent/clock.h"
 #include "../../agent/event.h"
 #include "../../agent/exec.h"
 #include "../../agent/fs.h"
@@ -274,6 +276,88 @@ TEST(exec_timeout_kills_the_group)
 	exec_result_free(&res);
 }
 
+/* Read the whole (small) file at path into out; its length or -1. */
+static ssize_t
+slurp_small(const char *path, char *out, size_t outlen)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, out, outlen - 1);
+	close(fd);
+	if (n >= 0)
+		out[n] = '\0';
+	return n;
+}
+
+/* True once pid is gone or a zombie (whoever inherited it reaps it). */
+static bool
+wait_gone(long pid)
+{
+	for (int i = 0; i < 100; i++) {
+		char path[64], st[256];
+		const char *close_paren;
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		n = slurp_small(path, st, sizeof(st));
+		close_paren = n > 0 ? strrchr(st, ')') : NULL;
+		if (n < 0 || (close_paren != NULL && close_paren[1] == ' ' &&
+		    close_paren[2] == 'Z'))
+			return true;
+		poll(NULL, 0, 20);
+	}
+	return false;
+}
+
+/* Run a script whose tool exits at once with want_status while a child
+ * lingers: the run ends soon, not timed out; the child's pid (the
+ * script's first line). */
+static long
+run_lingering(const char *script, int want_status, struct exec_result *res)
+{
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	int64_t t0 = mono_ms();
+
+	CHECK_INT(exec_run(argv, 10000, 0, res), 0);
+	CHECK(!res->timed_out);
+	CHECK_INT(res->status, want_status);
+	CHECK(mono_ms() - t0 < 5000);
+	return strtol(res->out, NULL, 10);
+}
+
+/* A tool that exits 0 but leaves a child holding its stdout: its answer
+ * and status count (not "timed out"), soon after it exited, and the child
+ * in its group is killed. */
+TEST(exec_lingering_child_does_not_turn_success_into_timeout)
+{
+	struct exec_result res;
+	long pid = run_lingering("sleep 30 & echo $!; echo done; exit 0", 0, &res);
+
+	CHECK(pid > 1);
+	CHECK(strstr(res.out, "\ndone\n") != NULL);
+	if (pid > 1)
+		CHECK(wait_gone(pid));
+	exec_result_free(&res);
+}
+
+/* A child that left the group (setsid) and holds the pipes: reading stops
+ * shortly after the tool exited; the tool's status is reported. */
+TEST(exec_setsid_child_does_not_hold_the_run)
+{
+	struct exec_result res;
+	long pid;
+
+	if (access("/usr/bin/setsid", X_OK) != 0 && access("/bin/setsid", X_OK) != 0)
+		return;		/* no setsid(1) here */
+	pid = run_lingering("setsid sleep 30 & echo $!; exit 4", 4, &res);
+	if (pid > 1)
+		kill((pid_t)pid, SIGKILL);	/* outside the group: ours to clean */
+	exec_result_free(&res);
+}
+
 TEST(exec_output_capped)
 {
 	const char *argv[] = { "/bin/sh", "-c", "yes | head -c 100000", NULL };
@@ -527,22 +611,6 @@ TEST(exec_abort_cancels_and_resets)
 	exec_result_free(&res);
 }
 
-/* Read the whole (small) file at path into out; its length or -1. */
-static ssize_t
-slurp_small(const char *path, char *out, size_t outlen)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, out, outlen - 1);
-	close(fd);
-	if (n >= 0)
-		out[n] = '\0';
-	return n;
-}
-
 /* A symlink planted where the agent keeps a file is never written
  * through: a save replaces the link itself, a fixed temp name that is a
  * link is removed, not followed, and a read refuses the link. */
@@ -647,6 +715,8 @@ main(void)
 	RUN(exec_captures_output_and_status);
 	RUN(exec_no_shell_interpretation);
 	RUN(exec_timeout_kills_the_group);
+	RUN(exec_lingering_child_does_not_turn_success_into_timeout);
+	RUN(exec_setsid_child_does_not_hold_the_run);
 	RUN(exec_output_capped);
 	RUN(exec_missing_program);
 	RUN(exec_concurrent_runs_leak_nothing);
