@@ -179,7 +179,7 @@ read_small(const char *path, char *out, size_t outlen)
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_read(path);
 	if (fd == -1)
 		return -1;
 	n = fs_read_upto(fd, out, outlen - 1);

@@ -73,6 +73,7 @@ const struct cfg_key dest_keys[] = {
 	  "or json_array" },
 	{ .name = "headers", .type = KT_KV, .off = D(headers),
 	  .check = check_header_name, .vcheck = check_header_value,
+	  .flags = KF_SECRET_KV,
 	  .doc = "cfapi, http: extra request headers" },
 	{ .name = "compress", .type = KT_ENUM, .off = D(compress),
 	  .choices = compress_choices, .def = "gzip",
@@ -396,6 +397,13 @@ yaml_servers(struct lctx *c, struct config *cfg, const struct ynode *v)
 			rep(c, true, key->line, key->col, "servers: '%s' is "
 			    "not a valid name (1 to 64 of A-Z a-z 0-9 - _ .)",
 			    show(key->s, b, sizeof(b)));
+			continue;
+		}
+		if (cfg->nservers + 1 >= CONFIG_MAX_DESTS) {
+			rep(c, true, key->line, key->col, "servers: '%s' would "
+			    "be destination %zu; at most %d (server and servers "
+			    "together)", show(key->s, b, sizeof(b)),
+			    cfg->nservers + 2, CONFIG_MAX_DESTS);
 			continue;
 		}
 		d = server_add(cfg, key->s);

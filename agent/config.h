@@ -171,6 +171,11 @@ struct rule_conf {
 	int		 src_line;
 };
 
+/* server plus servers: each destination has a thread, a connection and a
+ * cursor of its own, so their number is bounded (a configuration error
+ * past it). */
+#define CONFIG_MAX_DESTS	64
+
 struct config {
 	char			*path;		/* the file it came from */
 	bool			 is_ini;
@@ -237,8 +242,11 @@ struct config	*config_load_flags(const char *path, unsigned flags,
 /* All defaults, no file. */
 struct config	*config_default(void);
 void		 config_free(struct config *);
-/* The effective configuration as YAML (loadable again by config_load). */
+/* The effective configuration as YAML (loadable again by config_load),
+ * secrets as "<redacted>" (the password, a URL's credentials and secret
+ * query values, secret-named headers); with secrets true, as they are. */
 int		 config_print(const struct config *, FILE *);
+int		 config_print_with(const struct config *, FILE *, bool secrets);
 /* Every key as Markdown tables, from the schema rows (docs/configuration.md). */
 int		 config_keys_markdown(FILE *);
 

@@ -10,6 +10,7 @@
 #include "config_int.h"
 #include "event.h"
 #include "lfilter.h"
+#include "redact.h"
 #include "rx.h"
 
 /* Longest regex we hand to PCRE2 (agent/rx.h RX_PATTERN_MAX). */
@@ -127,23 +128,16 @@ check_file_glob(struct lctx *c, const char *key, const char *v, int line,
 int
 check_url(struct lctx *c, const char *key, const char *v, int line, int col)
 {
-	char b[96], r[96];
-	const char *host, *at, *slash;
+	char b[96], r[1024];
 
 	if (*v == '\0')
 		return 0;
 	if ((strncasecmp(v, "http://", 7) != 0 &&
 	    strncasecmp(v, "https://", 8) != 0) || has_ctl_or_space(v)) {
-		/* echo it without a user:password@ part */
-		show(v, b, sizeof(b));
-		host = strstr(b, "://");
-		host = host != NULL ? host + 3 : b;
-		at = strchr(host, '@');
-		slash = strchr(host, '/');
-		if (at != NULL && (slash == NULL || at < slash)) {
-			snprintf(r, sizeof(r), "%.*s***%s", (int)(host - b), b, at);
-			memcpy(b, r, sizeof(b));
-		}
+		/* echo it without its secrets (user:password@, ?token=),
+		 * taken out before it is cut to fit */
+		(void)redact_url(v, "***", r, sizeof(r));
+		show(r, b, sizeof(b));
 		rep(c, true, line, col, "'%s': '%s' is not an http:// or "
 		    "https:// URL", key, b);
 		return -1;

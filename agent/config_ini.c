@@ -325,6 +325,13 @@ ini_server_section(struct iini *ii, char *sub, int line, int col)
 	for (ii->idx = 0; ii->idx < cfg->nservers; ii->idx++)
 		if (strcmp(cfg->servers[ii->idx].name, sub) == 0)
 			return;
+	if (cfg->nservers + 1 >= CONFIG_MAX_DESTS) {
+		rep(ii->c, true, line, col, "[server|%s] would be destination "
+		    "%zu; at most %d ([server] and [server|NAME] together)", sub,
+		    cfg->nservers + 2, CONFIG_MAX_DESTS);
+		ii->sect = IS_SKIP;
+		return;
+	}
 	server_add(cfg, sub);
 	ii->spos = xrealloc(ii->spos, cfg->nservers * sizeof(*ii->spos));
 	memset(ii->spos[ii->idx], 0, sizeof(ii->spos[ii->idx]));

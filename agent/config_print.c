@@ -9,6 +9,7 @@
 
 #include "config_int.h"
 #include "monitor.h"
+#include "redact.h"
 #include "../collectors/collector.h"
 #include "../output/sink.h"
 
@@ -79,8 +80,17 @@ print_list(FILE *f, const struct strlist *l)
 	fputc(']', f);
 }
 
+#define REDACTED	"<redacted>"
+
+/*
+ * --print-config --show-secrets: for the one call of config_print_with()
+ * (single-threaded: --print-config, tests), secrets are printed as they
+ * are; otherwise as REDACTED.
+ */
+static bool show_secrets;
+
 static void
-print_kv(FILE *f, const struct kvlist *l, const char *indent)
+print_kv(FILE *f, const struct kvlist *l, const char *indent, bool secret)
 {
 	if (l->n == 0) {
 		fputs(" {}\n", f);
@@ -88,12 +98,44 @@ print_kv(FILE *f, const struct kvlist *l, const char *indent)
 	}
 	fputc('\n', f);
 	for (size_t i = 0; i < l->n; i++) {
+		const char *k = l->v[i].key, *v = l->v[i].value;
+
 		fputs(indent, f);
-		print_str(f, l->v[i].key);
+		print_str(f, k);
 		fputs(": ", f);
-		print_str(f, l->v[i].value);
+		print_str(f, secret && !show_secrets && k != NULL && v != NULL &&
+		    *v != '\0' && redact_secret_name(k, strlen(k)) ? REDACTED : v);
 		fputc('\n', f);
 	}
+}
+
+/* A string row's value, its secrets (whole or in a URL) redacted. */
+static void
+print_secret_str(FILE *f, const struct cfg_key *k, const char *s)
+{
+	char *r;
+	size_t n;
+
+	if (s == NULL || *s == '\0' || show_secrets ||
+	    !(k->flags & (KF_SECRET | KF_SECRET_URL))) {
+		print_str(f, s != NULL ? s : "");
+		return;
+	}
+	if (k->flags & KF_SECRET) {
+		print_str(f, REDACTED);
+		return;
+	}
+	/* every redacted part is at least one byte of s: this is room for
+	 * a marker in place of each */
+	n = strlen(s) * sizeof(REDACTED) + 1;
+	r = malloc(n);
+	if (r == NULL) {
+		print_str(f, REDACTED);
+		return;
+	}
+	(void)redact_url(s, REDACTED, r, n);
+	print_str(f, r);
+	free(r);
 }
 
 #define YN(b)	((b) ? "yes" : "no")
@@ -123,8 +165,7 @@ key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
 	case KT_STR:
 	case KT_OSTR:
 		fputc(' ', f);
-		print_str(f, (k->flags & KF_SECRET) && s != NULL && *s != '\0' ?
-		    "<redacted>" : s != NULL ? s : "");
+		print_secret_str(f, k, s);
 		break;
 	case KT_ENUM:
 		fprintf(f, " %s", s != NULL ? s : "");
@@ -156,7 +197,8 @@ key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
 	case KT_KV:
 		snprintf(in2, sizeof(in2), "%s  ", strncmp(in, "  - ", 4) == 0 ?
 		    "    " : in);
-		print_kv(f, (const struct kvlist *)(const void *)field, in2);
+		print_kv(f, (const struct kvlist *)(const void *)field, in2,
+		    (k->flags & KF_SECRET_KV) != 0);
 		return;
 	case KT_CUSTOM:
 		break;
@@ -217,11 +259,32 @@ print_collectors(FILE *f, const struct config *cfg)
 	}
 }
 
+static int	print_all(const struct config *, FILE *);
+
 int
 config_print(const struct config *cfg, FILE *f)
 {
-	fputs("# esxwatch: the effective configuration (every default filled "
-	    "in)\n", f);
+	return config_print_with(cfg, f, false);
+}
+
+int
+config_print_with(const struct config *cfg, FILE *f, bool secrets)
+{
+	int rc;
+
+	show_secrets = secrets;
+	rc = print_all(cfg, f);
+	show_secrets = false;
+	return rc;
+}
+
+static int
+print_all(const struct config *cfg, FILE *f)
+{
+	fputs(show_secrets ? "# esxwatch: the effective configuration (every "
+	    "default filled in; secrets shown)\n" : "# esxwatch: the effective "
+	    "configuration (every default filled in; secrets <redacted>: "
+	    "--show-secrets prints them)\n", f);
 	fputs("server:\n", f);
 	print_dest(f, &cfg->server, "  ");
 	fputs("servers:", f);
@@ -326,6 +389,9 @@ md_row(FILE *f, const struct cfg_key *k)
 	md_values(f, k);
 	fprintf(f, " | %s%s |\n", k->doc != NULL ? k->doc : "",
 	    (k->flags & KF_SECRET) ? " (secret: printed as `<redacted>`)" :
+	    (k->flags & KF_SECRET_URL) ? " (its user:password@ and secret query "
+	    "values are printed as `<redacted>`)" : (k->flags & KF_SECRET_KV) ?
+	    " (the values of secret-named keys are printed as `<redacted>`)" :
 	    "");
 }
 

@@ -40,6 +40,10 @@ enum ktype {
 				 * into the sink's options block */
 #define KF_OMIT_NULL	0x04	/* KT_OSTR: absent is not printed at all */
 #define KF_NOPRINT	0x08	/* not in --print-config (internal) */
+#define KF_SECRET_URL	0x10	/* a URL: its user:password@ and secret query
+				 * values printed as "<redacted>" (redact.h) */
+#define KF_SECRET_KV	0x20	/* KT_KV: the values of secret-named keys
+				 * (Authorization, X-Api-Key...) redacted */
 
 struct lctx;
 struct ynode;		/* a positioned YAML node (agent/config_int.h) */

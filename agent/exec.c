@@ -24,6 +24,9 @@
 
 #define EXEC_ERR_MAX	(64u * 1024)
 #define EXEC_TICK_MS	200	/* how often a wait looks at the abort flag */
+/* After the tool exited, how long what it started may still write to its
+ * stdout/stderr before the rest of its group is killed and reading stops. */
+#define EXEC_LINGER_MS	500
 
 static int aborting;	/* __atomic: exec_abort_all() in force */
 
@@ -153,19 +156,50 @@ kill_group(pid_t pid, int *statusp)
 		;
 }
 
-/* Read the tool's stdout and stderr until both close or the deadline (or a
- * stop) passes. */
-static void
-collect(int ofd, int efd, int64_t deadline, struct buf *out, size_t max_out,
-    struct buf *err, struct exec_result *res)
+/*
+ * Has the tool (pid) exited?  Reaped if so (wait4, the one wait ESXi is
+ * known to have: no waitid).  Its group id stays reserved while anything
+ * it started is still in the group, so kill(-pid) afterwards still reaches
+ * only those.  1 exited (*status set), 0 running, -1 not our child.
+ */
+static int
+tool_exited(pid_t pid, int *status)
+{
+	pid_t w = waitpid(pid, status, WNOHANG);
+
+	if (w == pid)
+		return 1;
+	return w == -1 && errno != EINTR ? -1 : 0;
+}
+
+/*
+ * Read the tool's stdout and stderr until both close or the deadline (or a
+ * stop) passes -- or until EXEC_LINGER_MS after the tool itself exited: a
+ * child it left behind holding the pipes (a daemon it started, a setsid'ed
+ * helper) must not turn its success into a time-out.  True if the tool
+ * exited (and was reaped: *status is its wait status).
+ */
+static bool
+collect(pid_t pid, int ofd, int efd, int64_t deadline, struct buf *out,
+    size_t max_out, struct buf *err, struct exec_result *res, int *status)
 {
 	bool out_eof = false, err_eof = false, err_trunc = false;
+	int64_t linger_end = 0;
+	bool can_ask = true;
 
 	while (!(out_eof && err_eof)) {
 		struct pollfd pfd[2];
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - mono_ms(), tick;
 		int n = 0, rc;
 
+		if (linger_end == 0 && can_ask) {
+			rc = tool_exited(pid, status);
+			can_ask = rc >= 0;
+			if (rc == 1)
+				linger_end = mono_ms() + EXEC_LINGER_MS;
+		}
+		if (linger_end != 0 && mono_ms() >= linger_end)
+			break;
 		if (left <= 0 || is_aborting()) {
 			res->timed_out = true;
 			res->cancelled = left > 0;
@@ -179,7 +213,10 @@ collect(int ofd, int efd, int64_t deadline, struct buf *out, size_t max_out,
 			pfd[n].fd = efd;
 			pfd[n++].events = POLLIN;
 		}
-		rc = poll(pfd, (nfds_t)n, left > EXEC_TICK_MS ? EXEC_TICK_MS : (int)left);
+		tick = left < EXEC_TICK_MS ? left : EXEC_TICK_MS;
+		if (linger_end != 0 && linger_end - mono_ms() < tick)
+			tick = linger_end - mono_ms();
+		rc = poll(pfd, (nfds_t)n, tick > 0 ? (int)tick : 0);
 		if (rc == -1 && errno != EINTR)
 			break;
 		if (!out_eof)
@@ -187,6 +224,9 @@ collect(int ofd, int efd, int64_t deadline, struct buf *out, size_t max_out,
 		if (!err_eof)
 			err_eof = drain(efd, err, EXEC_ERR_MAX, &err_trunc);
 	}
+	if (linger_end == 0 && can_ask && tool_exited(pid, status) == 1)
+		linger_end = 1;
+	return linger_end != 0;
 }
 
 /* Output closed: the tool should exit now; wait until the deadline.  True
@@ -247,8 +287,13 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 	set_cloexec_nonblock(ep[0]);
 
 	deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 30000);
-	collect(op[0], ep[0], deadline, &out, max_out, &err, res);
-	reaped = reap(pid, deadline, &status, res);
+	if (collect(pid, op[0], ep[0], deadline, &out, max_out, &err, res,
+	    &status)) {
+		/* the tool is done (reaped): what it left in its group goes */
+		kill(-pid, SIGKILL);
+		reaped = true;
+	} else
+		reaped = reap(pid, deadline, &status, res);
 	if (!reaped)
 		kill_group(pid, &status);
 	close(op[0]);

@@ -4,6 +4,10 @@
  * fork + execv with an argv array, stdin from /dev/null, stdout and stderr
  * captured separately up to a cap, a timeout after which the child gets
  * SIGTERM then SIGKILL (its whole process group), and the exit status.
+ * A tool that exits while something it started still holds its output
+ * (a background child, a setsid'ed helper) is not waited for: half a
+ * second after its exit reading stops, the rest of its process group is
+ * killed, and its own exit status is the result.
  */
 #ifndef ESXWATCH_EXEC_H
 #define ESXWATCH_EXEC_H

@@ -2,6 +2,7 @@
  * fs: atomic replace, mkdir -p, directory fsync, EINTR-safe reads and
  * writes (see fs.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -152,7 +153,7 @@ fs_write_atomic(const char *path, const void *data, size_t len, int mode)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode);
+	fd = fs_create_new(tmp, 0, mode);
 	if (fd == -1)
 		return -1;
 	if (fs_write_all(fd, data, len, -1) == -1 || fsync(fd) == -1) {
@@ -170,4 +171,119 @@ err:
 	(void)unlink(tmp);
 	errno = e;
 	return -1;
+}
+
+int
+fs_create_new(const char *path, int extra, int mode)
+{
+	int flags = (extra & O_RDWR) ? O_RDWR : O_WRONLY;
+
+	if (unlink(path) == -1 && errno != ENOENT)
+		return -1;
+	return open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    (mode_t)mode);
+}
+
+int
+fs_open_read(const char *path)
+{
+	return open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Another user's, or writable by one: not a place root may write in. */
+static int
+unsafe_owner_mode(const struct stat *st, const char *path, char *err,
+    size_t errlen)
+{
+	uid_t me = geteuid();
+
+	if (st->st_uid != me && st->st_uid != 0) {
+		snprintf(err, errlen, "%s belongs to uid %ld, not to the agent's "
+		    "user (uid %ld)", path, (long)st->st_uid, (long)me);
+		return -2;
+	}
+	if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		snprintf(err, errlen, "%s is writable by %s (mode %04o)", path,
+		    (st->st_mode & S_IWOTH) ? "every user" : "its group",
+		    (unsigned)(st->st_mode & 07777));
+		return -2;
+	}
+	return 0;
+}
+
+static int check_entry(const char *, int, char *, size_t);
+
+/* Every entry of directory path; depth: the levels below it to look into. */
+static int
+check_dir(const char *path, int depth, char *err, size_t errlen)
+{
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	d = opendir(path);
+	if (d == NULL)
+		return 0;	/* unreadable: the module using it says so */
+	for (;;) {
+		char sub[PATH_MAX];
+
+		e = rc == 0 ? readdir(d) : NULL;
+		if (e == NULL)
+			break;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >=
+		    sizeof(sub))
+			continue;
+		rc = check_entry(sub, depth, err, errlen);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* One entry of a storage directory (lstat: a link is judged, not its
+ * target). */
+static int
+check_entry(const char *path, int depth, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == -1)
+		return 0;	/* gone meanwhile: nothing to judge */
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(err, errlen, "%s is a symbolic link: the agent does not "
+		    "follow links in its storage directory", path);
+		return -2;
+	}
+	if (unsafe_owner_mode(&st, path, err, errlen) < 0)
+		return -2;
+	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		snprintf(err, errlen, "%s has %lu hard links: a file of the "
+		    "agent's has one", path, (unsigned long)st.st_nlink);
+		return -2;
+	}
+	if (S_ISDIR(st.st_mode) && depth > 0)
+		return check_dir(path, depth - 1, err, errlen);
+	return 0;
+}
+
+int
+fs_storage_check(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fs_mkdir_p(dir, 0700) == -1)
+		return -1;
+	/* the directory itself may be reached through a link (/scratch is
+	 * one on ESXi): it is the directory it names that must be safe */
+	if (stat(dir, &st) == -1)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a directory", dir);
+		return -2;
+	}
+	if (unsafe_owner_mode(&st, dir, err, errlen) < 0)
+		return -2;
+	/* storage.directory, spool/ and state/ and what they hold */
+	return check_dir(dir, 1, err, errlen);
 }

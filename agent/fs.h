@@ -32,5 +32,20 @@ int	fs_read_all(int fd, void *p, size_t len, off_t off);
 /* Read from the file position until EOF or len bytes; the count read, or
  * -1.  (For small files whose size is not known up front.) */
 ssize_t	fs_read_upto(int fd, void *p, size_t len);
+/* Open path for writing as a file of its own: whatever has the name (a
+ * stale temp file, a planted symlink) is unlinked first and the open is
+ * O_CREAT|O_EXCL|O_NOFOLLOW, so a write never lands in another file.
+ * extra: more open flags (O_RDWR for O_WRONLY, nothing else). */
+int	fs_create_new(const char *path, int extra, int mode);
+/* Open an existing file of the agent's for reading (O_NOFOLLOW: a symlink
+ * at its name fails with ELOOP instead of being followed). */
+int	fs_open_read(const char *path);
+/* Make the storage directory (mkdir -p, 0700) and check that it is safe
+ * for an agent running as root: the directory, its subdirectories and
+ * every entry in them belong to the agent's user (or root) and are not
+ * writable by group or others; no entry is a symlink or a hard-linked
+ * file.  0 safe; -1 it cannot be created (errno; the agent can still run
+ * from memory); -2 unsafe, err says which path and why. */
+int	fs_storage_check(const char *dir, char *err, size_t errlen);
 
 #endif

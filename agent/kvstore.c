@@ -180,7 +180,7 @@ kv_load(struct kvstore *kv)
 	struct buf b;
 	char tmp[8192], *line, *end;
 	ssize_t n;
-	int fd = open(kv->path, O_RDONLY | O_CLOEXEC);
+	int fd = fs_open_read(kv->path);
 
 	if (fd == -1) {
 		if (errno != ENOENT)

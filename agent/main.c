@@ -75,7 +75,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config]\n"
+	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config [--show-secrets]]\n"
 	    "                [--status [--json]] [--trust-reset NAME]\n"
 	    "                [--export-loginsight alerts|content-pack [-o FILE]] [-v]... [-V] [-h]\n"
 	    "\n"
@@ -83,6 +83,8 @@ usage(FILE *f)
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
 	    "      --check-config  validate the configuration and exit (0 valid, 2 invalid)\n"
 	    "      --print-config  print the effective configuration as YAML and exit\n"
+	    "                      (passwords, URL credentials and tokens as <redacted>)\n"
+	    "      --show-secrets  with --print-config: print the secrets as they are\n"
 	    "      --status        show the running agent's delivery state and exit\n"
 	    "                      (0 running, 3 not running)\n"
 	    "      --json          with --status: the same facts as one JSON object\n"
@@ -341,7 +343,7 @@ struct args {
 	const char	*trust_name;	/* --trust-reset NAME */
 	const char	*export;	/* --export-loginsight WHAT */
 	const char	*out;		/* -o FILE */
-	bool		 once, check, print, status, json;
+	bool		 once, check, print, status, json, secrets;
 	int		 verbose;
 };
 
@@ -351,6 +353,11 @@ args_check(int argc, char **argv, struct args *a)
 {
 	if (a->out != NULL && a->export == NULL) {
 		fprintf(stderr, "esxwatch: -o goes with --export-loginsight\n");
+		return 2;
+	}
+	if (a->secrets && !a->print) {
+		fprintf(stderr, "esxwatch: --show-secrets goes with --print-config\n");
+		usage(stderr);
 		return 2;
 	}
 	if (a->json && !a->status) {
@@ -382,6 +389,7 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "print-config", no_argument, NULL, 'P' },
 		{ "status", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "show-secrets", no_argument, NULL, 'K' },
 		{ "trust-reset", required_argument, NULL, 'T' },
 		{ "export-loginsight", required_argument, NULL, 'E' },
 		{ "version", no_argument, NULL, 'V' },
@@ -420,6 +428,9 @@ parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'J':
 			a->json = true;
+			break;
+		case 'K':
+			a->secrets = true;
 			break;
 		case 'T':
 			a->trust_name = optarg;
@@ -460,13 +471,36 @@ install_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
+/*
+ * The storage directory is where root writes: one that another user owns
+ * or can write to could hold a link planted to make root overwrite any
+ * file.  Refused before anything is written there.  One that cannot be
+ * created at all leaves the agent running from memory (the spool says so).
+ */
+static bool
+storage_unsafe(const struct config *cfg)
+{
+	const char *dir = platform_storage_dir(cfg);
+	char err[PATH_MAX + 200];
+
+	switch (fs_storage_check(dir, err, sizeof(err))) {
+	case -1:
+		log_warn("cannot create the storage directory %s: %s", dir,
+		    log_errstr(errno));
+		return false;
+	case -2:
+		log_error("storage.directory %s is not safe: %s; fix it (chown, "
+		    "chmod 0700, remove what another user put there) or choose "
+		    "another directory", dir, err);
+		return true;
+	}
+	return false;
+}
+
 /* Everything, in order: queue, shipper (then the status writer), collectors. */
 static void
 start_all(struct running *r)
 {
-	if (fs_mkdir_p(platform_storage_dir(r->cfg), 0700) == -1)
-		log_warn("cannot create the storage directory %s: %s",
-		    platform_storage_dir(r->cfg), log_errstr(errno));
 	r->src.started_ms = now_ms();
 	r->deps.totals = shipper_totals_new();
 	r->deps.agentid = agentid_new();
@@ -633,7 +667,7 @@ main(int argc, char **argv)
 		} else if (a.check)
 			;	/* valid: loaded */
 		else if (a.print)
-			config_print(r.cfg, stdout);
+			config_print_with(r.cfg, stdout, a.secrets);
 		else if (a.status)
 			rc = a.json ? status_print_json(r.cfg, stdout) :
 			    status_print(r.cfg, stdout);
@@ -647,6 +681,10 @@ main(int argc, char **argv)
 		log_warn("%s is empty: running with every default (no "
 		    "destination); a reload will refuse an empty file", a.path);
 	r.once = a.once;
+	if (storage_unsafe(r.cfg)) {
+		config_free(r.cfg);
+		return 2;
+	}
 	start_all(&r);
 	if (a.once)
 		return stop_all(&r, run_once(&r) ? 0 : 1);

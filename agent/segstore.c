@@ -160,7 +160,7 @@ seg_open_fd(struct segstore *st, struct seg *s)
 
 	if (s->fd >= 0)
 		return s->fd;
-	s->fd = open(seg_path(st, s->id, path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+	s->fd = fs_open_read(seg_path(st, s->id, path, sizeof(path)));
 	if (s->fd < 0) {
 		int err = errno;
 
@@ -304,7 +304,7 @@ segstore_cursor_write(const struct segstore *st, const char *name, const struct 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	n = snprintf(text, sizeof(text), "seg %" PRIu64 "\noff %" PRIu64 "\nseq %"
 	    PRIu64 "\n", p->seg, p->off, p->seq);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = fs_create_new(tmp, 0, 0600);
 	if (fd < 0)
 		goto err;
 	if (fs_write_all(fd, text, (size_t)n, -1) < 0 || fsync(fd) < 0) {
@@ -339,7 +339,7 @@ segstore_cursor_read(const char *path, struct seg_pos *p)
 	char *line;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_read(path);
 	if (fd < 0)
 		return -1;
 	n = read(fd, text, sizeof(text) - 1);
@@ -454,7 +454,7 @@ static int
 load_file(const char *path, unsigned char **data, size_t *len)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = fs_open_read(path);
 
 	*data = NULL;
 	*len = 0;
@@ -635,7 +635,7 @@ segstore_lock(struct segstore *st)
 	int n;
 
 	snprintf(path, sizeof(path), "%s/lock", st->dir);
-	st->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	st->lockfd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (st->lockfd < 0) {
 		log_error("spool: cannot open %s: %s", path, log_errstr(errno));
 		return -1;
@@ -768,7 +768,7 @@ new_active(struct segstore *st)
 	segstore_seal(st);
 	if (!st->memonly) {
 		fd = open(seg_path(st, st->next_id, path, sizeof(path)),
-		    O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			segstore_memonly(st, "create a segment", errno);
 		else
@@ -955,7 +955,7 @@ segstore_try_disk(struct segstore *st)
 		if (s->mem == NULL)
 			continue;
 		seg_path(st, s->id, path, sizeof(path));
-		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		fd = fs_create_new(path, O_RDWR, 0600);
 		if (fd < 0)
 			return;
 		if (fs_write_all(fd, s->mem, s->size, 0) < 0 || fsync(fd) < 0) {

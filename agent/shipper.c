@@ -461,6 +461,21 @@ settle(struct dest *d, size_t n, size_t done)
 	return delivered;
 }
 
+/*
+ * A server's Retry-After is honoured up to the backoff cap: a proxy or a
+ * broken server asking for a day must not park a destination (and its
+ * backlog) for a day.
+ */
+int
+shipper_retry_after_ms(int retry_after_s)
+{
+	if (retry_after_s <= 0)
+		return 0;
+	if (retry_after_s > BACKOFF_CAP_MS / 1000)
+		return BACKOFF_CAP_MS;
+	return retry_after_s * 1000;
+}
+
 static int
 backoff_ms(struct dest *d, int retry_after_s)
 {
@@ -468,7 +483,7 @@ backoff_ms(struct dest *d, int retry_after_s)
 	unsigned i;
 
 	if (retry_after_s > 0)
-		return retry_after_s * 1000;
+		return shipper_retry_after_ms(retry_after_s);
 	for (i = 0; i < d->attempt && cap < BACKOFF_CAP_MS; i++)
 		cap *= 2;
 	if (cap > BACKOFF_CAP_MS)

@@ -44,6 +44,9 @@ struct shipper_dest_stats {
 /* The destination names of a configuration, in order ("server", then
  * each servers.NAME).  Returns the count (<= max). */
 size_t		 shipper_dest_names(const struct config *, const char **names, size_t max);
+/* How long a server's Retry-After of s seconds makes a destination wait:
+ * s, at most the backoff cap (5 min); 0 when s is not positive. */
+int		 shipper_retry_after_ms(int s);
 
 /*
  * The per-destination counters since start (sent, failed, not ingested,

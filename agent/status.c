@@ -26,6 +26,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "event.h"
+#include "fs.h"
 #include "log.h"
 #include "platform.h"
 #include "queue.h"
@@ -471,7 +472,7 @@ status_write(const struct status_snap *s, const char *path)
 	}
 	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		goto out;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = fs_create_new(tmp, 0, 0600);
 	if (fd < 0)
 		goto out;
 	for (size_t off = 0; off < b.len;) {
@@ -804,7 +805,7 @@ lock_holder(const char *dir)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/spool/lock", dir) >= sizeof(path))
 		return 0;
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	memset(&fl, 0, sizeof(fl));
@@ -898,7 +899,7 @@ status_read(const struct config *cfg, struct status_view *v)
 	text = malloc(STATUS_READ_MAX);
 	if (text == NULL)
 		return -1;
-	fd = open(v->path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_read(v->path);
 	n = fd >= 0 ? read_all(fd, text, STATUS_READ_MAX - 1) : -1;
 	if (fd >= 0)
 		close(fd);

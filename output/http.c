@@ -232,7 +232,7 @@ http_close(struct sink_ctx *ctx)
 /* Configuration: the URL (headers and compress are shared with cfapi). */
 static const struct cfg_key http_keys[] = {
 	{ .name = "url", .type = KT_STR, .off = offsetof(struct dest_conf, url),
-	  .check = check_url, .flags = KF_DEST,
+	  .check = check_url, .flags = KF_DEST | KF_SECRET_URL,
 	  .doc = "http: the endpoint; empty: http(s)://hostname:port/" },
 };
 

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "../agent/log.h"
+#include "../agent/redact.h"
 #include "transport.h"
 
 static pthread_once_t	 global_once = PTHREAD_ONCE_INIT;
@@ -87,23 +88,7 @@ transport_base_url(const struct dest_conf *d, const char *path, struct buf *out)
 void
 transport_redact_url(const char *url, char *out, size_t outlen)
 {
-	const char *scheme, *at, *slash;
-
-	if (outlen == 0)
-		return;
-	scheme = strstr(url, "://");
-	if (scheme == NULL) {
-		snprintf(out, outlen, "%s", url);
-		return;
-	}
-	scheme += 3;
-	slash = strchr(scheme, '/');
-	at = strchr(scheme, '@');
-	if (at == NULL || (slash != NULL && at > slash)) {
-		snprintf(out, outlen, "%s", url);
-		return;
-	}
-	snprintf(out, outlen, "%.*s***@%s", (int)(scheme - url), url, at + 1);
+	(void)redact_url(url, "***", out, outlen);
 }
 
 /*

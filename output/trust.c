@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../agent/config.h"
+#include "../agent/fs.h"
 #include "../agent/log.h"
 #include "../agent/platform.h"
 #include "transport.h"
@@ -314,7 +315,7 @@ pin_read(const char *path, char *out, size_t outlen)
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = fs_open_read(path);
 	if (fd == -1)
 		return errno == ENOENT ? 0 : -1;
 	n = read(fd, b, sizeof(b) - 1);
@@ -342,8 +343,7 @@ pin_write(const char *path, const char *pin)
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		return -1;
 	len = (size_t)snprintf(line, sizeof(line), "%s\n", pin);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	    0600);
+	fd = fs_create_new(tmp, 0, 0600);
 	if (fd == -1)
 		return -1;
 	if (write(fd, line, len) != (ssize_t)len || fsync(fd) == -1) {

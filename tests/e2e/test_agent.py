@@ -416,21 +416,31 @@ def test_sigterm_stops_once_with_a_hung_tool(d):
             p.wait()
 
 
-def test_seventy_destinations_all_delivered(d):
-    """No fixed limit on the number of destinations: the 70th gets every
-    event too."""
+def test_sixty_four_destinations_all_delivered_a_65th_refused(d):
+    """64 destinations (server and 63 servers): the last gets every event
+    too.  A 65th is a configuration error at its name, not a silent drop
+    (each destination costs a thread and a connection)."""
     h = make_host(d)
-    outs = [os.path.join(d, "out%d.jsonl" % i) for i in range(70)]
+    outs = [os.path.join(d, "out%d.jsonl" % i) for i in range(64)]
     servers = "servers:\n" + "".join("  d%d: {proto: file, path: %s}\n" % (i, o)
                                      for i, o in enumerate(outs))
-    a = Agent(d, config(h, os.path.join(d, "primary.jsonl"), servers))
+    cut = servers.rindex("  d63:")
+    a = Agent(d, config(h, os.path.join(d, "primary.jsonl"), servers[:cut]))
     rc, _, err = a.run("--once")
     eq(rc, 0, "--once status (%s)" % err[-300:])
     want = len(read_events(os.path.join(d, "primary.jsonl")))
     if want == 0:
         fail("no event at the primary destination")
-    for o in outs:
+    for o in outs[:63]:
         eq(len(read_events(o)), want, "events at %s" % os.path.basename(o))
+    a.write_config(config(h, os.path.join(d, "primary.jsonl"), servers))
+    rc, _, err = a.run("--check-config")
+    eq(rc, 2, "--check-config with 65 destinations")
+    with open(a.config) as f:
+        line = f.read().splitlines().index("  d63: {proto: file, path: %s}" % outs[63]) + 1
+    want_err = "%s:%d:3: servers: 'd63' would be destination 65; at most 64" % (a.config, line)
+    if want_err not in err:
+        fail("no error %r in %r" % (want_err, err[-500:]))
 
 
 def test_backlog_of_large_events_is_not_sent_one_batch_a_second(d):

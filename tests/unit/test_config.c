@@ -12,6 +12,7 @@
 
 #include "t.h"
 #include "../../agent/config.h"
+#include "../../agent/redact.h"
 #include "../../agent/reload.h"
 
 #define FIX "tests/fixtures/config/"
@@ -705,6 +706,69 @@ TEST(bad_url_error_hides_credentials)
 	CHECK(strstr(M.text, "s3cret") == NULL);
 	CHECK_ONE_ERROR("server:\n  url: 'https://h/a b'\n",
 	    "2:8: 'url': 'https://h/a b' is not an http:// or https:// URL");
+}
+
+/* A URL's user information and secret-named query values are hidden,
+ * nothing else; the result is always terminated. */
+TEST(redact_url_hides_credentials_and_secret_parameters)
+{
+	char out[256], small[12], url[400];
+
+	CHECK(redact_url("https://u:p@h:1/x?a=1&token=abc#f", "***", out,
+	    sizeof(out)));
+	CHECK_STR(out, "https://***@h:1/x?a=1&token=***#f");
+	CHECK(redact_url("http://h/x?API_KEY=k&sig=&pwd=p;Password=q", "<r>",
+	    out, sizeof(out)));
+	CHECK_STR(out, "http://h/x?API_KEY=<r>&sig=&pwd=<r>;Password=<r>");
+	CHECK(!redact_url("http://h/p@th?x=1&monkey", "***", out, sizeof(out)));
+	CHECK_STR(out, "http://h/p@th?x=1&monkey");
+	CHECK(redact_url("http://a@b@h?secret=1", "***", out, sizeof(out)));
+	CHECK_STR(out, "http://***@h?secret=***");
+	CHECK(!redact_url("http://h/#?token=x", "***", out, sizeof(out)));
+	CHECK_STR(out, "http://h/#?token=x");
+	(void)redact_url("http://u:p@host/", "***", small, sizeof(small));
+	CHECK_STR(small, "http://***@");
+	/* an error cut to fit never shows what the cut would have hidden */
+	snprintf(url, sizeof(url), "server:\n  url: 'ftp://user:%0200d@h/x'\n", 7);
+	CHECK(load(url) == NULL);
+	CHECK(strstr(M.text, "user:") == NULL);
+	CHECK(strstr(M.text, "ftp://***@h/x") != NULL);
+}
+
+/* At most 64 destinations: server and 63 servers load, the 64th of
+ * servers is an error at its name, in YAML and in liagent.ini. */
+TEST(at_most_64_destinations)
+{
+	char text[8192], ini[8192], want[128];
+	size_t o = 0, io = 0;
+	struct config *cfg;
+
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "servers:\n");
+	for (int i = 0; i < 63; i++) {
+		o += (size_t)snprintf(text + o, sizeof(text) - o,
+		    "  d%d: {proto: file, path: /tmp/x}\n", i);
+		io += (size_t)snprintf(ini + io, sizeof(ini) - io,
+		    "[server|d%d]\nproto=syslog\nhostname=h\n", i);
+	}
+	cfg = load(text);
+	CHECK(cfg != NULL);
+	if (cfg != NULL)
+		CHECK_INT(cfg->nservers, 63);
+	config_free(cfg);
+	snprintf(text + o, sizeof(text) - o, "  extra: {proto: file, path: /tmp/x}\n");
+	snprintf(want, sizeof(want), "65:3: servers: 'extra' would be destination "
+	    "65; at most 64");
+	CHECK_ONE_ERROR(text, want);
+
+	cfg = load_named("liagent.ini", ini);
+	CHECK(cfg != NULL);
+	config_free(cfg);
+	snprintf(ini + io, sizeof(ini) - io, "[server|extra]\nhostname=h\n");
+	cfg = load_named("liagent.ini", ini);
+	CHECK(cfg == NULL);
+	CHECK_INT(M.nerr, 1);
+	CHECK_MSG("190:1: [server|extra] would be destination 65; at most 64");
+	config_free(cfg);
 }
 
 /*
@@ -1647,6 +1711,8 @@ main(void)
 	RUN(regex_errors);
 	RUN(regex_explosive_repetitions);
 	RUN(bad_url_error_hides_credentials);
+	RUN(at_most_64_destinations);
+	RUN(redact_url_hides_credentials_and_secret_parameters);
 	RUN(named_groups_and_disabling_rules);
 	RUN(duplicate_keys);
 	RUN(yaml_syntax_errors);

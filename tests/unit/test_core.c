@@ -3,8 +3,10 @@
  * JSON encoding checked by a real JSON parser, binary round-trip), safe
  * command execution, the state store.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +18,13 @@
 
 #include "t.h"
 #include "../../agent/buf.h"
+#include "../../agent/clock.h"
 #include "../../agent/event.h"
 #include "../../agent/exec.h"
 #include "../../agent/fs.h"
 #include "../../agent/json.h"
 #include "../../agent/kvstore.h"
+#include "../../agent/segstore.h"
 #include "../../agent/utf8.h"
 #include "../../output/sink.h"
 
@@ -269,6 +273,88 @@ TEST(exec_timeout_kills_the_group)
 	CHECK(res.timed_out);
 	CHECK(time(NULL) - t0 < 5);
 	CHECK_STR(res.out, "");
+	exec_result_free(&res);
+}
+
+/* Read the whole (small) file at path into out; its length or -1. */
+static ssize_t
+slurp_small(const char *path, char *out, size_t outlen)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, out, outlen - 1);
+	close(fd);
+	if (n >= 0)
+		out[n] = '\0';
+	return n;
+}
+
+/* True once pid is gone or a zombie (whoever inherited it reaps it). */
+static bool
+wait_gone(long pid)
+{
+	for (int i = 0; i < 100; i++) {
+		char path[64], st[256];
+		const char *close_paren;
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		n = slurp_small(path, st, sizeof(st));
+		close_paren = n > 0 ? strrchr(st, ')') : NULL;
+		if (n < 0 || (close_paren != NULL && close_paren[1] == ' ' &&
+		    close_paren[2] == 'Z'))
+			return true;
+		poll(NULL, 0, 20);
+	}
+	return false;
+}
+
+/* Run a script whose tool exits at once with want_status while a child
+ * lingers: the run ends soon, not timed out; the child's pid (the
+ * script's first line). */
+static long
+run_lingering(const char *script, int want_status, struct exec_result *res)
+{
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	int64_t t0 = mono_ms();
+
+	CHECK_INT(exec_run(argv, 10000, 0, res), 0);
+	CHECK(!res->timed_out);
+	CHECK_INT(res->status, want_status);
+	CHECK(mono_ms() - t0 < 5000);
+	return strtol(res->out, NULL, 10);
+}
+
+/* A tool that exits 0 but leaves a child holding its stdout: its answer
+ * and status count (not "timed out"), soon after it exited, and the child
+ * in its group is killed. */
+TEST(exec_lingering_child_does_not_turn_success_into_timeout)
+{
+	struct exec_result res;
+	long pid = run_lingering("sleep 30 & echo $!; echo done; exit 0", 0, &res);
+
+	CHECK(pid > 1);
+	CHECK(strstr(res.out, "\ndone\n") != NULL);
+	if (pid > 1)
+		CHECK(wait_gone(pid));
+	exec_result_free(&res);
+}
+
+/* A child that left the group (setsid) and holds the pipes: reading stops
+ * shortly after the tool exited; the tool's status is reported. */
+TEST(exec_setsid_child_does_not_hold_the_run)
+{
+	struct exec_result res;
+	long pid;
+
+	if (access("/usr/bin/setsid", X_OK) != 0 && access("/bin/setsid", X_OK) != 0)
+		return;		/* no setsid(1) here */
+	pid = run_lingering("setsid sleep 30 & echo $!; exit 4", 4, &res);
+	if (pid > 1)
+		kill((pid_t)pid, SIGKILL);	/* outside the group: ours to clean */
 	exec_result_free(&res);
 }
 
@@ -525,6 +611,90 @@ TEST(exec_abort_cancels_and_resets)
 	exec_result_free(&res);
 }
 
+/* A symlink planted where the agent keeps a file is never written
+ * through: a save replaces the link itself, a fixed temp name that is a
+ * link is removed, not followed, and a read refuses the link. */
+TEST(storage_files_never_follow_a_planted_link)
+{
+	char dir[200], target[256], link[256], tmp[300], got[64];
+	struct segstore st;
+	struct seg_pos pos = { 3, 40, 7 }, back;
+	struct kvstore *kv;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s/nofollow", tmpdir);
+	snprintf(target, sizeof(target), "%s/precious", tmpdir);
+	CHECK_INT(mkdir(dir, 0700), 0);
+	CHECK_INT(fs_write_atomic(target, "keep\n", 5, 0600), 0);
+
+	snprintf(link, sizeof(link), "%s/bookmarks", dir);
+	CHECK_INT(symlink(target, link), 0);
+	CHECK(fs_open_read(link) < 0 && errno == ELOOP);
+	kv = kv_open(link);	/* the link is not read as the state */
+	CHECK(kv != NULL && kv_get(kv, "keep") == NULL);
+	kv_set(kv, "a", "b");
+	CHECK_INT(kv_save(kv), 0);
+	kv_close(kv);
+	CHECK_INT(lstat(link, &sb), 0);
+	CHECK(S_ISREG(sb.st_mode));
+
+	memset(&st, 0, sizeof(st));
+	st.dir = dir;
+	snprintf(tmp, sizeof(tmp), "%s/cursor.server.tmp", dir);
+	CHECK_INT(symlink(target, tmp), 0);
+	CHECK_INT(segstore_cursor_write(&st, "server", &pos), 0);
+	snprintf(link, sizeof(link), "%s/cursor.server", dir);
+	CHECK_INT(segstore_cursor_read(link, &back), 0);
+	CHECK_INT(back.off, 40);
+	CHECK_INT(lstat(tmp, &sb), -1);
+
+	CHECK_INT(slurp_small(target, got, sizeof(got)), 5);
+	CHECK_STR(got, "keep\n");
+}
+
+/* The storage directory: made 0700 when new; refused when another user
+ * owns a file in it, when it can be written by others, or holds a link. */
+TEST(storage_dir_checked_before_use)
+{
+	char dir[256], path[300], err[512];
+	struct stat sb;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/store/sub", tmpdir);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), 0);
+	CHECK_INT(stat(dir, &sb), 0);
+	CHECK_INT(sb.st_mode & 07777, 0700);
+
+	CHECK_INT(chmod(dir, 0777), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
+	CHECK(strstr(err, "writable by every user") != NULL);
+	CHECK_INT(chmod(dir, 0700), 0);
+
+	snprintf(path, sizeof(path), "%s/state", dir);
+	CHECK_INT(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/state/nic.kv", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0620);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(chmod(path, 0620), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
+	CHECK(strstr(err, "state/nic.kv is writable by its group") != NULL);
+	CHECK_INT(chmod(path, 0600), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), 0);
+
+	if (geteuid() == 0) {	/* only root can give a file away */
+		CHECK_INT(chown(path, 65534, 65534), 0);
+		CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
+		CHECK(strstr(err, "belongs to uid 65534") != NULL);
+		CHECK_INT(chown(path, 0, 0), 0);
+	}
+	snprintf(path, sizeof(path), "%s/status", dir);
+	CHECK_INT(symlink("/etc/passwd", path), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
+	CHECK(strstr(err, "/status is a symbolic link") != NULL);
+}
+
 int
 main(void)
 {
@@ -545,12 +715,16 @@ main(void)
 	RUN(exec_captures_output_and_status);
 	RUN(exec_no_shell_interpretation);
 	RUN(exec_timeout_kills_the_group);
+	RUN(exec_lingering_child_does_not_turn_success_into_timeout);
+	RUN(exec_setsid_child_does_not_hold_the_run);
 	RUN(exec_output_capped);
 	RUN(exec_missing_program);
 	RUN(exec_concurrent_runs_leak_nothing);
 	RUN(exec_abort_cancels_and_resets);
 	RUN(kvstore_persists_atomically);
 	RUN(write_file_atomic_concurrent_writers);
+	RUN(storage_files_never_follow_a_planted_link);
+	RUN(storage_dir_checked_before_use);
 	RUN(file_sink_reopens_and_never_tears_a_line);
 	{
 		const char *argv[] = { "/bin/rm", "-rf", tmpdir, NULL };

@@ -92,6 +92,17 @@ TEST(retry_sends_the_same_batch_again)
 	config_free(cfg);
 }
 
+/* Retry-After is honoured up to the backoff cap, never for a day. */
+TEST(retry_after_capped_at_the_backoff_cap)
+{
+	CHECK_INT(shipper_retry_after_ms(7), 7000);
+	CHECK_INT(shipper_retry_after_ms(300), 300000);
+	CHECK_INT(shipper_retry_after_ms(301), 300000);
+	CHECK_INT(shipper_retry_after_ms(86400), 300000);
+	CHECK_INT(shipper_retry_after_ms(0), 0);
+	CHECK_INT(shipper_retry_after_ms(-5), 0);
+}
+
 TEST(poison_dropped_alone_through_the_queue_counted_once)
 {
 	struct config *cfg = new_cfg(100);
@@ -287,6 +298,7 @@ main(void)
 		return 1;
 	RUN(batches_of_max_events_in_order_and_acked);
 	RUN(retry_sends_the_same_batch_again);
+	RUN(retry_after_capped_at_the_backoff_cap);
 	RUN(poison_dropped_alone_through_the_queue_counted_once);
 	RUN(filtered_events_settled_not_sent);
 	RUN(counters_outlive_a_shipper);

@@ -59,8 +59,12 @@ TEST(redact_url)
 	/* an @ in the path is not a user part */
 	transport_redact_url("http://h:80/a@b", out, sizeof(out));
 	CHECK_STR(out, "http://h:80/a@b");
-	transport_redact_url("no scheme user:pw@h", out, sizeof(out));
-	CHECK_STR(out, "no scheme user:pw@h");
+	/* without a scheme, user:pw@host is still a credential */
+	transport_redact_url("user:pw@h/x", out, sizeof(out));
+	CHECK_STR(out, "***@h/x");
+	/* secret query values go too (agent/redact.c) */
+	transport_redact_url("http://h/x?q=1&token=t0k", out, sizeof(out));
+	CHECK_STR(out, "http://h/x?q=1&token=***");
 	/* cut to the buffer, still NUL-terminated */
 	transport_redact_url("https://u:p@averylonghostname.example/x", out, 12);
 	CHECK_INT(strlen(out), 11);
