@@ -190,10 +190,12 @@ fs_open_read(const char *path)
 	return open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* Another user's, or writable by one: not a place root may write in. */
+/* Another user's, or writable by one: not a place root may write in
+ * (modes: false on a file system without permissions, where every mode
+ * is the mount's). */
 static int
-unsafe_owner_mode(const struct stat *st, const char *path, char *err,
-    size_t errlen)
+unsafe_owner_mode(const struct stat *st, bool modes, const char *path,
+    char *err, size_t errlen)
 {
 	uid_t me = geteuid();
 
@@ -202,7 +204,8 @@ unsafe_owner_mode(const struct stat *st, const char *path, char *err,
 		    "user (uid %ld)", path, (long)st->st_uid, (long)me);
 		return -2;
 	}
-	if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+	if (modes && !S_ISLNK(st->st_mode) &&
+	    (st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
 		snprintf(err, errlen, "%s is writable by %s (mode %04o)", path,
 		    (st->st_mode & S_IWOTH) ? "every user" : "its group",
 		    (unsigned)(st->st_mode & 07777));
@@ -211,11 +214,11 @@ unsafe_owner_mode(const struct stat *st, const char *path, char *err,
 	return 0;
 }
 
-static int check_entry(const char *, int, char *, size_t);
+static int check_entry(const char *, int, bool, char *, size_t);
 
 /* Every entry of directory path; depth: the levels below it to look into. */
 static int
-check_dir(const char *path, int depth, char *err, size_t errlen)
+check_dir(const char *path, int depth, bool modes, char *err, size_t errlen)
 {
 	struct dirent *e;
 	DIR *d;
@@ -235,7 +238,7 @@ check_dir(const char *path, int depth, char *err, size_t errlen)
 		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >=
 		    sizeof(sub))
 			continue;
-		rc = check_entry(sub, depth, err, errlen);
+		rc = check_entry(sub, depth, modes, err, errlen);
 	}
 	closedir(d);
 	return rc;
@@ -244,7 +247,7 @@ check_dir(const char *path, int depth, char *err, size_t errlen)
 /* One entry of a storage directory (lstat: a link is judged, not its
  * target). */
 static int
-check_entry(const char *path, int depth, char *err, size_t errlen)
+check_entry(const char *path, int depth, bool modes, char *err, size_t errlen)
 {
 	struct stat st;
 
@@ -255,7 +258,7 @@ check_entry(const char *path, int depth, char *err, size_t errlen)
 		    "follow links in its storage directory", path);
 		return -2;
 	}
-	if (unsafe_owner_mode(&st, path, err, errlen) < 0)
+	if (unsafe_owner_mode(&st, modes, path, err, errlen) < 0)
 		return -2;
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
 		snprintf(err, errlen, "%s has %lu hard links: a file of the "
@@ -263,14 +266,50 @@ check_entry(const char *path, int depth, char *err, size_t errlen)
 		return -2;
 	}
 	if (S_ISDIR(st.st_mode) && depth > 0)
-		return check_dir(path, depth - 1, err, errlen);
+		return check_dir(path, depth - 1, modes, err, errlen);
 	return 0;
+}
+
+bool
+fs_modes_ignored(mode_t asked, mode_t got)
+{
+	/* a umask only takes bits away: more than asked is the mount's */
+	return (got & 0777 & ~asked) != 0;
+}
+
+/*
+ * Does dir's file system keep the modes it is given?  VFAT (an ESXi
+ * scratch partition on older or USB/SD installs) reports every file with
+ * the mount's mode, 0777 or 0755, whatever chmod did: there, a mode is
+ * nobody's doing and says nothing about who may write.  A probe file
+ * created 0600 tells.
+ */
+static bool
+modes_kept(const char *dir)
+{
+	char probe[PATH_MAX];
+	struct stat st;
+	bool kept = true;
+	int fd;
+
+	if ((size_t)snprintf(probe, sizeof(probe), "%s/.modes.%ld", dir,
+	    (long)getpid()) >= sizeof(probe))
+		return true;
+	fd = fs_create_new(probe, 0, 0600);
+	if (fd < 0)
+		return true;
+	if (fstat(fd, &st) == 0)
+		kept = !fs_modes_ignored(0600, st.st_mode);
+	close(fd);
+	unlink(probe);
+	return kept;
 }
 
 int
 fs_storage_check(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
+	bool modes;
 
 	if (fs_mkdir_p(dir, 0700) == -1)
 		return -1;
@@ -282,8 +321,11 @@ fs_storage_check(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "%s is not a directory", dir);
 		return -2;
 	}
-	if (unsafe_owner_mode(&st, dir, err, errlen) < 0)
+	modes = modes_kept(dir);
+	if (unsafe_owner_mode(&st, modes, dir, err, errlen) < 0)
 		return -2;
 	/* storage.directory, spool/ and state/ and what they hold */
-	return check_dir(dir, 1, err, errlen);
+	if (check_dir(dir, 1, modes, err, errlen) < 0)
+		return -2;
+	return modes ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #ifndef ESXWATCH_FS_H
 #define ESXWATCH_FS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -44,8 +45,13 @@ int	fs_open_read(const char *path);
  * for an agent running as root: the directory, its subdirectories and
  * every entry in them belong to the agent's user (or root) and are not
  * writable by group or others; no entry is a symlink or a hard-linked
- * file.  0 safe; -1 it cannot be created (errno; the agent can still run
- * from memory); -2 unsafe, err says which path and why. */
+ * file.  0 safe; 1 safe as far as it can tell: the file system keeps no
+ * modes (VFAT), so only owners and links were checked; -1 it cannot be
+ * created (errno; the agent can still run from memory); -2 unsafe, err
+ * says which path and why. */
 int	fs_storage_check(const char *dir, char *err, size_t errlen);
+/* A file created with mode asked shows mode got: true when its file system
+ * ignores modes (bits it was never given; fs_storage_check's probe). */
+bool	fs_modes_ignored(mode_t asked, mode_t got);
 
 #endif

@@ -493,6 +493,11 @@ storage_unsafe(const struct config *cfg)
 		    "chmod 0700, remove what another user put there) or choose "
 		    "another directory", dir, err);
 		return true;
+	case 1:
+		log_warn("storage.directory %s is on a file system without "
+		    "permissions (VFAT?): who may write there is not checked, "
+		    "only owners and links", dir);
+		break;
 	}
 	return false;
 }

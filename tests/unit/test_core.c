@@ -693,6 +693,25 @@ TEST(storage_dir_checked_before_use)
 	CHECK_INT(symlink("/etc/passwd", path), 0);
 	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), -2);
 	CHECK(strstr(err, "/status is a symbolic link") != NULL);
+	/* the probe's rule: a VFAT mount shows 0777 or 0755 for a new 0600
+	 * file; a umask only takes bits away */
+	CHECK(fs_modes_ignored(0600, S_IFREG | 0777));
+	CHECK(fs_modes_ignored(0600, S_IFREG | 0755));
+	CHECK(!fs_modes_ignored(0600, S_IFREG | 0600));
+	CHECK(!fs_modes_ignored(0600, S_IFREG | 0400));
+	/* no probe file is left behind */
+	CHECK_INT(unlink(path), 0);
+	CHECK_INT(fs_storage_check(dir, err, sizeof(err)), 0);
+	{
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		CHECK(d != NULL);
+		while (d != NULL && (e = readdir(d)) != NULL)
+			CHECK(strncmp(e->d_name, ".modes.", 7) != 0);
+		if (d != NULL)
+			closedir(d);
+	}
 }
 
 int
