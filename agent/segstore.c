@@ -497,7 +497,6 @@ segstore_load(struct segstore *st, uint64_t id, bool last, struct spoolrec_scan 
 	sc->nrec = 0;
 	end = spoolrec_scan(data, len, NULL, NULL, sc);
 	free(data);
-	sc->clean_start = end == len && sc->nrec > 0;
 	if (end < len) {
 		if (last) {
 			st->torn++;

@@ -56,6 +56,8 @@ struct segwin {
 	int		 err;		/* errno of the last failed read */
 };
 
+#define SEG_GAPS_MAX	32
+
 struct segstore {
 	char		*dir;
 	uint64_t	 segment_size;	/* a segment is sealed past it */
@@ -72,6 +74,10 @@ struct segstore {
 	uint64_t	 gen;		/* bumped when read windows go stale */
 	int64_t		 last_sync_ms, last_retry_ms;
 	uint64_t	 corrupt, torn;	/* since start */
+	/* sequence ranges [a, b) the budget dropped from the middle (memory
+	 * segments): a gap on disk the clean-stop mark says is no damage */
+	uint64_t	 gaps[SEG_GAPS_MAX][2];
+	size_t		 ngaps;
 };
 
 int		 segstore_init(struct segstore *, const char *dir, uint64_t segment_size,
@@ -137,5 +143,18 @@ int		 segstore_dests_write(const struct segstore *, const char *const *names,
 		    size_t n);
 /* 1 listed, 0 not listed, -1 no readable file. */
 int		 segstore_dests_listed(const struct segstore *, const char *name);
+
+/*
+ * The clean-stop mark (spoolend.c): the sequence the next event would
+ * get, written by a clean stop.  At the next start segstore_end_check()
+ * takes it (reads and removes it: a crash later finds none) and counts
+ * as damaged the records below it past both the newest one found and
+ * minseq (the oldest cursor).
+ */
+int		 segstore_end_write(const struct segstore *, uint64_t next_seq);
+void		 segstore_end_check(struct segstore *, uint64_t minseq);
+/* A segment dropped from the middle (the budget): its range is a gap the
+ * mark keeps, counted already (a full table merges into its last row). */
+void		 segstore_gap_note(struct segstore *, uint64_t first, uint64_t end);
 
 #endif

@@ -252,6 +252,7 @@ recover(struct spool *sp, const char *const *dests, size_t ndests)
 	for (size_t i = 0; i < f.nids; i++)
 		if (segstore_load(&sp->st, f.ids[i], i + 1 == f.nids, &sc) < 0)
 			goto out;
+	segstore_end_check(&sp->st, f.minseq);
 	sp->st.next_id = (f.nids > 0 ? f.ids[f.nids - 1] : 0) + 1;
 	if (f.maxseg >= sp->st.next_id)
 		sp->st.next_id = f.maxseg + 1;
@@ -518,6 +519,8 @@ drop_segment(struct spool *sp, size_t i, const char *why)
 	if (lost_max > 0)
 		log_limited(LOG_ERROR, "spool:budget", 60, "spool: %s; dropped the "
 		    "oldest %" PRIu64 " undelivered events", why, lost_max);
+	if (i > 0)
+		segstore_gap_note(&sp->st, s->first_seq, s->end_seq);
 	segstore_release(&sp->st, i, true);
 }
 
@@ -1159,8 +1162,10 @@ spool_close(struct spool *sp)
 		pthread_mutex_unlock(&sp->mu);
 		pthread_join(sp->hk, NULL);
 		pthread_mutex_lock(&sp->curmu);
-		if (!sp->st.nodisk)
+		if (!sp->st.nodisk) {
 			save_cursors(sp);
+			(void)segstore_end_write(&sp->st, sp->st.next_seq);
+		}
 		pthread_mutex_unlock(&sp->curmu);
 	}
 	pthread_mutex_lock(&sp->mu);

@@ -84,8 +84,7 @@ spoolrec_scan(const unsigned char *data, size_t len, spool_rec_fn cb, void *arg,
 			if (sc->expected == 0)
 				sc->corrupt++;
 		}
-		if (sc->expected != 0 && seq > sc->expected &&
-		    !(sc->nrec == 0 && !bad && sc->clean_start))
+		if (sc->expected != 0 && seq > sc->expected)
 			sc->corrupt += seq - sc->expected;
 		if (sc->expected == 0 || seq + 1 > sc->expected)
 			sc->expected = seq + 1;

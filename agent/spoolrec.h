@@ -39,13 +39,14 @@ struct spoolrec_scan {
 	uint64_t	corrupt;
 	uint64_t	regions;
 	uint64_t	first, last;	/* sequences seen */
-	uint64_t	nrec;
 	/*
-	 * The previous segment ended with a whole record: a sequence gap
-	 * right at this boundary is a segment the budget dropped (memory
-	 * segments are dropped from the middle), not damage.
+	 * Records of this image.  A sequence gap is counted wherever it is,
+	 * also right at a segment boundary: the budget drops the oldest
+	 * segment and moves its cursors on, so consecutive segments on disk
+	 * hold consecutive records, and a gap between two is a segment cut
+	 * at a record boundary or deleted.
 	 */
-	bool		clean_start;
+	uint64_t	nrec;
 };
 
 typedef int (*spool_rec_fn)(void *arg, uint64_t seq, const void *payload, size_t len);
