@@ -140,8 +140,6 @@ print_secret_str(FILE *f, const struct cfg_key *k, const char *s)
 
 #define YN(b)	((b) ? "yes" : "no")
 
-#define YN(b)	((b) ? "yes" : "no")
-
 /* One row as "INDENTname: value\n" (a mapping value on the lines below). */
 void
 key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)

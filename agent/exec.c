@@ -181,7 +181,8 @@ tool_exited(pid_t pid, int *status)
  */
 static bool
 collect(pid_t pid, int ofd, int efd, int64_t deadline, struct buf *out,
-    size_t max_out, struct buf *err, struct exec_result *res, int *status)
+    size_t max_out, struct buf *err, struct exec_result *res, int *status,
+    bool *held)
 {
 	bool out_eof = false, err_eof = false, err_trunc = false;
 	int64_t linger_end = 0;
@@ -226,6 +227,7 @@ collect(pid_t pid, int ofd, int efd, int64_t deadline, struct buf *out,
 	}
 	if (linger_end == 0 && can_ask && tool_exited(pid, status) == 1)
 		linger_end = 1;
+	*held = !(out_eof && err_eof);	/* a child of its still has them */
 	return linger_end != 0;
 }
 
@@ -257,7 +259,7 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 {
 	int op[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	struct buf out, err;
-	bool reaped;
+	bool reaped, held = false;
 	int64_t deadline;
 	int status = 0;
 	pid_t pid;
@@ -288,9 +290,12 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 
 	deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 30000);
 	if (collect(pid, op[0], ep[0], deadline, &out, max_out, &err, res,
-	    &status)) {
-		/* the tool is done (reaped): what it left in its group goes */
-		kill(-pid, SIGKILL);
+	    &status, &held)) {
+		/* the tool is done (reaped): what it left in its group and
+		 * still holding its output goes.  Only then: with nobody left
+		 * in the group its id is free, and may be another's by now. */
+		if (held)
+			kill(-pid, SIGKILL);
 		reaped = true;
 	} else
 		reaped = reap(pid, deadline, &status, res);

@@ -178,6 +178,9 @@ static const struct mrow dest_rows[] = {
 	  D(dropped_poison), V_U64, "rejected" },
 	{ "esxwatch_output_not_ingested_events_total", "counter", "Events the "
 	  "server accepted but did not ingest", D(not_ingested), V_U64, NULL },
+	{ "esxwatch_output_filtered_events_total", "counter", "Events the "
+	  "destination's filter kept out (settled, not sent), since start",
+	  D(filtered), V_U64, NULL },
 	{ "esxwatch_output_backlog_events", "gauge", "Events queued for the "
 	  "destination", D(backlog_events), V_U64, NULL },
 	{ "esxwatch_output_backlog_bytes", "gauge", "Bytes of them",
@@ -327,6 +330,17 @@ monitor_metrics(const struct status_snap *s, struct buf *b)
 	if (r == 0)
 		r = put_rows(b, filelog_rows, NELEM(filelog_rows), s->logs.filelogs,
 		    sizeof(s->logs.filelogs[0]), s->logs.nfilelogs, true);
+	if (r == 0 && s->nbroken > 0)
+		r = buf_puts(b, "# HELP esxwatch_filelog_disabled 1: the filelog "
+		    "is not read (a regex or filter of its does not compile)\n"
+		    "# TYPE esxwatch_filelog_disabled gauge\n");
+	for (size_t i = 0; r == 0 && i < s->nbroken; i++) {
+		r = buf_puts(b, "esxwatch_filelog_disabled{name=\"");
+		if (r == 0)
+			r = put_label(b, s->broken[i].name);
+		if (r == 0)
+			r = buf_puts(b, "\"} 1\n");
+	}
 	return r;
 }
 

@@ -102,6 +102,7 @@ queue_dest_stats(struct queue *q, size_t d, struct queue_dest_stats *out)
 	out->backlog_bytes = s.backlog_bytes;
 	out->acked_events = s.acked_events;
 	out->last_ack_ms = s.last_ack_ms;
+	out->last_settle_ms = s.last_settle_ms;
 	out->dropped_budget = s.dropped_budget;
 	out->dropped_poison = s.dropped_poison;
 	out->filtered = s.filtered;

@@ -92,15 +92,20 @@ redact_url(const char *url, const char *mark, char *out, size_t outlen)
 	frag = strchr(path, '#');
 	if (query != NULL && frag != NULL && frag < query)
 		query = NULL;
-	if (query == NULL) {
-		put(out, outlen, &o, auth, strlen(auth));
-		return hid;
-	}
-	put(out, outlen, &o, auth, (size_t)(query + 1 - auth));
 	if (frag == NULL)
-		frag = query + strlen(query);
-	if (put_query(query + 1, frag, mark, out, outlen, &o))
-		hid = true;
-	put(out, outlen, &o, frag, strlen(frag));
+		frag = path + strlen(path);
+	if (query == NULL)
+		put(out, outlen, &o, auth, (size_t)(frag - auth));
+	else {
+		put(out, outlen, &o, auth, (size_t)(query + 1 - auth));
+		if (put_query(query + 1, frag, mark, out, outlen, &o))
+			hid = true;
+	}
+	/* a fragment carries tokens too (#access_token=...): the same rule */
+	if (*frag == '#') {
+		put(out, outlen, &o, "#", 1);
+		if (put_query(frag + 1, frag + strlen(frag), mark, out, outlen, &o))
+			hid = true;
+	}
 	return hid;
 }

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "platform.h"
 #include "queue.h"
 #include "reload.h"
 #include "shipper.h"
@@ -121,6 +122,14 @@ reload_acceptable(const char *path, const struct config *cur,
 	}
 	if (q != NULL && !keeps_a_backlog(cur, ncfg, q, sub, sizeof(sub))) {
 		snprintf(why, len, "%s: %s", path, sub);
+		return false;
+	}
+	/* the spool stays where it was opened, and a new directory was
+	 * never checked (fs_storage_check): only a restart moves it */
+	if (strcmp(platform_storage_dir(cur), platform_storage_dir(ncfg)) != 0) {
+		snprintf(why, len, "%s: storage.directory changes (%s to %s); "
+		    "that takes a restart", path, platform_storage_dir(cur),
+		    platform_storage_dir(ncfg));
 		return false;
 	}
 	return true;

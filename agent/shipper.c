@@ -116,9 +116,12 @@ totals_load(struct shipper_totals *t, struct shipper_dest_stats *st)
 		if (strcmp(t->v[i].name, st->name) == 0) {
 			char proto[sizeof(st->proto)];
 
+			/* the counters carry on; what the new configuration
+			 * says (protocol, no destination) is its own */
 			memcpy(proto, st->proto, sizeof(proto));
 			*st = t->v[i];
 			memcpy(st->proto, proto, sizeof(proto));
+			st->no_destination[0] = '\0';
 			break;
 		}
 	pthread_mutex_unlock(&t->mtx);

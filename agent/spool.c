@@ -41,6 +41,7 @@ struct dest {
 	size_t		 npeek, peek_used, peek_cap;
 	uint64_t	 acked, dropped_budget, dropped_poison, filtered;
 	int64_t		 last_ack_ms;
+	int64_t		 last_settle_ms;	/* acked, filtered or dropped */
 	struct segwin	 win;		/* read window over one file segment */
 	/* consecutive read errors at one position (a bad sector) */
 	struct seg_pos	 rderr_at;
@@ -868,8 +869,10 @@ advance(struct spool *sp, size_t di, size_t n, enum settled how)
 		(*count)++;
 	}
 	d->peek_used += n;
+	if (n > 0)
+		d->last_settle_ms = now_ms();
 	if (how == SETTLED_ACK && n > 0)
-		d->last_ack_ms = now_ms();
+		d->last_ack_ms = d->last_settle_ms;
 	if (n > 0) {
 		last = d->peek_used - 1;
 		if (pos_cmp(&d->cur, d->peek[last].seg, d->peek[last].off) < 0) {
@@ -972,6 +975,7 @@ spool_dest_stats(struct spool *sp, size_t di, struct spool_dest_stats *out)
 	segstore_backlog(&sp->st, &d->cur, &out->backlog_events, &out->backlog_bytes);
 	out->acked_events = d->acked;
 	out->last_ack_ms = d->last_ack_ms;
+	out->last_settle_ms = d->last_settle_ms;
 	out->dropped_budget = d->dropped_budget;
 	out->dropped_poison = d->dropped_poison;
 	out->filtered = d->filtered;

@@ -59,6 +59,7 @@ struct spool_dest_stats {
 	uint64_t	backlog_bytes;
 	uint64_t	acked_events;		/* since start */
 	int64_t		last_ack_ms;		/* wall clock; 0 = never */
+	int64_t		last_settle_ms;		/* acked, filtered or dropped */
 	uint64_t	dropped_budget;		/* since start */
 	uint64_t	dropped_poison;
 	uint64_t	filtered;		/* its filter kept them out */

@@ -117,12 +117,15 @@ copy_str(char *dst, size_t len, const char *src)
  * much.  The shipper's state and error text replace this when available.
  */
 static void
-stalled(struct status_dest *d, int64_t now, int64_t started_ms)
+stalled(struct status_dest *d, int64_t now, int64_t started_ms, int64_t settled_ms)
 {
 	const char *e = getenv("ESXWATCH_STALL_S");
 	int64_t limit = e != NULL && atoi(e) > 0 ? (int64_t)atoi(e) * 1000 : STATUS_STALL_MS;
 	int64_t since = d->last_success_ms > 0 ? d->last_success_ms : started_ms;
 
+	/* events its filter keeps out are progress too, not a stall */
+	if (settled_ms > since)
+		since = settled_ms;
 	if (d->backlog_events == 0 || since <= 0 || now - since < limit)
 		return;
 	d->state = DEST_FAILING;
@@ -144,6 +147,8 @@ collect_queue(struct queue *q, struct status_snap *s, int64_t started_ms)
 	s->queued_bytes = st.queued_bytes;
 	s->pushed_events = st.pushed_events;
 	s->dropped_budget = st.dropped_events;
+	/* the queue's total: destinations a reload removed included */
+	s->dropped_poison = st.dropped_poison;
 	s->dropped_corrupt = st.dropped_corrupt;
 	s->torn_tails = st.torn_tails;
 	for (size_t i = 0; i < st.ndests && s->ndests < STATUS_MAX_DESTS; i++) {
@@ -161,7 +166,7 @@ collect_queue(struct queue *q, struct status_snap *s, int64_t started_ms)
 		d->filtered = ds.filtered;
 		d->last_success_ms = ds.last_ack_ms;
 		d->state = ds.last_ack_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
-		stalled(d, s->updated_ms, started_ms);
+		stalled(d, s->updated_ms, started_ms, ds.last_settle_ms);
 		s->ndests++;
 	}
 }
@@ -241,7 +246,6 @@ status_collect(const struct status_source *src, struct status_snap *s)
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;
 		s->failed_sends += s->dests[k].failed_sends;
-		s->dropped_poison += s->dests[k].dropped_poison;
 		s->not_ingested += s->dests[k].not_ingested;
 	}
 }

@@ -370,6 +370,7 @@ queue_dest_stats(struct queue *q, size_t d, struct queue_dest_stats *out)
 		out->backlog_events = q->head_seq + q->count - dst->cursor;
 		out->acked_events = dst->acked;
 		out->last_ack_ms = dst->last_ack_ms;
+		out->last_settle_ms = dst->last_ack_ms;
 		out->dropped_poison = dst->poison;
 		out->filtered = dst->filtered;
 		rc = 0;

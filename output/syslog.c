@@ -278,7 +278,8 @@ syslog_format(const struct syslog_fmt *f, const struct event *ev,
 /*
  * The host's syslog form of ev: "<PRI>Mmm dd hh:mm:ss esxwatch[PID]: "
  * and the event as one JSON object, at most f->max_msg bytes.  A longer
- * one has its text cut (the fields are what a search finds it by).
+ * one has its text cut (the fields are what a search finds it by).  -1
+ * out of memory; -2 its fields alone are longer: it cannot be sent.
  */
 int
 syslog_format_local(const struct syslog_fmt *f, const struct event *ev,
@@ -310,8 +311,8 @@ syslog_format_local(const struct syslog_fmt *f, const struct event *ev,
 	if (text == NULL)
 		return -1;
 	cut.text = text;
-	if (event_to_json(&cut, out) == 0 && out->len - start <= f->max_msg)
-		rc = 0;
+	if (event_to_json(&cut, out) == 0)
+		rc = out->len - start <= f->max_msg ? 0 : -2;
 	free(text);
 	return rc;
 }
@@ -474,8 +475,19 @@ send_local(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
 	if (s->fd == -1 && local_open(ctx, s) == -1)
 		return SEND_RETRY;
 	for (i = 0; i < b->n; i++) {
+		int r;
+
 		buf_reset(&s->msg);
-		if (syslog_format_local(&s->fmt, b->events[i], pid, &s->msg) == -1) {
+		r = syslog_format_local(&s->fmt, b->events[i], pid, &s->msg);
+		if (r == -2) {
+			/* the shipper finds it alone and drops it, counted (the
+			 * events before it may be sent again: at least once) */
+			snprintf(ctx->error, sizeof(ctx->error), "the event's "
+			    "fields alone are longer than the host's syslog "
+			    "takes (%zu bytes)", s->fmt.max_msg);
+			return SEND_REJECT;
+		}
+		if (r == -1) {
 			snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 			return SEND_RETRY;
 		}

@@ -66,6 +66,7 @@ def expected(j):
         want[("esxwatch_output_sent_events_total", n)] = x["sent_events"]
         want[("esxwatch_output_failed_sends_total", n)] = x["failed_sends"]
         want[("esxwatch_output_not_ingested_events_total", n)] = x["not_ingested"]
+        want[("esxwatch_output_filtered_events_total", n)] = x["filtered"]
         want[("esxwatch_output_backlog_events", n)] = x["backlog_events"]
         want[("esxwatch_output_backlog_bytes", n)] = x["backlog_bytes"]
         for reason, key in (("max_disk_buffer", "dropped_budget"), ("rejected", "dropped_poison")):

@@ -724,8 +724,14 @@ TEST(redact_url_hides_credentials_and_secret_parameters)
 	CHECK_STR(out, "http://h/p@th?x=1&monkey");
 	CHECK(redact_url("http://a@b@h?secret=1", "***", out, sizeof(out)));
 	CHECK_STR(out, "http://***@h?secret=***");
-	CHECK(!redact_url("http://h/#?token=x", "***", out, sizeof(out)));
-	CHECK_STR(out, "http://h/#?token=x");
+	/* a fragment is read like a query: OAuth's #access_token=... */
+	CHECK(redact_url("http://h/#?token=x", "***", out, sizeof(out)));
+	CHECK_STR(out, "http://h/#?token=***");
+	CHECK(redact_url("https://h/cb?state=1#access_token=abc&x=2", "***", out,
+	    sizeof(out)));
+	CHECK_STR(out, "https://h/cb?state=1#access_token=***&x=2");
+	CHECK(!redact_url("http://h/x#section", "***", out, sizeof(out)));
+	CHECK_STR(out, "http://h/x#section");
 	(void)redact_url("http://u:p@host/", "***", small, sizeof(small));
 	CHECK_STR(small, "http://***@");
 	/* an error cut to fit never shows what the cut would have hidden */
@@ -1687,6 +1693,28 @@ TEST(reload_empty_file)
 	CHECK_INT(reload_file_empty("/nonexistent/agent.yaml"), -1);
 }
 
+/* A reload cannot move the spool (nor skip the storage check): a changed
+ * storage.directory takes a restart; the same one reloads. */
+TEST(reload_refuses_a_new_storage_directory)
+{
+	struct config *a = load("storage: {directory: /tmp/esxwatch-a}\n");
+	struct config *b = load("storage: {directory: /tmp/esxwatch-b}\n");
+	struct config *c = load("storage: {directory: /tmp/esxwatch-a}\n"
+	    "tags: {site: x}\n");
+	char why[512];
+
+	CHECK(a != NULL && b != NULL && c != NULL);
+	if (a == NULL || b == NULL || c == NULL)
+		return;
+	CHECK(!reload_acceptable(cfgpath, a, b, NULL, why, sizeof(why)));
+	CHECK(strstr(why, "storage.directory changes (/tmp/esxwatch-a to "
+	    "/tmp/esxwatch-b); that takes a restart") != NULL);
+	CHECK(reload_acceptable(cfgpath, a, c, NULL, why, sizeof(why)));
+	config_free(a);
+	config_free(b);
+	config_free(c);
+}
+
 int
 main(void)
 {
@@ -1697,6 +1725,7 @@ main(void)
 		return 1;
 	}
 	RUN(defaults_from_config_default);
+	RUN(reload_refuses_a_new_storage_directory);
 	RUN(defaults_from_empty_and_comment_only_files);
 	RUN(repo_agent_yaml_is_the_defaults);
 	RUN(every_key_set);

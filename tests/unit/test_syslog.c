@@ -334,6 +334,12 @@ TEST(formats_for_the_host_syslog)
 	CHECK(b.len <= 8192 && b.len > 4096);
 	CHECK(strstr(b.data, "\"esxwatch_rule\":\"apd_start\"") != NULL);
 	CHECK(b.data[b.len - 1] == '}');
+	/* fields alone over the cap: it cannot be sent, and says so (-2,
+	 * not out of memory: the shipper drops it, counted) */
+	big[9000] = '\0';
+	CHECK_INT(event_set(ev, "esxwatch_note", big), 0);
+	buf_reset(&b);
+	CHECK_INT(syslog_format_local(&f, ev, 1, &b), -2);
 	buf_free(&b);
 	event_free(ev);
 }
