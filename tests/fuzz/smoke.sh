@@ -6,7 +6,7 @@
 # Prints "PASS: fuzz/NAME" or "FAIL: fuzz/NAME: ..." per target.
 set -u
 cd "$(dirname "$0")/../.."
-secs=${FUZZ_SMOKE_SECONDS:-8}
+secs=${FUZZ_SMOKE_SECONDS:-5}
 if ! make -s fuzz >build/fuzz-build.log 2>&1; then
 	echo "FAIL: fuzz/build: make fuzz failed (build/fuzz-build.log)"
 	tail -20 build/fuzz-build.log
