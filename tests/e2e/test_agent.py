@@ -266,17 +266,15 @@ def test_rule_captures_never_replace_the_agents_fields(d):
     eq(clash[0].get("esxwatch_file"), log, "esxwatch_file")
 
 
-def test_hung_server_holds_up_neither_reload_nor_sigterm(d):
-    """A destination that accepted the connection and never answers (its
-    send hangs for the sink's whole 30 s timeout) delays neither a SIGHUP
-    reload nor SIGTERM (flush bounded by 5 s); the other destination keeps
-    getting events."""
+def hung_server():
+    """A server that accepts connections and never answers: (socket, the
+    connections it accepted so far)."""
     import socket
     import threading
 
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
+    srv.listen(64)
     conns = []
 
     def accept():
@@ -286,6 +284,15 @@ def test_hung_server_holds_up_neither_reload_nor_sigterm(d):
             except OSError:
                 return
     threading.Thread(target=accept, daemon=True).start()
+    return srv, conns
+
+
+def test_hung_server_holds_up_neither_reload_nor_sigterm(d):
+    """A destination that accepted the connection and never answers (its
+    send hangs for the sink's whole 30 s timeout) delays neither a SIGHUP
+    reload nor SIGTERM (flush bounded by 5 s); the other destination keeps
+    getting events."""
+    srv, conns = hung_server()
     try:
         h = make_host(d)
         out = os.path.join(d, "out.jsonl")
@@ -328,21 +335,7 @@ def test_reloads_during_a_hung_send_release_everything(d):
     send behind, and once the sink's timeout has passed every abandoned
     send has released its connection and memory (fds and RSS back to the
     baseline of one hung send)."""
-    import socket
-    import threading
-
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(64)
-    conns = []
-
-    def accept():
-        while True:
-            try:
-                conns.append(srv.accept()[0])
-            except OSError:
-                return
-    threading.Thread(target=accept, daemon=True).start()
+    srv, conns = hung_server()
     try:
         h = make_host(d)
         out = os.path.join(d, "out.jsonl")
