@@ -26,6 +26,7 @@
  * queue again, so neither SIGTERM nor a reload waits for it.
  */
 #define ABANDON_GRACE_MS	500
+#define IDLE_WAIT_MS		30000	/* see next_batch() */
 
 struct dest {
 	struct shipper		*sh;
@@ -511,8 +512,11 @@ next_batch(struct dest *d, size_t max_bytes, struct batch *b)
 	const struct config *cfg = sh->cfg;
 	int flush_ms = cfg->batch_flush_interval * 1000;
 
+	/* An idle destination sleeps until an event is pushed or the stop
+	 * wakes the queue (shipper_drain): the long wait is only a floor
+	 * for its wakeups, not a poll. */
 	if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-	    max_bytes, is_stopping(sh) ? 0 : 1000, b) == -1)
+	    max_bytes, is_stopping(sh) ? 0 : IDLE_WAIT_MS, b) == -1)
 		return STEP_END;
 	if (b->n == 0) {
 		if (is_stopping(sh))
