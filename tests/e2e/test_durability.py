@@ -404,6 +404,8 @@ def test_lost_segments_at_record_boundaries_counted(d):
     cut = max(1, len(recs) // 2)
     os.truncate(newest, recs[len(recs) - cut][0])
     lost += cut
+    # the first run's events: the n lines and the agent's own (a status event)
+    others = int(read_status(a)["pushed_events"]) - n
     rx.down = False
     a.start()
     harness.wait_for(lambda: len(set(line_numbers(rx.texts()))) >= n - lost, timeout=30,
@@ -414,7 +416,10 @@ def test_lost_segments_at_record_boundaries_counted(d):
     rx.close()
     harness.eq(int(st["dropped_corrupt"]), lost, "counted as damaged")
     got = set(line_numbers(rx.texts()))
-    harness.eq(len(got), n - lost, "lines delivered")
+    # the records lost are lines, or one of the agent's own events
+    if not n - lost <= len(got) <= n - lost + others:
+        harness.fail("lines delivered: %d, want %d to %d (a lost record is a line or one of "
+                     "the agent's own events)" % (len(got), n - lost, n - lost + others))
     if "gone (a segment cut or deleted)" not in a.stderr_text():
         harness.fail("the cut end is not logged: %s" % a.stderr_text()[-800:])
 
