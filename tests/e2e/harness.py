@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -178,6 +179,16 @@ class Agent:
     def stdout_events(self):
         with open(self.stdout_path, errors="replace") as f:
             return parse_events(f.read())
+
+
+
+def free_port(kind=socket.SOCK_STREAM, host="127.0.0.1"):
+    """A port nothing listens on at the moment (of kind, on host)."""
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind((host, 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
 
 
 def parse_events(text):

@@ -84,12 +84,7 @@ def line_numbers(texts):
     return out
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+free_port = harness.free_port
 
 
 def make_agent(d, port, agent_interval=3600, servers="", name="agent.yaml", storage=""):

@@ -184,11 +184,7 @@ def make_root(base, addr, json_status):
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.2", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    return harness.free_port(host="127.0.0.2")
 
 
 class Sshd:

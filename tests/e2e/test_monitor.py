@@ -26,12 +26,7 @@ except ImportError:     # Debian's python3-prometheus-client (make test-deps) un
     from prometheus_client.parser import text_string_to_metric_families
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+free_port = harness.free_port
 
 
 def get(port, path, method="GET"):

@@ -29,12 +29,7 @@ TEMPLATE = ('{"app":"%app-name:::json%","msgid":"%msgid:::json%",'
 NOTE = "two\nlines \u00fc"
 
 
-def free_port(kind=socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+free_port = harness.free_port
 
 
 class Rsyslog:
