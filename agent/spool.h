@@ -78,6 +78,7 @@ struct spool_stats {
 	size_t		segments;
 	bool		memory_only;	/* the disk refused writes */
 	size_t		ndests;
+	int64_t		counts_since_ms; /* wall clock: the drop counts since (dropcounts.h) */
 };
 
 void		 spool_default_opts(const struct config *, struct spool_opts *);

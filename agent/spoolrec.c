@@ -85,7 +85,8 @@ spoolrec_scan(const unsigned char *data, size_t len, spool_rec_fn cb, void *arg,
 				sc->corrupt++;
 		}
 		if (sc->expected != 0 && seq > sc->expected)
-			sc->corrupt += seq - sc->expected;
+			sc->corrupt += sc->gap != NULL ? sc->gap(sc->gap_arg,
+			    sc->expected, seq) : seq - sc->expected;
 		if (sc->expected == 0 || seq + 1 > sc->expected)
 			sc->expected = seq + 1;
 		if (sc->nrec == 0)

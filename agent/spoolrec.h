@@ -47,6 +47,10 @@ struct spoolrec_scan {
 	 * at a record boundary or deleted.
 	 */
 	uint64_t	nrec;
+	/* optional: a gap [a, b) seen; returns how many of it to count (the
+	 * rest an earlier run counted already: dropcounts.h) */
+	uint64_t	(*gap)(void *arg, uint64_t a, uint64_t b);
+	void		*gap_arg;
 };
 
 typedef int (*spool_rec_fn)(void *arg, uint64_t seq, const void *payload, size_t len);
