@@ -219,13 +219,24 @@ copy_back(struct segstore *st, struct seg *s, bool active)
 	return 0;
 }
 
+/* Was the file of segment s (open) unlinked, its directory still there? */
+static bool
+unlinked(const struct seg *s)
+{
+	struct stat sb;
+
+	return s->mem == NULL && s->fd >= 0 && fstat(s->fd, &sb) == 0 && sb.st_nlink == 0;
+}
+
 /*
- * Every segment into the re-created directory: from its open descriptor,
- * or (that failing) into memory; the rest are lost: their records from
- * sequence from_seq on are returned.  *written gets the events written back.
+ * Every segment into the re-created directory (only: just those whose
+ * file was unlinked): from its open descriptor, or (that failing) into
+ * memory; the rest are lost: their records from sequence from_seq on are
+ * returned.  *written gets the events written back.
  */
 static uint64_t
-write_back(struct segstore *st, uint64_t from_seq, uint64_t *written, bool *mem)
+write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
+    bool *mem)
 {
 	uint64_t lost = 0;
 
@@ -236,6 +247,10 @@ write_back(struct segstore *st, uint64_t from_seq, uint64_t *written, bool *mem)
 		uint64_t from = from_seq > s->first_seq ? from_seq : s->first_seq;
 		bool active = st->active && i + 1 == st->nsegs;
 
+		if (only && !unlinked(s)) {
+			i++;
+			continue;
+		}
 		if (s->mem == NULL && s->fd >= 0 && copy_back(st, s, active) == 0) {
 			*written += s->end_seq - s->first_seq;
 			i++;
@@ -253,20 +268,17 @@ write_back(struct segstore *st, uint64_t from_seq, uint64_t *written, bool *mem)
 	return lost;
 }
 
-int
-segstore_check_dir(struct segstore *st, uint64_t from_seq)
+/* Is the directory attached still there?  Else re-create and lock it. */
+static bool
+dir_gone(struct segstore *st)
 {
 	struct stat sb;
-	uint64_t lost, written;
-	bool mem;
 
-	if (st->nodisk || st->dir_ino == 0)
-		return 0;
 	if (stat(st->dir, &sb) == 0) {
 		if ((uint64_t)sb.st_dev == st->dir_dev && (uint64_t)sb.st_ino == st->dir_ino)
-			return 0;
+			return false;
 	} else if (errno != ENOENT && errno != ENOTDIR)
-		return 0;	/* EACCES, EIO...: not known to be gone */
+		return false;	/* EACCES, EIO...: not known to be gone */
 	log_error("spool: %s was deleted while the agent runs; re-creating it",
 	    st->dir);
 	if (fs_mkdir_p(st->dir, 0700) < 0 || make_dir(st->dir) < 0)
@@ -276,11 +288,30 @@ segstore_check_dir(struct segstore *st, uint64_t from_seq)
 	st->lockfd = -1;
 	(void)segstore_lock(st);
 	dir_identity(st);
-	lost = write_back(st, from_seq, &written, &mem);
+	return true;
+}
+
+int
+segstore_check_dir(struct segstore *st, uint64_t from_seq)
+{
+	uint64_t lost, written;
+	bool mem, gone, some = false;
+
+	if (st->nodisk || st->dir_ino == 0)
+		return 0;
+	gone = dir_gone(st);
+	/* the directory stays, segment files went (an rm -rf that raced
+	 * with a file the agent wrote, a hand that deleted them) */
+	for (size_t i = 0; !gone && !some && i < st->nsegs; i++)
+		some = unlinked(&st->segs[i]);
+	if (!gone && !some)
+		return 0;
+	lost = write_back(st, from_seq, !gone, &written, &mem);
 	(void)fs_fsync_dir(st->dir);
 	st->corrupt += lost;
-	log_warn("spool: %s re-created; %" PRIu64 " queued events written back into "
-	    "it from the open segment files", st->dir, written);
+	log_warn("spool: %s %s; %" PRIu64 " queued events written back into it from "
+	    "the open segment files", st->dir, gone ? "re-created" :
+	    "lost segment files", written);
 	if (lost > 0)
 		log_error("spool: %" PRIu64 " queued events were in segment files "
 		    "deleted with %s and not open: lost (counted as damaged)", lost, st->dir);
