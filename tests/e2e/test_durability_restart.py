@@ -9,6 +9,7 @@
   every event is delivered with 0 counted lost, also across a kill -9
   right after the re-creation.
 """
+import http.client
 import json
 import os
 import re
@@ -20,6 +21,19 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from test_durability import Rx, append_lines, line_numbers, make_agent, read_status  # noqa: E402
+
+
+def metrics(port):
+    """The drop samples of /metrics: {name{labels}: value}."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+    finally:
+        c.close()
+    return {m.group(1): float(m.group(2)) for m in re.finditer(
+        r"^(esxwatch_(?:spool|output)_(?:dropped|filtered)_events_total\S*|"
+        r"esxwatch_counts_since_timestamp_seconds) (\S+)$", text, re.M)}
 
 
 def status_json(a):
@@ -78,6 +92,9 @@ def test_counts_survive_restarts(d):
                "filter: [{type: agent}]}\n" % rx2.port)
     a = make_agent(d, rx.port, servers=servers,
                    storage=", max_disk_buffer_kb: 64, segment_kb: 8")
+    mport = harness.free_port()
+    with open(a.config) as f:
+        a.write_config(f.read() + 'monitor: {listen: "127.0.0.1:%d"}\n' % mport)
     try:
         a.start()
         # a poison event, rejected alone; every line kept out of 'filt'
@@ -103,6 +120,9 @@ def test_counts_survive_restarts(d):
         harness.eq(agent_event_counts(a, rx, n_ev), {k: c1[k] for k in (
             "dropped_budget", "dropped_poison", "dropped_corrupt", "counts_since_ms")},
             "the agent's status event before the restart")
+        m1 = metrics(mport)
+        harness.eq(m1['esxwatch_output_dropped_events_total{name="server",reason="rejected"}'],
+                   1.0, "/metrics: the poison drop")
 
         # a clean stop and a start: the same counts
         harness.eq(a.stop(), 0, "exit status")
@@ -111,6 +131,13 @@ def test_counts_survive_restarts(d):
         wait_status_fresh(a, before)
         c2 = counts(a)
         harness.eq(c2, c1, "the counts after a clean restart")
+        def same_metrics():
+            try:
+                return metrics(mport) == m1
+            except OSError:
+                return False    # not listening yet
+        harness.wait_for(same_metrics, timeout=10,
+                         what="/metrics after the restart as before it: %r" % m1)
         n_ev = len(rx.events_copy())
         harness.eq(agent_event_counts(a, rx, n_ev), {k: c1[k] for k in (
             "dropped_budget", "dropped_poison", "dropped_corrupt", "counts_since_ms")},
