@@ -12,6 +12,8 @@
  *	dest server 10 2 0		(budget poison filtered, zero or more)
  *	crc 1a2b3c4d			(zlib crc32 of every line above)
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -57,7 +59,8 @@ get_name(const char **p, char *out, size_t len)
 		if (n + 1 >= len)
 			return -1;
 		if (**p == '%') {
-			if (sscanf(*p + 1, "%2x", &v) != 1 || v == 0 || !((*p)[1] && (*p)[2]))
+			if (!isxdigit((unsigned char)(*p)[1]) || !isxdigit((unsigned char)(*p)[2]) ||
+			    sscanf(*p + 1, "%2x", &v) != 1 || v == 0)
 				return -1;
 			out[n++] = (char)v;
 			*p += 3;
@@ -188,6 +191,26 @@ read_file(struct dropcounts *dc)
 	return rc;
 }
 
+/* Temp files of a write a crash cut short (fs_write_atomic's names). */
+static void
+remove_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	for (de = readdir(d); de != NULL; de = readdir(d)) {
+		char path[PATH_MAX];
+
+		if (strncmp(de->d_name, "counts.tmp.", 11) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		(void)unlink(path);
+	}
+	closedir(d);
+}
+
 void
 dropcounts_load(struct dropcounts *dc, const char *dir, bool nodisk)
 {
@@ -197,6 +220,7 @@ dropcounts_load(struct dropcounts *dc, const char *dir, bool nodisk)
 	dc->since_ms = now_ms();
 	if (nodisk)
 		return;
+	remove_temps(dir);
 	snprintf(dc->path, sizeof(dc->path), "%s/counts", dir);
 	r = read_file(dc);
 	if (r == 0)
@@ -318,8 +342,11 @@ range_cut(struct dropcounts *dc, uint64_t a, uint64_t b)
 }
 
 void
-dropcounts_after_scan(struct dropcounts *dc, const struct segstore *st)
+dropcounts_after_scan(struct dropcounts *dc, const struct segstore *st, uint64_t minseq)
 {
+	/* below the oldest cursor on disk: never scanned again (a cursor in
+	 * memory may be further on, but its file may not be yet) */
+	range_cut(dc, 0, minseq);
 	for (size_t i = 0; i < st->ngaps; i++)
 		range_cut(dc, st->gaps[i][0], st->gaps[i][1]);
 	range_cut(dc, st->next_seq, UINT64_MAX);
@@ -398,8 +425,6 @@ render(struct dropcounts *dc, struct buf *b)
 	const struct dc_snap *s = &dc->cur;
 	int r;
 
-	/* gaps no cursor will read again are no longer scanned */
-	range_cut(dc, 0, dc->minseq);
 	r = buf_printf(b, DC_MAGIC "since_ms %" PRId64 "\ncorrupt %" PRIu64 "\ntorn %"
 	    PRIu64 "\ngone_budget %" PRIu64 "\ngone_poison %" PRIu64 "\n",
 	    dc->since_ms, s->corrupt, s->torn, s->gone_budget, s->gone_poison);

@@ -58,7 +58,6 @@ struct dropcounts {
 	struct dc_snap	loaded;		/* the file at start (taken by the spool) */
 	bool		claimed[DC_DESTS_MAX];
 	struct dc_snap	cur;		/* scratch: the spool's counts now */
-	uint64_t	minseq;		/* the oldest cursor: older gaps are forgotten */
 	struct dc_snap	saved;		/* the last written */
 	bool		have_saved;
 	int64_t		next_ms;	/* monotonic: not written again before */
@@ -72,9 +71,11 @@ void		dropcounts_load(struct dropcounts *, const char *dir, bool nodisk);
 /* The scan's gap callback (struct spoolrec_scan): [a, b) is missing; returns
  * how many of them no earlier run counted, and notes the range. */
 uint64_t	dropcounts_gap(void *dc, uint64_t a, uint64_t b);
-/* After the start's scan: the budget's gaps (the clean-stop mark) are no
- * damage, sequences from next_seq on may be reused. */
-void		dropcounts_after_scan(struct dropcounts *, const struct segstore *);
+/* After the start's scan: gaps below minseq (the oldest cursor) are not
+ * scanned again, the budget's gaps (the clean-stop mark) are no damage,
+ * sequences from next_seq on may be reused. */
+void		dropcounts_after_scan(struct dropcounts *, const struct segstore *,
+		    uint64_t minseq);
 /* Add the loaded counts of destination name (once) to the three. */
 void		dropcounts_claim(struct dropcounts *, const char *name, uint64_t *budget,
 		    uint64_t *poison, uint64_t *filtered);

@@ -40,14 +40,11 @@ spool_counts_snap(struct spool *sp)
 	s->torn = sp->st.torn;
 	s->gone_budget = sp->gone_budget;
 	s->gone_poison = sp->gone_poison;
-	sp->dc.minseq = sp->st.next_seq;
 	for (size_t k = 0; k < sp->ndests; k++) {
 		const struct dest *d = sp->dests[k];
 
 		dropcounts_snap_dest(s, d->name, d->dropped_budget, d->dropped_poison,
 		    d->filtered);
-		if (d->cur.seq < sp->dc.minseq)
-			sp->dc.minseq = d->cur.seq;
 	}
 }
 
@@ -189,7 +186,7 @@ spool_recover(struct spool *sp, const char *const *dests, size_t ndests)
 		if (segstore_load(&sp->st, f.ids[i], i + 1 == f.nids, &sc) < 0)
 			goto out;
 	segstore_end_check(&sp->st, f.minseq);
-	dropcounts_after_scan(&sp->dc, &sp->st);
+	dropcounts_after_scan(&sp->dc, &sp->st, f.minseq);
 	sp->st.next_id = (f.nids > 0 ? f.ids[f.nids - 1] : 0) + 1;
 	if (f.maxseg >= sp->st.next_id)
 		sp->st.next_id = f.maxseg + 1;
