@@ -908,7 +908,7 @@ segstore_try_disk(struct segstore *st)
 		s->memcap = 0;
 		s->synced = s->size;
 		moved += s->end_seq - s->first_seq;
-		s->fd = fd;	/* the active one: keep appending to it */
+		s->fd = fd;	/* kept: the active one to append to, others within fd_max */
 		if (!(i + 1 == st->nsegs && st->active) && !segstore_fd_kept(st)) {
 			close(fd);
 			s->fd = -1;

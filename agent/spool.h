@@ -4,7 +4,10 @@
  *
  *	spool.c      the queue: cursors, budget, locks, housekeeper
  *	             (queue.c binds it to agent/queue.h)
+ *	spoolopen.c  opening a spool: what a previous run left
+ *	dropcounts.c the per-reason counts kept across restarts
  *	segstore.c   segments in files or in memory, cursor files
+ *	segdir.c     the directory: created, locked, re-created if deleted
  *	spoolrec.c   the record format and the scan of a segment image (pure)
  *	spoolopts.c  the knobs (struct spool_opts) and their bounds
  *
