@@ -234,17 +234,6 @@ dropcounts_load(struct dropcounts *dc, const char *dir, bool nodisk)
 	dc->since_ms = now_ms();
 }
 
-/* How much of [a, b) lies in [lo, hi). */
-static uint64_t
-overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
-{
-	if (a < lo)
-		a = lo;
-	if (b > hi)
-		b = hi;
-	return b > a ? b - a : 0;
-}
-
 /* Sort the ranges and merge those that touch; a full table merges its
  * two closest neighbours. */
 static void
@@ -306,7 +295,7 @@ dropcounts_gap(void *arg, uint64_t a, uint64_t b)
 	if (b <= a)
 		return 0;
 	for (size_t i = 0; i < dc->nranges; i++)
-		known += overlap(dc->ranges[i][0], dc->ranges[i][1], a, b);
+		known += spoolrec_overlap(dc->ranges[i][0], dc->ranges[i][1], a, b);
 	range_add(dc, a, b);
 	return b - a - known;
 }

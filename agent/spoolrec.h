@@ -24,6 +24,8 @@
 #define SPOOL_REC_MAX		(8u * 1024 * 1024)	/* payload bound */
 
 uint32_t	 spoolrec_get32(const unsigned char *);
+/* How many sequences of [a, b) lie in [lo, hi). */
+uint64_t	 spoolrec_overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi);
 /* Fill the header at hdr for the payload that follows it (hdr + SPOOL_REC_HDR). */
 void		 spoolrec_seal(unsigned char *hdr, size_t plen, uint64_t seq);
 /*

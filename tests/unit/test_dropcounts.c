@@ -16,39 +16,10 @@
 #include "../../agent/dropcounts.h"
 #include "../../agent/log.h"
 #include "../../agent/spool.h"
-
-static char	 root[256];
-static int	 ndir;
+#include "spooltest.h"
 
 static const char *const one[] = { "server" };
 static const char *const two[] = { "server", "servers.b" };
-
-static const char *
-newdir(char *out, size_t len)
-{
-	snprintf(out, len, "%s/s%d", root, ndir++);
-	return out;
-}
-
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
-static void
-opts(struct spool_opts *o, uint64_t budget, uint64_t seg)
-{
-	memset(o, 0, sizeof(*o));
-	o->budget = budget;
-	o->segment_size = seg;
-	o->sync_bytes = 64 * 1024;
-	o->sync_ms = 50;
-	o->retry_ms = 100;
-}
 
 static void
 push_n(struct spool *sp, int from, int n)
@@ -183,6 +154,19 @@ TEST(counts_written_while_running)
 	spool_close(sp);
 }
 
+/* Flip the bits of the byte at off in file p. */
+static void
+flip(const char *p, off_t off)
+{
+	unsigned char c;
+	int fd = open(p, O_RDWR);
+
+	CHECK(pread(fd, &c, 1, off) == 1);
+	c ^= 0x5a;
+	CHECK(pwrite(fd, &c, 1, off) == 1);
+	close(fd);
+}
+
 /* Damage the start finds is counted once however often the spool opens
  * with the damaged segment still there; new damage is added. */
 TEST(damage_counted_once_across_starts)
@@ -191,7 +175,6 @@ TEST(damage_counted_once_across_starts)
 	struct spool_opts o;
 	struct spool_stats st;
 	struct spool *sp;
-	unsigned char c;
 	off_t size;
 	int fd;
 
@@ -201,23 +184,17 @@ TEST(damage_counted_once_across_starts)
 	push_n(sp, 0, 50);
 	spool_close(sp);
 	snprintf(p, sizeof(p), "%s/0000000000000001.seg", dir);
-	fd = open(p, O_RDWR);
+	fd = open(p, O_RDONLY);
 	size = lseek(fd, 0, SEEK_END);
-	CHECK(pread(fd, &c, 1, size / 2) == 1);
-	c ^= 0x5a;
-	CHECK(pwrite(fd, &c, 1, size / 2) == 1);
 	close(fd);
+	flip(p, size / 2);
 	for (int k = 0; k < 3; k++) {
 		sp = spool_open_dir(dir, &o, one, 1);
 		spool_stats(sp, &st);
 		CHECK_INT(st.dropped_corrupt, 1);
 		spool_close(sp);
 	}
-	fd = open(p, O_RDWR);
-	CHECK(pread(fd, &c, 1, size / 4) == 1);
-	c ^= 0x5a;
-	CHECK(pwrite(fd, &c, 1, size / 4) == 1);
-	close(fd);
+	flip(p, size / 4);
 	sp = spool_open_dir(dir, &o, one, 1);
 	spool_stats(sp, &st);
 	CHECK_INT(st.dropped_corrupt, 2);

@@ -25,9 +25,8 @@
 #include "../../agent/spoolrec.h"
 #include "../../agent/status.h"
 #include "../../output/sink.h"
+#include "spooltest.h"
 
-static char	 root[256];
-static int	 ndir;
 
 /*
  * fsync() as the spool sees it: this definition takes the place of the C
@@ -86,34 +85,6 @@ pread(int fd, void *p, size_t len, off_t off)
 		return -1;
 	}
 	return (ssize_t)syscall(SYS_pread64, fd, p, len, off);
-}
-
-/* A fresh spool directory for one test. */
-static const char *
-newdir(char *out, size_t len)
-{
-	snprintf(out, len, "%s/s%d", root, ndir++);
-	return out;
-}
-
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
-static void
-opts(struct spool_opts *o, uint64_t budget, uint64_t seg)
-{
-	memset(o, 0, sizeof(*o));
-	o->budget = budget;
-	o->segment_size = seg;
-	o->sync_bytes = 64 * 1024;
-	o->sync_ms = 50;
-	o->retry_ms = 100;
 }
 
 static struct event *
