@@ -861,7 +861,7 @@ save_dests(struct spool *sp)
 static void
 check_dir(struct spool *sp)
 {
-	uint64_t from = sp->st.next_seq;
+	uint64_t from = sp->st.next_seq, corrupt0 = sp->st.corrupt;
 
 	sp->dircheck_ms = mono_ms();
 	for (size_t k = 0; k < sp->ndests; k++)
@@ -873,6 +873,11 @@ check_dir(struct spool *sp)
 	for (size_t k = 0; k < sp->ndests; k++) {
 		segstore_clamp(&sp->st, &sp->dests[k]->cur);
 		sp->dests[k]->dirty = true;
+		/* segments were lost (counted): an acknowledgement of a batch in
+		 * flight settles nothing (not another reason's count; what was
+		 * not lost is read again) */
+		if (sp->st.corrupt > corrupt0)
+			sp->dests[k]->npeek = sp->dests[k]->peek_used;
 	}
 	pthread_mutex_unlock(&sp->mu);
 	save_dests(sp);

@@ -7,7 +7,9 @@
 - the storage directory deleted while a backlog of many segments waits for
   a dead receiver: every segment is written back from its open file, then
   every event is delivered with 0 counted lost, also across a kill -9
-  right after the re-creation.
+  right after the re-creation; with fewer segment files held open than
+  the spool has (ESXWATCH_SPOOL_MAX_FDS), what the others held is counted
+  exactly: delivered + counted = pushed.
 """
 import http.client
 import json
@@ -179,7 +181,7 @@ def seg_files(a):
         return []
 
 
-def storage_deleted(d, crash):
+def storage_deleted(d, crash, max_fds=None):
     rx = Rx()
     rx.down = True
     a = make_agent(d, rx.port, storage=", segment_kb: 8")
@@ -187,8 +189,9 @@ def storage_deleted(d, crash):
         a.write_config(f.read().replace("read_from_head: yes", "read_from_head: no"))
     bookmarks = os.path.join(a.storage, "bookmarks")
     n = 600
+    env = {"ESXWATCH_SPOOL_MAX_FDS": str(max_fds)} if max_fds is not None else None
     try:
-        a.start()
+        a.start(env=env)
         harness.wait_for(lambda: os.path.exists(bookmarks), timeout=10, what="the first poll")
         append_lines(d, 0, n, pad=100)
         harness.wait_for(lambda: read_status(a) is not None and
@@ -202,6 +205,8 @@ def storage_deleted(d, crash):
         shutil.rmtree(a.storage, ignore_errors=True)
         harness.wait_for(lambda: "written back into it" in a.stderr_text(), timeout=15,
                          what="the spool written back into the re-created directory")
+        if max_fds is not None:
+            return beyond_the_bound(a, rx, n)
         harness.wait_for(lambda: seg_files(a) == segs and
                          os.path.exists(os.path.join(a.storage, "spool", "cursor.server")),
                          timeout=10, what="every segment and the cursor back")
@@ -232,6 +237,31 @@ def storage_deleted(d, crash):
         rx.close()
     print("storage deleted (%s): %d segments written back, %d of %d lines delivered, 0 lost"
           % ("kill -9 after" if crash else "running on", len(segs), n + 20, n + 20))
+
+
+def beyond_the_bound(a, rx, n):
+    """Fewer segment files held open than the spool has: what the others
+    held is counted, exactly (delivered + counted = written), no more."""
+    rx.down = False
+    harness.wait_for(lambda: (read_status(a) or {}).get("dests", {}).get("server", {}).get(
+        "backlog_events") == "0", timeout=40, what="the rest delivered")
+    time.sleep(1.2)
+    # every event pushed (the lines and the agent's own status event)
+    got = set((e.get("text"), e.get("timestamp")) for e in rx.events_copy())
+    st = read_status(a)
+    counted, pushed = int(st["dropped_corrupt"]), int(st["pushed_events"])
+    if counted <= 0 or pushed < n:
+        harness.fail("nothing counted lost with 2 segments held open: %r" % st)
+    harness.eq(len(got) + counted, pushed, "delivered + counted as damaged vs pushed")
+    if "and not open: lost (counted as damaged)" not in a.stderr_text():
+        harness.fail("no error naming the lost events:\n" + a.stderr_text()[-1500:])
+    harness.eq(a.stop(), 0, "exit status")
+    print("storage deleted, 2 segment files held open: %d delivered + %d counted = %d pushed"
+          % (len(got), counted, pushed))
+
+
+def test_storage_deleted_beyond_the_descriptor_bound_counted_exactly(d):
+    storage_deleted(d, crash=False, max_fds=2)
 
 
 def test_storage_deleted_backlog_of_segments_all_delivered(d):
