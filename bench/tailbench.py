@@ -134,8 +134,11 @@ class TempDir:
 
 
 def on_signal_exit():
-    """SIGTERM/SIGINT: unwind (the context managers kill and clean up)."""
+    """SIGTERM/SIGINT: unwind (the context managers kill and clean up);
+    a second signal must not cut that cleanup short."""
     def handler(sig, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise SystemExit("bench: signal %d" % sig)
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
@@ -211,7 +214,7 @@ def append(src, dst, chunk_lines=10000, pause=0.002):
         data = f.read()
     fd = os.open(dst, os.O_WRONLY | os.O_APPEND)
     try:
-        pos, step = 0, 0
+        pos = 0
         while pos < len(data):
             end = pos
             for _ in range(chunk_lines):
@@ -226,7 +229,6 @@ def append(src, dst, chunk_lines=10000, pause=0.002):
                 w = os.write(fd, view)
                 view = view[w:]
             pos = end
-            step += 1
             time.sleep(pause)
     finally:
         os.close(fd)
