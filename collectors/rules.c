@@ -1,14 +1,14 @@
 /*
- * rules: literal prefilter (Aho-Corasick DFA) + PCRE2 (agent/rx.h), and storm
+ * rules: literal prefilter (rules_scan.c) + PCRE2 (agent/rx.h), and storm
  * suppression.  See rules.h.
  *
- * The automaton is a full DFA over byte classes: the bytes that occur in
- * some literal get a class each, every other byte shares class 0, so the
- * transition table is states x classes (a few hundred KB at most for the
- * built-in catalogue) and the inner loop is one table load per byte.  A
- * transition value is the next state's row offset with bit 31 set when
- * that state ends at least one literal; the literals a state ends (its own
- * and those of its suffix states) are kept as a bitset of rule indices.
+ * A line is scanned once for every rule's literal (rscan_find: the rules
+ * whose literal occurs, and where first).  Only those rules run their
+ * regex, in catalogue order, and a regex whose matches can start at most
+ * lit_pre bytes before its literal starts there instead of at the line's
+ * start: every match holds the literal that far from its own start, so no
+ * match begins earlier and PCRE2 finds the same leftmost match (a
+ * lookbehind or \b still sees the bytes before).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,25 +20,23 @@
 #include "../agent/rx.h"
 #include "../agent/utf8.h"
 #include "rules.h"
+#include "rules_int.h"
 
-#define OUT_BIT		0x80000000u
+#define RULES_LINE_MAX	(1024 * 1024)	/* a longer line matches nothing */
 
 struct rules {
 	struct rule	*v;
 	size_t		 n;
 	size_t		 nenabled;
 
-	/* The automaton. */
-	uint8_t		 cls[256];
-	size_t		 nclasses;
-	uint32_t	*delta;		/* nstates * nclasses, row offsets */
-	size_t		 nstates;
-	uint64_t	*outs;		/* nstates * nwords rule bitsets */
+	/* The prefilter. */
+	struct rscan	 scan;
 	size_t		 nwords;
 	bool		 compiled;
 
 	/* Scratch. */
 	uint64_t	*cand;		/* nwords */
+	uint32_t	*first;		/* n: where each candidate's literal is */
 	struct buf	 line;
 };
 
@@ -82,13 +80,11 @@ rule_clear(struct rule *ru)
 static void
 automaton_free(struct rules *r)
 {
-	free(r->delta);
-	free(r->outs);
+	rscan_free(&r->scan);
 	free(r->cand);
-	r->delta = NULL;
-	r->outs = NULL;
+	free(r->first);
 	r->cand = NULL;
-	r->nstates = 0;
+	r->first = NULL;
 	r->compiled = false;
 }
 
@@ -315,7 +311,13 @@ rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen
 		return -1;
 	}
 	ru->literal = xstrdup(lit);
-	return ru->literal == NULL ? -1 : 0;
+	if (ru->literal == NULL)
+		return -1;
+	ru->lit_pre = rc->regex != NULL ?
+	    rules_regex_prefix(rc->regex, ru->literal) : -1;
+	ru->match_is_literal = rc->match != NULL &&
+	    strcmp(rc->match, ru->literal) == 0;
+	return 0;
 }
 
 int
@@ -388,131 +390,38 @@ rules_count(const struct rules *r)
 	return n;
 }
 
-/* Add each enabled rule's literal to the trie go[]; mark its end state. */
-static void
-trie_add_rules(struct rules *r, int32_t *go, size_t nc)
-{
-	size_t i, s;
-
-	for (i = 0; i < r->n; i++) {
-		const unsigned char *p = (const unsigned char *)r->v[i].literal;
-
-		if (!r->v[i].enabled)
-			continue;
-		s = 0;
-		for (; *p; p++) {
-			int32_t *t = &go[s * nc + r->cls[*p]];
-
-			if (*t < 0)
-				*t = (int32_t)r->nstates++;
-			s = (size_t)*t;
-		}
-		r->outs[s * r->nwords + i / 64] |= 1ull << (i % 64);
-	}
-}
-
-/* BFS: failure links, output union, missing edges -> DFA. */
-static void
-trie_to_dfa(struct rules *r, int32_t *go, uint32_t *fail, uint32_t *queue,
-    size_t nc)
-{
-	size_t j, head = 0, tail = 0;
-
-	for (j = 0; j < nc; j++) {
-		if (go[j] < 0)
-			go[j] = 0;
-		else {
-			fail[go[j]] = 0;
-			queue[tail++] = (uint32_t)go[j];
-		}
-	}
-	while (head < tail) {
-		uint32_t u = queue[head++];
-
-		for (j = 0; j < r->nwords; j++)
-			r->outs[u * r->nwords + j] |= r->outs[fail[u] * r->nwords + j];
-		for (j = 0; j < nc; j++) {
-			int32_t v = go[u * nc + j];
-
-			if (v < 0)
-				go[u * nc + j] = go[fail[u] * nc + j];
-			else {
-				fail[v] = (uint32_t)go[fail[u] * nc + j];
-				queue[tail++] = (uint32_t)v;
-			}
-		}
-	}
-}
-
-/* Trie built with goto[] (-1 = none) before it becomes the DFA. */
 int
 rules_compile(struct rules *r, char *err, size_t errlen)
 {
-	size_t i, j, maxstates = 1, s, nc;
-	int32_t *go = NULL;
-	uint32_t *fail = NULL, *queue = NULL;
-	int rc = -1;
+	const char **lit;
+	size_t i;
+	int rc;
 
 	automaton_free(r);
-	memset(r->cls, 0, sizeof(r->cls));
-	nc = 1;
-	for (i = 0; i < r->n; i++) {
-		const unsigned char *p = (const unsigned char *)r->v[i].literal;
-
-		if (!r->v[i].enabled)
-			continue;
-		maxstates += strlen(r->v[i].literal);
-		for (; *p; p++)
-			if (r->cls[*p] == 0)
-				r->cls[*p] = (uint8_t)nc++;
-	}
-	if (nc > 255 || maxstates > (OUT_BIT - 1) / nc) {
-		snprintf(err, errlen, "rule literals too large");
-		return -1;
-	}
-	r->nclasses = nc;
 	r->nwords = (r->n + 63) / 64;
 	if (r->nwords == 0)
 		r->nwords = 1;
-	go = malloc(maxstates * nc * sizeof(*go));
-	fail = calloc(maxstates, sizeof(*fail));
-	queue = malloc(maxstates * sizeof(*queue));
-	r->outs = calloc(maxstates * r->nwords, sizeof(uint64_t));
+	lit = calloc(r->n ? r->n : 1, sizeof(*lit));
 	r->cand = calloc(r->nwords, sizeof(uint64_t));
-	if (go == NULL || fail == NULL || queue == NULL || r->outs == NULL ||
-	    r->cand == NULL) {
+	r->first = calloc(r->n ? r->n : 1, sizeof(uint32_t));
+	if (lit == NULL || r->cand == NULL || r->first == NULL) {
+		free(lit);
+		automaton_free(r);
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return -1;
 	}
-	memset(go, 0xff, maxstates * nc * sizeof(*go));
-	r->nstates = 1;
-	trie_add_rules(r, go, nc);
-	trie_to_dfa(r, go, fail, queue, nc);
-	r->delta = malloc(r->nstates * nc * sizeof(*r->delta));
-	if (r->delta == NULL) {
+	for (i = 0; i < r->n; i++)
+		lit[i] = r->v[i].enabled ? r->v[i].literal : NULL;
+	rc = rscan_build(&r->scan, lit, r->n);
+	free(lit);
+	if (rc < 0) {
+		automaton_free(r);
 		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	for (s = 0; s < r->nstates; s++) {
-		for (j = 0; j < nc; j++) {
-			uint32_t v = (uint32_t)go[s * nc + j], w = v * (uint32_t)nc;
-
-			for (i = 0; i < r->nwords; i++)
-				if (r->outs[v * r->nwords + i] != 0)
-					w |= OUT_BIT;
-			r->delta[s * nc + j] = w;
-		}
+		return -1;
 	}
 	r->nenabled = rules_count(r);
 	r->compiled = true;
-	rc = 0;
-out:
-	free(go);
-	free(fail);
-	free(queue);
-	if (rc < 0)
-		automaton_free(r);
-	return rc;
+	return 0;
 }
 
 static bool
@@ -528,25 +437,13 @@ rule_applies(const struct rule *ru, const char *filelog)
 	return false;
 }
 
-/* Run rule ru on the NUL-terminated copy s; fill m on a match. */
-static int
-rule_run(const struct rule *ru, const char *s, struct rules_match *m)
+/* Copy the captures of sp (group spans in s) into m. */
+static void
+rule_caps(const struct rule *ru, const char *s, const struct rx_span *sp,
+    size_t ng, struct rules_match *m)
 {
-	struct rx_span sp[RX_MAX_GROUPS + 1];
-	size_t i, ng;
-	int rc;
+	size_t i;
 
-	m->rule = ru;
-	m->ncaps = 0;
-	if (!ru->has_re)
-		return strstr(s, ru->match) != NULL;
-	ng = ru->ngroups + 1;
-	rc = rx_match(ru->re, s, strlen(s), 0, sp, ng);
-	if (rc == RX_LIMIT)
-		log_limited(LOG_WARN, ru->name, 3600, "rule '%s': the regex hit "
-		    "PCRE2's match limit on a line; taken as no match", ru->name);
-	if (rc <= 0)
-		return 0;
 	for (i = 0; i < ru->ncaps; i++) {
 		size_t g = ru->cap_group[i], len;
 		struct rules_cap *c = &m->caps[m->ncaps];
@@ -562,46 +459,74 @@ rule_run(const struct rule *ru, const char *s, struct rules_match *m)
 		c->name = ru->cap_name[i];
 		m->ncaps++;
 	}
+}
+
+/*
+ * Run rule ru on s[0..len) (NULs already spaces), from byte start; fill m
+ * on a match.
+ */
+static int
+rule_run(const struct rule *ru, const char *s, size_t len, size_t start,
+    struct rules_match *m)
+{
+	struct rx_span sp[RX_MAX_GROUPS + 1];
+	size_t ng;
+	int rc;
+
+	m->rule = ru;
+	m->ncaps = 0;
+	if (!ru->has_re)
+		return ru->match_is_literal ||
+		    memmem(s, len, ru->match, strlen(ru->match)) != NULL;
+	ng = ru->ngroups + 1;
+	rc = rx_match(ru->re, s, len, start, sp, ng);
+	if (rc == RX_LIMIT)
+		log_limited(LOG_WARN, ru->name, 3600, "rule '%s': the regex hit "
+		    "PCRE2's match limit on a line; taken as no match", ru->name);
+	if (rc <= 0)
+		return 0;
+	rule_caps(ru, s, sp, ng, m);
 	return 1;
+}
+
+/*
+ * Where rule i's regex may start on a line whose literal is first at
+ * first: lit_pre bytes before it, when that is known.
+ */
+static size_t
+rule_start(const struct rule *ru, uint32_t first)
+{
+	if (ru->lit_pre < 0 || (uint64_t)ru->lit_pre > first)
+		return 0;
+	return first - (size_t)ru->lit_pre;
 }
 
 int
 rules_match(struct rules *r, const char *filelog, const char *line,
     size_t len, struct rules_match *m)
 {
-	const unsigned char *p = (const unsigned char *)line, *e = p + len;
-	const uint32_t *delta = r->delta;
-	const uint8_t *cls = r->cls;
-	uint32_t s = 0;
+	const char *s = line;
 	size_t w, nw = r->nwords;
-	bool any = false;
+	bool nul;
 
-	if (!r->compiled || r->nenabled == 0)
+	if (!r->compiled || r->nenabled == 0 || len > RULES_LINE_MAX ||
+	    !rscan_find(&r->scan, line, len, r->cand, nw, r->first))
 		return 0;
-	for (; p < e; p++) {
-		uint32_t v = delta[s + cls[*p]];
-
-		s = v & ~OUT_BIT;
-		if (v & OUT_BIT) {
-			const uint64_t *o = &r->outs[(s / r->nclasses) * nw];
-
-			if (!any) {
-				memset(r->cand, 0, nw * sizeof(uint64_t));
-				any = true;
-			}
-			for (w = 0; w < nw; w++)
-				r->cand[w] |= o[w];
-		}
+	/*
+	 * The regexes see NULs as spaces: a copy, only for a line that has
+	 * one.  A NUL-made space may form another occurrence of a literal
+	 * before the one found, so such a line is matched from its start.
+	 */
+	nul = memchr(line, '\0', len) != NULL;
+	if (nul) {
+		buf_reset(&r->line);
+		if (buf_append(&r->line, line, len) < 0)
+			return 0;
+		for (w = 0; w < len; w++)
+			if (r->line.data[w] == '\0')
+				r->line.data[w] = ' ';
+		s = r->line.data;
 	}
-	if (!any)
-		return 0;
-	/* A NUL-terminated copy for strstr/regexec; NULs become spaces. */
-	buf_reset(&r->line);
-	if (buf_append(&r->line, line, len) < 0)
-		return 0;
-	for (w = 0; w < len; w++)
-		if (r->line.data[w] == '\0')
-			r->line.data[w] = ' ';
 	for (w = 0; w < nw; w++) {
 		uint64_t bits = r->cand[w];
 
@@ -612,7 +537,8 @@ rules_match(struct rules *r, const char *filelog, const char *line,
 			bits &= bits - 1;
 			if (!ru->enabled || !rule_applies(ru, filelog))
 				continue;
-			if (rule_run(ru, r->line.data, m))
+			if (rule_run(ru, s, len, nul ? 0 :
+			    rule_start(ru, r->first[i]), m))
 				return 1;
 		}
 	}

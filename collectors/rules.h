@@ -4,9 +4,10 @@
  *
  * Every rule has a required literal: its `literal:`, else its `match:`
  * substring, else the longest fixed run of its `regex:` that every match
- * must contain.  All literals go into one Aho-Corasick automaton, so a line
- * is scanned once whatever the number of rules; only the rules whose
- * literal occurs run their regex.  Rules are tried in catalogue order and
+ * must contain.  One scan of a line finds every rule's literal (rules_scan.c)
+ * whatever the number of rules; only the rules whose literal occurs run
+ * their regex, from a bounded distance before the literal when the regex
+ * allows it (rules_int.h).  Rules are tried in catalogue order and
  * the first one that matches wins: one line, at most one alert.
  *
  * Regexes are Perl-compatible (PCRE2, agent/rx.h).  A rule names its
@@ -55,6 +56,9 @@ struct rule {
 	char		*cap_name[RULES_MAX_CAPS];	/* without esxwatch_ */
 	size_t		 cap_group[RULES_MAX_CAPS];	/* group number */
 	size_t		 ngroups;			/* all groups */
+	long		 lit_pre;	/* a match starts at most this many bytes
+					 * before the literal; -1 = unknown */
+	bool		 match_is_literal;	/* match: is the literal */
 };
 
 struct rules;

@@ -1,5 +1,5 @@
 /*
- * rules: literal derivation, capture names, the Aho-Corasick prefilter
+ * rules: literal derivation, capture names, the literal prefilter
  * (against a brute-force oracle), rule order, overrides, storm
  * suppression, and the built-in catalogue on real captured ESXi lines.
  */
