@@ -74,6 +74,8 @@ rule_clear(struct rule *ru)
 	for (i = 0; i < ru->ncaps; i++)
 		free(ru->cap_name[i]);
 	rx_free(ru->re);
+	rx_free(ru->tail);
+	free(ru->tail_anchor);
 	memset(ru, 0, sizeof(*ru));
 }
 
@@ -253,6 +255,33 @@ rule_regex(struct rule *ru, const char *re, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * A regex with an unbounded prefix: first test the part after it near its
+ * anchor (cheap, and what a near-miss line usually fails).  Optional: a
+ * part PCRE2 will not compile alone is simply not used.
+ */
+static void
+rule_tail(struct rule *ru, const char *re)
+{
+	char anchor[512], m[200];
+	size_t split, off;
+	long pre;
+	bool lit_only;
+
+	if (rules_regex_tail(re, &split, anchor, sizeof(anchor), &pre,
+	    &lit_only) < 0)
+		return;
+	ru->tail = lit_only ? NULL : rx_compile(re + split, 0, m, sizeof(m), &off);
+	ru->tail_anchor = xstrdup(anchor);
+	ru->tail_pre = pre;
+	if ((ru->tail == NULL && !lit_only) || ru->tail_anchor == NULL) {
+		rx_free(ru->tail);
+		free(ru->tail_anchor);
+		ru->tail = NULL;
+		ru->tail_anchor = NULL;
+	}
+}
+
 static int
 rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen)
 {
@@ -317,6 +346,8 @@ rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen
 	    rules_regex_prefix(rc->regex, ru->literal) : -1;
 	ru->match_is_literal = rc->match != NULL &&
 	    strcmp(rc->match, ru->literal) == 0;
+	if (rc->regex != NULL && ru->lit_pre < 0)
+		rule_tail(ru, rc->regex);
 	return 0;
 }
 
@@ -462,6 +493,26 @@ rule_caps(const struct rule *ru, const char *s, const struct rx_span *sp,
 }
 
 /*
+ * Every match of ru's regex holds a match of its tail, which holds the
+ * anchor at most tail_pre bytes after its start: false when there is
+ * none (a limit or an error says "maybe": the whole regex decides).
+ */
+static bool
+tail_may_match(const struct rule *ru, const char *s, size_t len)
+{
+	const char *a = memmem(s, len, ru->tail_anchor, strlen(ru->tail_anchor));
+	size_t at;
+
+	if (a == NULL)
+		return false;
+	if (ru->tail == NULL)
+		return true;	/* the tail is the anchor alone */
+	at = (size_t)(a - s);
+	at = (uint64_t)ru->tail_pre < at ? at - (size_t)ru->tail_pre : 0;
+	return rx_match(ru->tail, s, len, at, NULL, 0) != RX_NOMATCH;
+}
+
+/*
  * Run rule ru on s[0..len) (NULs already spaces), from byte start; fill m
  * on a match.
  */
@@ -478,6 +529,8 @@ rule_run(const struct rule *ru, const char *s, size_t len, size_t start,
 	if (!ru->has_re)
 		return ru->match_is_literal ||
 		    memmem(s, len, ru->match, strlen(ru->match)) != NULL;
+	if (ru->tail_anchor != NULL && !tail_may_match(ru, s, len))
+		return 0;
 	ng = ru->ngroups + 1;
 	rc = rx_match(ru->re, s, len, start, sp, ng);
 	if (rc == RX_LIMIT)

@@ -59,6 +59,10 @@ struct rule {
 	long		 lit_pre;	/* a match starts at most this many bytes
 					 * before the literal; -1 = unknown */
 	bool		 match_is_literal;	/* match: is the literal */
+	struct rx	*tail;		/* the part after an unbounded prefix,
+					 * NULL when it is the anchor alone */
+	char		*tail_anchor;	/* a fixed run in it ... */
+	long		 tail_pre;	/* ... at most this far from its start */
 };
 
 struct rules;

@@ -59,5 +59,17 @@ bool	 rscan_find(const struct rscan *, const char *p, size_t len,
  * unbounded or unknown prefix, inline options, a top-level |, ...).
  */
 long	 rules_regex_prefix(const char *re, const char *lit);
+/*
+ * For a pattern whose prefix is not bounded: the part after its last
+ * unbounded top-level item (re + *split), which every match contains,
+ * with the longest fixed run in it (anchor, NUL-terminated, alen bytes
+ * of room) at most *pre bytes after that part's start.  That part not
+ * matching near the anchor's first occurrence proves the whole cannot
+ * match.  *lit_only: that part is the anchor alone (finding it is the
+ * test).  -1 when there is no such part (or the pattern is not
+ * understood).
+ */
+int	 rules_regex_tail(const char *re, size_t *split, char *anchor,
+	    size_t alen, long *pre, bool *lit_only);
 
 #endif

@@ -469,46 +469,140 @@ parse_alt(struct rxp *p)
 	return p->bad ? ML_INF : (cur > best ? cur : best);
 }
 
+struct rx_item {
+	size_t		 at;		/* where it starts in the pattern */
+	long		 width;		/* at most */
+	int		 lit;		/* its byte, or -1 */
+	enum quant	 q;
+};
+
 /*
- * Walk the top level: a run of plain bytes that each occur exactly once
- * (a byte with + occurs at least once: it ends the run) sits at a fixed
- * place after the items before it, which are at most pre bytes wide.  The
- * first run that holds lit gives the bound.
+ * The top level of re as items, in v (strlen(re) of them at most); -1
+ * unless all of it is understood and it has no top-level |.
  */
-long
-rules_regex_prefix(const char *re, const char *lit)
+static int
+top_items(const char *re, struct rx_item *v, size_t *n)
 {
 	struct rxp p = { re, 0, false };
-	size_t ll = strlen(lit), rl = 0;
-	long pre = 0, runpre = 0, m;
-	char run[512];
-	enum quant q;
-	int c;
 
-	if (ll == 0 || strstr(re, "\\Q") != NULL || strstr(re, "\\E") != NULL)
+	*n = 0;
+	if (strstr(re, "\\Q") != NULL || strstr(re, "\\E") != NULL)
 		return -1;
 	while (re[p.i] != '\0') {
+		struct rx_item *it = &v[*n];
+
 		if (re[p.i] == '|' || re[p.i] == ')')
 			return -1;
-		m = parse_atom(&p, &c);
+		it->at = p.i;
+		it->width = parse_atom(&p, &it->lit);
 		if (!p.bad)
-			m = parse_quant(&p, m, &q);
+			it->width = parse_quant(&p, it->width, &it->q);
 		if (p.bad)
 			return -1;
-		if (c >= 0 && q != Q_OPT) {
+		(*n)++;
+	}
+	return 0;
+}
+
+/*
+ * In v[from..n): the first run of plain bytes that each occur exactly
+ * once (a byte with + occurs at least once: it ends the run) holding lit
+ * (NULL: the longest run), as the widest the items before it (from
+ * v[from]) can be, and its place and length in *at, *len.  -1 if none.
+ */
+static long
+find_run(const struct rx_item *v, size_t from, size_t n, const char *lit,
+    char *run, size_t runmax, size_t *len)
+{
+	size_t ll = lit != NULL ? strlen(lit) : 0, rl = 0, i, bl = 0;
+	long pre = 0, runpre = 0, best = -1;
+	char cur[512];
+
+	for (i = from; i < n; i++) {
+		if (v[i].lit >= 0 && v[i].q != Q_OPT) {
 			if (rl == 0)
 				runpre = pre;
-			if (rl >= sizeof(run))
+			if (rl >= sizeof(cur))
 				return -1;
-			run[rl++] = (char)c;
-			if (rl >= ll && memcmp(run + rl - ll, lit, ll) == 0)
+			cur[rl++] = (char)v[i].lit;
+			if (lit != NULL && rl >= ll &&
+			    memcmp(cur + rl - ll, lit, ll) == 0) {
+				*len = ll;
 				return runpre >= ML_INF ? -1 : runpre + (long)(rl - ll);
-			if (q == Q_MORE)
+			}
+			if (lit == NULL && rl > bl && rl < runmax &&
+			    runpre < ML_INF) {
+				memcpy(run, cur, rl);
+				bl = rl;
+				best = runpre;
+			}
+			if (v[i].q == Q_MORE)
 				rl = 0;
 		} else {
 			rl = 0;
 		}
-		pre = ml_add(pre, m);
+		pre = ml_add(pre, v[i].width);
 	}
-	return -1;
+	if (lit != NULL || bl == 0)
+		return -1;
+	run[bl] = '\0';
+	*len = bl;
+	return best;
+}
+
+/*
+ * Every match holds lit after items at most the returned width wide: the
+ * first top-level run that holds it, when what precedes is bounded.
+ */
+long
+rules_regex_prefix(const char *re, const char *lit)
+{
+	struct rx_item *v = malloc((strlen(re) + 1) * sizeof(*v));
+	size_t n, len;
+	long pre = -1;
+
+	if (v == NULL || strlen(lit) == 0)
+		goto out;
+	if (top_items(re, v, &n) == 0)
+		pre = find_run(v, 0, n, lit, NULL, 0, &len);
+out:
+	free(v);
+	return pre;
+}
+
+int
+rules_regex_tail(const char *re, size_t *split, char *anchor, size_t alen,
+    long *pre, bool *lit_only)
+{
+	struct rx_item *v = malloc((strlen(re) + 1) * sizeof(*v));
+	size_t n, u, i, len = 0, rl = 0, last = 0;
+	int rc = -1;
+
+	if (v == NULL || top_items(re, v, &n) != 0)
+		goto out;
+	/* Split after the last unbounded item before the last fixed run. */
+	for (i = 0; i < n; i++) {
+		rl = v[i].lit >= 0 && v[i].q != Q_OPT ? rl + 1 : 0;
+		if (rl == 3)
+			last = i - 2;
+		if (v[i].lit >= 0 && v[i].q == Q_MORE)
+			rl = 0;
+	}
+	for (u = n, i = 0; i < last; i++)
+		if (v[i].width >= ML_INF)
+			u = i;
+	if (u == n)
+		goto out;
+	*pre = find_run(v, u + 1, n, NULL, anchor, alen, &len);
+	if (*pre < 0 || len < 3)
+		goto out;
+	*split = v[u + 1].at;
+	*lit_only = true;
+	for (i = u + 1; i < n; i++)
+		if (v[i].lit < 0 || v[i].q != Q_ONE)
+			*lit_only = false;
+	rc = 0;
+out:
+	free(v);
+	return rc;
 }
