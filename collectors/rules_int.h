@@ -36,6 +36,7 @@ struct rscan {
 	size_t		 n3;		/* grams of 3 bytes */
 	const char	**lit;		/* per rule (NULL = not scanned) */
 	uint32_t	*litlen;
+	uint32_t	*last4;		/* a literal's last 4 bytes (0 for 3) */
 	size_t		 nrules;
 	size_t		 minlen;
 	size_t		 step;		/* windows looked at: every step-th */

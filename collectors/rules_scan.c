@@ -2,14 +2,15 @@
  * rules_scan: which rules' literals a line contains (see rules_int.h), and
  * how far before its literal a rule's regex can start to match.
  *
- * The scanner takes from each literal its rarest 4-byte windows (3 bytes
- * for a 3-byte literal) and hashes every step-th 4-byte window of the
- * line into a 64 Kbit filter (8 KB: it stays in L1).  The windows are independent, so the loop
+ * The scanner takes from each literal a few of its rarest 4-byte grams
+ * (3 bytes for a 3-byte literal) and hashes every step-th 4-byte window of
+ * the line into a 64 Kbit filter (8 KB: it stays in L1).  The windows are independent, so the loop
  * runs at a few cycles a byte with no chain of dependent loads, whatever
  * the number of rules; a set bit (rare: the grams are picked to be rare in
  * log text) walks a short chain and memcmp()s the literal.  Every
- * occurrence of a literal contains its grams at the same offsets, so
- * nothing is missed, and the earliest start verified is kept.
+ * occurrence of a literal contains its grams at the same offsets, one of
+ * them at a window looked at, so nothing is missed, and the earliest
+ * start verified is kept.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,37 +40,44 @@ gram_hash(uint32_t g)
 	return (g * RSCAN_MULT) >> (32 - RSCAN_BITS);
 }
 
-/* How common a byte is in log text: the gram with the lowest sum wins. */
+/*
+ * How common a byte is in log text: the window with the lowest sum wins.
+ * Brackets, quotes and the like are rare, upper case less common than
+ * lower case, the most frequent letters and the space the most common.
+ */
 static int
 byte_common(unsigned char c)
 {
 	if (c == ' ')
-		return 40;
-	if (c != '\0' && strchr("etaoinsr", c) != NULL)
+		return 30;
+	if (c != '\0' && strchr("etaoinsrcdlu", c) != NULL)
 		return 20;
-	if (c >= '0' && c <= '9')
+	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))
 		return 14;
-	if (c >= 'a' && c <= 'z')
-		return 12;
 	if (c != '\0' && strchr(":.-_=,()/", c) != NULL)
 		return 10;
 	if (c >= 'A' && c <= 'Z')
-		return 6;
-	return 3;
+		return 8;
+	return 2;
 }
 
-/* The offset of the step grams in a row that are the rarest together. */
-static size_t
-rarest_grams(const char *lit, size_t len, size_t step)
+static int
+gram_common(const char *g)
 {
-	size_t k, j, best = 0;
+	return byte_common((unsigned char)g[0]) + byte_common((unsigned char)g[1]) +
+	    byte_common((unsigned char)g[2]) + byte_common((unsigned char)g[3]);
+}
+
+/* The rarest gram of lit[0..len) at an offset of residue r modulo step. */
+static size_t
+rarest_gram(const char *lit, size_t len, size_t step, size_t r)
+{
+	size_t k, best = r;
 	int bs = 1 << 30;
 
-	for (k = 0; k + step + 3 <= len; k++) {
-		int sc = 0;
+	for (k = r; k + 4 <= len; k += step) {
+		int sc = gram_common(lit + k);
 
-		for (j = k; j < k + step + 3; j++)
-			sc += byte_common((unsigned char)lit[j]);
 		if (sc < bs) {
 			bs = sc;
 			best = k;
@@ -84,6 +92,7 @@ rscan_free(struct rscan *s)
 	free(s->ent);
 	free(s->lit);
 	free(s->litlen);
+	free(s->last4);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -105,8 +114,9 @@ rscan_add(struct rscan *s, size_t rule, uint32_t gram, size_t off, bool three)
 
 /*
  * The scan looks at every step-th window only: each literal of 4 bytes
- * or more gives step grams in a row, one of which any occurrence has at
- * a multiple of step.
+ * or more gives step grams, the rarest at offsets of each residue modulo
+ * step (step <= len - 3: each residue has one), so any occurrence has
+ * one of them at a multiple of step.
  */
 int
 rscan_build(struct rscan *s, const char *const *lit, size_t n)
@@ -119,7 +129,9 @@ rscan_build(struct rscan *s, const char *const *lit, size_t n)
 	s->ent = calloc(n ? n * RSCAN_STEP_MAX : 1, sizeof(*s->ent));
 	s->lit = calloc(n ? n : 1, sizeof(*s->lit));
 	s->litlen = calloc(n ? n : 1, sizeof(*s->litlen));
-	if (s->ent == NULL || s->lit == NULL || s->litlen == NULL) {
+	s->last4 = calloc(n ? n : 1, sizeof(*s->last4));
+	if (s->ent == NULL || s->lit == NULL || s->litlen == NULL ||
+	    s->last4 == NULL) {
 		rscan_free(s);
 		return -1;
 	}
@@ -139,6 +151,7 @@ rscan_build(struct rscan *s, const char *const *lit, size_t n)
 			continue;	/* rules.c never lets one through */
 		s->lit[i] = lit[i];
 		s->litlen[i] = (uint32_t)len;
+		s->last4[i] = len >= 4 ? load4(lit[i] + len - 4) : 0;
 		if (len < s->minlen)
 			s->minlen = len;
 		if (len == 3) {
@@ -148,9 +161,11 @@ rscan_build(struct rscan *s, const char *const *lit, size_t n)
 			s->n3++;
 			continue;
 		}
-		j = rarest_grams(lit[i], len, s->step);
-		for (size_t k = j; k < j + s->step; k++)
+		for (j = 0; j < s->step; j++) {
+			size_t k = rarest_gram(lit[i], len, s->step, j);
+
 			rscan_add(s, i, load4(lit[i] + k), k, false);
+		}
 	}
 	return 0;
 }
@@ -173,6 +188,8 @@ rscan_hit(const struct rscan *s, const uint16_t *head, uint32_t g, uint32_t h,
 			continue;
 		st = i - e->off;
 		if ((seen && st >= first[r]) || st + s->litlen[r] > len ||
+		    (s->litlen[r] >= 4 &&
+		    load4(p + st + s->litlen[r] - 4) != s->last4[r]) ||
 		    memcmp(p + st, s->lit[r], s->litlen[r]) != 0)
 			continue;
 		/* With step > 1 a later window may hold an earlier start. */
