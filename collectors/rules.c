@@ -468,28 +468,50 @@ rule_applies(const struct rule *ru, const char *filelog)
 	return false;
 }
 
-/* Copy the captures of sp (group spans in s) into m. */
+/* Copy the next capture of m's rule that took part and is not empty. */
+static void
+rules_caps_one(struct rules_match *m)
+{
+	size_t i = m->next++, len;
+	struct rules_cap *c = &m->caps[m->ncaps];
+
+	if (m->start[i] < 0 || m->end[i] <= m->start[i])
+		return;
+	len = (size_t)(m->end[i] - m->start[i]);
+	len = utf8_cut(m->subj + m->start[i], len, sizeof(c->value) - 1);
+	memcpy(c->value, m->subj + m->start[i], len);
+	c->value[len] = '\0';
+	c->name = m->rule->cap_name[i];
+	m->ncaps++;
+}
+
+void
+rules_caps(struct rules_match *m)
+{
+	while (m->rule != NULL && m->next < m->rule->ncaps)
+		rules_caps_one(m);
+}
+
+/*
+ * Keep the spans of ru's captures (in s) in m and copy the first that
+ * took part; rules_caps() copies the rest.
+ */
 static void
 rule_caps(const struct rule *ru, const char *s, const struct rx_span *sp,
     size_t ng, struct rules_match *m)
 {
 	size_t i;
 
+	m->subj = s;
+	m->next = 0;
 	for (i = 0; i < ru->ncaps; i++) {
-		size_t g = ru->cap_group[i], len;
-		struct rules_cap *c = &m->caps[m->ncaps];
+		size_t g = ru->cap_group[i];
 
-		if (g >= ng || sp[g].start < 0)
-			continue;
-		len = (size_t)(sp[g].end - sp[g].start);
-		if (len == 0)
-			continue;
-		len = utf8_cut(s + sp[g].start, len, sizeof(c->value) - 1);
-		memcpy(c->value, s + sp[g].start, len);
-		c->value[len] = '\0';
-		c->name = ru->cap_name[i];
-		m->ncaps++;
+		m->start[i] = g < ng ? sp[g].start : -1;
+		m->end[i] = g < ng ? sp[g].end : -1;
 	}
+	while (m->ncaps == 0 && m->next < ru->ncaps)
+		rules_caps_one(m);
 }
 
 /*
@@ -526,6 +548,7 @@ rule_run(const struct rule *ru, const char *s, size_t len, size_t start,
 
 	m->rule = ru;
 	m->ncaps = 0;
+	m->next = 0;
 	if (!ru->has_re)
 		return ru->match_is_literal ||
 		    memmem(s, len, ru->match, strlen(ru->match)) != NULL;
@@ -556,6 +579,17 @@ rule_start(const struct rule *ru, uint32_t first)
 
 int
 rules_match(struct rules *r, const char *filelog, const char *line,
+    size_t len, struct rules_match *m)
+{
+	int rc = rules_find(r, filelog, line, len, m);
+
+	if (rc)
+		rules_caps(m);
+	return rc;
+}
+
+int
+rules_find(struct rules *r, const char *filelog, const char *line,
     size_t len, struct rules_match *m)
 {
 	const char *s = line;
@@ -678,6 +712,7 @@ struct storm_ent {
 	uint64_t	 count;
 	uint64_t	 suppressed;
 	char		*last;
+	size_t		 lastcap;	/* bytes allocated at last */
 	bool		 used;
 };
 
@@ -764,6 +799,31 @@ storm_find(struct storm *s, const char *rule, const char *entity, bool create)
 	return e;
 }
 
+/*
+ * The last suppressed line, cut to STORM_LINE_MAX: its buffer is kept
+ * and grown, not allocated again for every line of a storm.
+ */
+static void
+storm_set_last(struct storm_ent *e, const char *line, size_t len)
+{
+	if (len >= STORM_LINE_MAX)
+		len = utf8_cut(line, len, STORM_LINE_MAX - 1);
+	if (e->last == NULL || len + 1 > e->lastcap) {
+		char *n = realloc(e->last, len + 1);
+
+		if (n == NULL) {
+			free(e->last);
+			e->last = NULL;
+			e->lastcap = 0;
+			return;
+		}
+		e->last = n;
+		e->lastcap = len + 1;
+	}
+	memcpy(e->last, line, len);
+	e->last[len] = '\0';
+}
+
 static int
 storm_report(struct storm *s, struct storm_ent *e, storm_fn cb, void *arg)
 {
@@ -816,14 +876,7 @@ storm_hit_at(struct storm *s, const char *rule, const char *entity, int limit,
 	if (e->count <= (uint64_t)limit)
 		return 1;
 	e->suppressed++;
-	if (len >= STORM_LINE_MAX)
-		len = utf8_cut(line, len, STORM_LINE_MAX - 1);
-	free(e->last);
-	e->last = malloc(len + 1);
-	if (e->last != NULL) {
-		memcpy(e->last, line, len);
-		e->last[len] = '\0';
-	}
+	storm_set_last(e, line, len);
 	return 0;
 }
 
@@ -902,7 +955,6 @@ storm_restore(struct storm *s, const char *rule, const char *entity,
 	long long start, window, limit, count, supp;
 	const char *p = state;
 	struct storm_ent *e;
-	size_t len;
 
 	if (s == NULL || !next_num(&p, &start) || !next_num(&p, &window) ||
 	    !next_num(&p, &limit) || !next_num(&p, &count) ||
@@ -918,15 +970,7 @@ storm_restore(struct storm *s, const char *rule, const char *entity,
 	e->limit = (uint64_t)limit;
 	e->count = (uint64_t)count;
 	e->suppressed = (uint64_t)supp;
-	len = strlen(p);
-	if (len >= STORM_LINE_MAX)
-		len = utf8_cut(p, len, STORM_LINE_MAX - 1);
-	free(e->last);
-	e->last = malloc(len + 1);
-	if (e->last != NULL) {
-		memcpy(e->last, p, len);
-		e->last[len] = '\0';
-	}
+	storm_set_last(e, p, strlen(p));
 	return 0;
 }
 

@@ -76,6 +76,10 @@ struct rules_match {
 	const struct rule	*rule;
 	size_t			 ncaps;
 	struct rules_cap	 caps[RULES_MAX_CAPS];
+	/* rules_find(): where the captures not copied yet are. */
+	const char		*subj;
+	size_t			 next;		/* of rule->cap_name */
+	long			 start[RULES_MAX_CAPS], end[RULES_MAX_CAPS];
 };
 
 struct rules	*rules_new(void);
@@ -99,6 +103,15 @@ size_t		 rules_total(const struct rules *);
  */
 int		 rules_match(struct rules *, const char *filelog,
 		    const char *line, size_t len, struct rules_match *m);
+/*
+ * The same, but m gets only the first capture (the storm entity); the
+ * others are copied by rules_caps(), which must be called before the next
+ * rules_find()/rules_match() on the set and while line is still there (a
+ * storm-suppressed match never needs them).
+ */
+int		 rules_find(struct rules *, const char *filelog,
+		    const char *line, size_t len, struct rules_match *m);
+void		 rules_caps(struct rules_match *m);
 /* The literal a regex guarantees (longest fixed run), or -1. */
 int		 rules_regex_literal(const char *re, char *out, size_t outlen);
 

@@ -270,6 +270,31 @@ TEST(near_miss_and_captures)
 	rules_free(r);
 }
 
+/* rules_find: the entity's capture only; rules_caps: the rest, as before. */
+TEST(captures_after_the_storm)
+{
+	struct rule_conf c = rc("pp", NULL, "dev \"(?<a>[^\"]*)\" x(?<b>[0-9]*) "
+	    "y(?<c>[0-9]+) z(?<d>[a-z]+)");
+	struct rules *r = rules_new();
+	struct rules_match f, m;
+	const char *line = "dev \"\" x y12 zab";
+
+	CHECK_INT(rules_add(r, &c, err_buf, sizeof(err_buf)), 0);
+	CHECK_INT(rules_compile(r, err_buf, sizeof(err_buf)), 0);
+	CHECK_INT(rules_match(r, NULL, line, strlen(line), &m), 1);
+	CHECK_INT(m.ncaps, 2);		/* empty a and b are not reported */
+	CHECK_INT(rules_find(r, NULL, line, strlen(line), &f), 1);
+	CHECK_INT(f.ncaps, 1);
+	CHECK_STR(f.caps[0].name, "c");	/* the first capture that has a value */
+	CHECK_STR(f.caps[0].value, "12");
+	rules_caps(&f);
+	CHECK(same(&f, &m));
+	CHECK_STR(f.caps[1].value, "ab");
+	rules_caps(&f);			/* twice: nothing more */
+	CHECK_INT(f.ncaps, 2);
+	rules_free(r);
+}
+
 /* Long literals (the scan looks at every 4th window): same as memmem. */
 TEST(scan_step_oracle)
 {
@@ -325,6 +350,7 @@ main(void)
 	RUN(tail_parts);
 	RUN(start_near_literal_oracle);
 	RUN(near_miss_and_captures);
+	RUN(captures_after_the_storm);
 	RUN(scan_step_oracle);
 	return t_done();
 }
