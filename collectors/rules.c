@@ -713,6 +713,8 @@ struct storm_ent {
 	uint64_t	 suppressed;
 	char		*last;
 	size_t		 lastcap;	/* bytes allocated at last */
+	uint32_t	 hash;		/* of key */
+	uint32_t	 hnext;		/* index + 1 in its bucket, 0 = end */
 	bool		 used;
 };
 
@@ -721,6 +723,9 @@ struct storm {
 	int64_t		 window;
 	struct storm_ent *v;
 	size_t		 n, cap, max;
+	uint32_t	*head;		/* hsize buckets of entries, index + 1 */
+	size_t		 hsize;		/* a power of two, >= 2 * cap */
+	size_t		 nidle;		/* at least the entries not used */
 	bool		 dirty;		/* changed since storm_clean() */
 };
 
@@ -749,53 +754,123 @@ storm_free(struct storm *s)
 		free(s->v[i].last);
 	}
 	free(s->v);
+	free(s->head);
 	free(s);
+}
+
+static uint32_t
+storm_hash(const char *rule, const char *entity)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *rule != '\0'; rule++)
+		h = (h ^ (unsigned char)*rule) * 16777619u;
+	h = (h ^ 0xffu) * 16777619u;
+	for (; *entity != '\0'; entity++)
+		h = (h ^ (unsigned char)*entity) * 16777619u;
+	return h;
+}
+
+/* Take entry i out of its bucket. */
+static void
+storm_unlink(struct storm *s, size_t i)
+{
+	uint32_t *k;
+
+	if (s->head == NULL || s->v[i].key == NULL)
+		return;
+	for (k = &s->head[s->v[i].hash & (s->hsize - 1)]; *k != 0;
+	    k = &s->v[*k - 1].hnext)
+		if (*k == i + 1) {
+			*k = s->v[i].hnext;
+			break;
+		}
+}
+
+static void
+storm_link(struct storm *s, size_t i)
+{
+	uint32_t *b = &s->head[s->v[i].hash & (s->hsize - 1)];
+
+	s->v[i].hnext = *b;
+	*b = (uint32_t)(i + 1);
+}
+
+/* Room for one more entry: the array and the buckets (>= 2 per entry). */
+static int
+storm_grow(struct storm *s)
+{
+	size_t i, hs;
+
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 16;
+		struct storm_ent *nv = realloc(s->v, nc * sizeof(*nv));
+
+		if (nv == NULL)
+			return -1;
+		s->v = nv;
+		s->cap = nc;
+	}
+	if (s->hsize >= 2 * s->cap)
+		return 0;
+	for (hs = 32; hs < 2 * s->cap; hs *= 2)
+		;
+	free(s->head);
+	s->head = calloc(hs, sizeof(*s->head));
+	s->hsize = s->head != NULL ? hs : 0;
+	if (s->head == NULL)
+		return -1;
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].key != NULL)
+			storm_link(s, i);
+	return 0;
 }
 
 static struct storm_ent *
 storm_find(struct storm *s, const char *rule, const char *entity, bool create)
 {
 	size_t rl = strlen(rule), el = strlen(entity), i;
+	uint32_t h = storm_hash(rule, entity), k;
 	struct storm_ent *e;
 
-	for (i = 0; i < s->n; i++) {
-		e = &s->v[i];
-		if (e->rlen == rl && memcmp(e->key, rule, rl) == 0 &&
+	for (k = s->head ? s->head[h & (s->hsize - 1)] : 0; k != 0; k = e->hnext) {
+		e = &s->v[k - 1];
+		if (e->hash == h && e->rlen == rl && memcmp(e->key, rule, rl) == 0 &&
 		    strcmp(e->key + rl + 1, entity) == 0)
 			return e;
 	}
 	if (!create)
 		return NULL;
 	/* Reuse an idle entry before growing. */
-	for (i = 0; i < s->n; i++)
+	for (i = 0; s->nidle > 0 && i < s->n; i++)
 		if (!s->v[i].used)
 			break;
-	if (i == s->n) {
-		if (s->n >= s->max)
+	if (s->nidle == 0 || i == s->n) {
+		s->nidle = 0;
+		if (s->n >= s->max || storm_grow(s) < 0)
 			return NULL;
-		if (s->n == s->cap) {
-			size_t nc = s->cap ? s->cap * 2 : 16;
-			struct storm_ent *nv = realloc(s->v, nc * sizeof(*nv));
-
-			if (nv == NULL)
-				return NULL;
-			s->v = nv;
-			s->cap = nc;
-		}
+		i = s->n;
 		memset(&s->v[s->n], 0, sizeof(s->v[0]));
 		s->n++;
+	} else {
+		s->nidle--;
+		storm_unlink(s, i);
 	}
 	e = &s->v[i];
 	free(e->key);
 	free(e->last);
 	memset(e, 0, sizeof(*e));
 	e->key = malloc(rl + el + 2);
-	if (e->key == NULL)
+	if (e->key == NULL) {
+		s->nidle++;		/* an idle entry again */
 		return NULL;
+	}
 	memcpy(e->key, rule, rl + 1);
 	memcpy(e->key + rl + 1, entity, el + 1);
 	e->rlen = rl;
+	e->hash = h;
 	e->used = true;
+	storm_link(s, i);
 	return e;
 }
 
@@ -898,6 +973,7 @@ storm_due(struct storm *s, int64_t now, bool all, storm_fn cb, void *arg)
 			if (!all || now - e->start >= e->window) {
 				/* Window over: the entry may be reused. */
 				e->used = false;
+				s->nidle++;
 				e->count = 0;
 				s->dirty = true;
 			}
