@@ -513,7 +513,8 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 	if (len == 0)
 		return;
 	lw->lines++;
-	matched = rules_match(lw->rules, lf->log->conf->name, text, len, &m);
+	/* Only the entity's capture until the storm lets the alert through. */
+	matched = rules_find(lw->rules, lf->log->conf->name, text, len, &m);
 	if (matched) {
 		lf->matched++;
 		lf->log->matched++;
@@ -532,6 +533,8 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 			return;
 		matched = 0;
 	}
+	if (matched)
+		rules_caps(&m);
 	ev = make_event(lw, lf, text, len, truncated, matched ? &m : NULL);
 	if (ev != NULL && !filters_pass(lf->log, ev)) {
 		lw->filtered++;		/* the admin's filter said so */

@@ -1,14 +1,14 @@
 /*
- * rules: literal prefilter (Aho-Corasick DFA) + PCRE2 (agent/rx.h), and storm
+ * rules: literal prefilter (rules_scan.c) + PCRE2 (agent/rx.h), and storm
  * suppression.  See rules.h.
  *
- * The automaton is a full DFA over byte classes: the bytes that occur in
- * some literal get a class each, every other byte shares class 0, so the
- * transition table is states x classes (a few hundred KB at most for the
- * built-in catalogue) and the inner loop is one table load per byte.  A
- * transition value is the next state's row offset with bit 31 set when
- * that state ends at least one literal; the literals a state ends (its own
- * and those of its suffix states) are kept as a bitset of rule indices.
+ * A line is scanned once for every rule's literal (rscan_find: the rules
+ * whose literal occurs, and where first).  Only those rules run their
+ * regex, in catalogue order, and a regex whose matches can start at most
+ * lit_pre bytes before its literal starts there instead of at the line's
+ * start: every match holds the literal that far from its own start, so no
+ * match begins earlier and PCRE2 finds the same leftmost match (a
+ * lookbehind or \b still sees the bytes before).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,25 +20,23 @@
 #include "../agent/rx.h"
 #include "../agent/utf8.h"
 #include "rules.h"
+#include "rules_int.h"
 
-#define OUT_BIT		0x80000000u
+#define RULES_LINE_MAX	(1024 * 1024)	/* a longer line matches nothing */
 
 struct rules {
 	struct rule	*v;
 	size_t		 n;
 	size_t		 nenabled;
 
-	/* The automaton. */
-	uint8_t		 cls[256];
-	size_t		 nclasses;
-	uint32_t	*delta;		/* nstates * nclasses, row offsets */
-	size_t		 nstates;
-	uint64_t	*outs;		/* nstates * nwords rule bitsets */
+	/* The prefilter. */
+	struct rscan	 scan;
 	size_t		 nwords;
 	bool		 compiled;
 
 	/* Scratch. */
 	uint64_t	*cand;		/* nwords */
+	uint32_t	*first;		/* n: where each candidate's literal is */
 	struct buf	 line;
 };
 
@@ -76,19 +74,19 @@ rule_clear(struct rule *ru)
 	for (i = 0; i < ru->ncaps; i++)
 		free(ru->cap_name[i]);
 	rx_free(ru->re);
+	rx_free(ru->tail);
+	free(ru->tail_anchor);
 	memset(ru, 0, sizeof(*ru));
 }
 
 static void
 automaton_free(struct rules *r)
 {
-	free(r->delta);
-	free(r->outs);
+	rscan_free(&r->scan);
 	free(r->cand);
-	r->delta = NULL;
-	r->outs = NULL;
+	free(r->first);
 	r->cand = NULL;
-	r->nstates = 0;
+	r->first = NULL;
 	r->compiled = false;
 }
 
@@ -257,6 +255,33 @@ rule_regex(struct rule *ru, const char *re, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * A regex with an unbounded prefix: first test the part after it near its
+ * anchor (cheap, and what a near-miss line usually fails).  Optional: a
+ * part PCRE2 will not compile alone is simply not used.
+ */
+static void
+rule_tail(struct rule *ru, const char *re)
+{
+	char anchor[512], m[200];
+	size_t split, off;
+	long pre;
+	bool lit_only;
+
+	if (rules_regex_tail(re, &split, anchor, sizeof(anchor), &pre,
+	    &lit_only) < 0)
+		return;
+	ru->tail = lit_only ? NULL : rx_compile(re + split, 0, m, sizeof(m), &off);
+	ru->tail_anchor = xstrdup(anchor);
+	ru->tail_pre = pre;
+	if ((ru->tail == NULL && !lit_only) || ru->tail_anchor == NULL) {
+		rx_free(ru->tail);
+		free(ru->tail_anchor);
+		ru->tail = NULL;
+		ru->tail_anchor = NULL;
+	}
+}
+
 static int
 rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen)
 {
@@ -315,7 +340,15 @@ rule_build(struct rule *ru, const struct rule_conf *rc, char *err, size_t errlen
 		return -1;
 	}
 	ru->literal = xstrdup(lit);
-	return ru->literal == NULL ? -1 : 0;
+	if (ru->literal == NULL)
+		return -1;
+	ru->lit_pre = rc->regex != NULL ?
+	    rules_regex_prefix(rc->regex, ru->literal) : -1;
+	ru->match_is_literal = rc->match != NULL &&
+	    strcmp(rc->match, ru->literal) == 0;
+	if (rc->regex != NULL && ru->lit_pre < 0)
+		rule_tail(ru, rc->regex);
+	return 0;
 }
 
 int
@@ -388,131 +421,38 @@ rules_count(const struct rules *r)
 	return n;
 }
 
-/* Add each enabled rule's literal to the trie go[]; mark its end state. */
-static void
-trie_add_rules(struct rules *r, int32_t *go, size_t nc)
-{
-	size_t i, s;
-
-	for (i = 0; i < r->n; i++) {
-		const unsigned char *p = (const unsigned char *)r->v[i].literal;
-
-		if (!r->v[i].enabled)
-			continue;
-		s = 0;
-		for (; *p; p++) {
-			int32_t *t = &go[s * nc + r->cls[*p]];
-
-			if (*t < 0)
-				*t = (int32_t)r->nstates++;
-			s = (size_t)*t;
-		}
-		r->outs[s * r->nwords + i / 64] |= 1ull << (i % 64);
-	}
-}
-
-/* BFS: failure links, output union, missing edges -> DFA. */
-static void
-trie_to_dfa(struct rules *r, int32_t *go, uint32_t *fail, uint32_t *queue,
-    size_t nc)
-{
-	size_t j, head = 0, tail = 0;
-
-	for (j = 0; j < nc; j++) {
-		if (go[j] < 0)
-			go[j] = 0;
-		else {
-			fail[go[j]] = 0;
-			queue[tail++] = (uint32_t)go[j];
-		}
-	}
-	while (head < tail) {
-		uint32_t u = queue[head++];
-
-		for (j = 0; j < r->nwords; j++)
-			r->outs[u * r->nwords + j] |= r->outs[fail[u] * r->nwords + j];
-		for (j = 0; j < nc; j++) {
-			int32_t v = go[u * nc + j];
-
-			if (v < 0)
-				go[u * nc + j] = go[fail[u] * nc + j];
-			else {
-				fail[v] = (uint32_t)go[fail[u] * nc + j];
-				queue[tail++] = (uint32_t)v;
-			}
-		}
-	}
-}
-
-/* Trie built with goto[] (-1 = none) before it becomes the DFA. */
 int
 rules_compile(struct rules *r, char *err, size_t errlen)
 {
-	size_t i, j, maxstates = 1, s, nc;
-	int32_t *go = NULL;
-	uint32_t *fail = NULL, *queue = NULL;
-	int rc = -1;
+	const char **lit;
+	size_t i;
+	int rc;
 
 	automaton_free(r);
-	memset(r->cls, 0, sizeof(r->cls));
-	nc = 1;
-	for (i = 0; i < r->n; i++) {
-		const unsigned char *p = (const unsigned char *)r->v[i].literal;
-
-		if (!r->v[i].enabled)
-			continue;
-		maxstates += strlen(r->v[i].literal);
-		for (; *p; p++)
-			if (r->cls[*p] == 0)
-				r->cls[*p] = (uint8_t)nc++;
-	}
-	if (nc > 255 || maxstates > (OUT_BIT - 1) / nc) {
-		snprintf(err, errlen, "rule literals too large");
-		return -1;
-	}
-	r->nclasses = nc;
 	r->nwords = (r->n + 63) / 64;
 	if (r->nwords == 0)
 		r->nwords = 1;
-	go = malloc(maxstates * nc * sizeof(*go));
-	fail = calloc(maxstates, sizeof(*fail));
-	queue = malloc(maxstates * sizeof(*queue));
-	r->outs = calloc(maxstates * r->nwords, sizeof(uint64_t));
+	lit = calloc(r->n ? r->n : 1, sizeof(*lit));
 	r->cand = calloc(r->nwords, sizeof(uint64_t));
-	if (go == NULL || fail == NULL || queue == NULL || r->outs == NULL ||
-	    r->cand == NULL) {
+	r->first = calloc(r->n ? r->n : 1, sizeof(uint32_t));
+	if (lit == NULL || r->cand == NULL || r->first == NULL) {
+		free(lit);
+		automaton_free(r);
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return -1;
 	}
-	memset(go, 0xff, maxstates * nc * sizeof(*go));
-	r->nstates = 1;
-	trie_add_rules(r, go, nc);
-	trie_to_dfa(r, go, fail, queue, nc);
-	r->delta = malloc(r->nstates * nc * sizeof(*r->delta));
-	if (r->delta == NULL) {
+	for (i = 0; i < r->n; i++)
+		lit[i] = r->v[i].enabled ? r->v[i].literal : NULL;
+	rc = rscan_build(&r->scan, lit, r->n);
+	free(lit);
+	if (rc < 0) {
+		automaton_free(r);
 		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	for (s = 0; s < r->nstates; s++) {
-		for (j = 0; j < nc; j++) {
-			uint32_t v = (uint32_t)go[s * nc + j], w = v * (uint32_t)nc;
-
-			for (i = 0; i < r->nwords; i++)
-				if (r->outs[v * r->nwords + i] != 0)
-					w |= OUT_BIT;
-			r->delta[s * nc + j] = w;
-		}
+		return -1;
 	}
 	r->nenabled = rules_count(r);
 	r->compiled = true;
-	rc = 0;
-out:
-	free(go);
-	free(fail);
-	free(queue);
-	if (rc < 0)
-		automaton_free(r);
-	return rc;
+	return 0;
 }
 
 static bool
@@ -528,80 +468,152 @@ rule_applies(const struct rule *ru, const char *filelog)
 	return false;
 }
 
-/* Run rule ru on the NUL-terminated copy s; fill m on a match. */
+/* Copy the next capture of m's rule that took part and is not empty. */
+static void
+rules_caps_one(struct rules_match *m)
+{
+	size_t i = m->next++, len;
+	struct rules_cap *c = &m->caps[m->ncaps];
+
+	if (m->start[i] < 0 || m->end[i] <= m->start[i])
+		return;
+	len = (size_t)(m->end[i] - m->start[i]);
+	len = utf8_cut(m->subj + m->start[i], len, sizeof(c->value) - 1);
+	memcpy(c->value, m->subj + m->start[i], len);
+	c->value[len] = '\0';
+	c->name = m->rule->cap_name[i];
+	m->ncaps++;
+}
+
+void
+rules_caps(struct rules_match *m)
+{
+	while (m->rule != NULL && m->next < m->rule->ncaps)
+		rules_caps_one(m);
+}
+
+/*
+ * Keep the spans of ru's captures (in s) in m and copy the first that
+ * took part; rules_caps() copies the rest.
+ */
+static void
+rule_caps(const struct rule *ru, const char *s, const struct rx_span *sp,
+    size_t ng, struct rules_match *m)
+{
+	size_t i;
+
+	m->subj = s;
+	m->next = 0;
+	for (i = 0; i < ru->ncaps; i++) {
+		size_t g = ru->cap_group[i];
+
+		m->start[i] = g < ng ? sp[g].start : -1;
+		m->end[i] = g < ng ? sp[g].end : -1;
+	}
+	while (m->ncaps == 0 && m->next < ru->ncaps)
+		rules_caps_one(m);
+}
+
+/*
+ * Every match of ru's regex holds a match of its tail, which holds the
+ * anchor at most tail_pre bytes after its start: false when there is
+ * none (a limit or an error says "maybe": the whole regex decides).
+ */
+static bool
+tail_may_match(const struct rule *ru, const char *s, size_t len)
+{
+	const char *a = memmem(s, len, ru->tail_anchor, strlen(ru->tail_anchor));
+	size_t at;
+
+	if (a == NULL)
+		return false;
+	if (ru->tail == NULL)
+		return true;	/* the tail is the anchor alone */
+	at = (size_t)(a - s);
+	at = (uint64_t)ru->tail_pre < at ? at - (size_t)ru->tail_pre : 0;
+	return rx_match(ru->tail, s, len, at, NULL, 0) != RX_NOMATCH;
+}
+
+/*
+ * Run rule ru on s[0..len) (NULs already spaces), from byte start; fill m
+ * on a match.
+ */
 static int
-rule_run(const struct rule *ru, const char *s, struct rules_match *m)
+rule_run(const struct rule *ru, const char *s, size_t len, size_t start,
+    struct rules_match *m)
 {
 	struct rx_span sp[RX_MAX_GROUPS + 1];
-	size_t i, ng;
+	size_t ng;
 	int rc;
 
 	m->rule = ru;
 	m->ncaps = 0;
+	m->next = 0;
 	if (!ru->has_re)
-		return strstr(s, ru->match) != NULL;
+		return ru->match_is_literal ||
+		    memmem(s, len, ru->match, strlen(ru->match)) != NULL;
+	if (ru->tail_anchor != NULL && !tail_may_match(ru, s, len))
+		return 0;
 	ng = ru->ngroups + 1;
-	rc = rx_match(ru->re, s, strlen(s), 0, sp, ng);
+	rc = rx_match(ru->re, s, len, start, sp, ng);
 	if (rc == RX_LIMIT)
 		log_limited(LOG_WARN, ru->name, 3600, "rule '%s': the regex hit "
 		    "PCRE2's match limit on a line; taken as no match", ru->name);
 	if (rc <= 0)
 		return 0;
-	for (i = 0; i < ru->ncaps; i++) {
-		size_t g = ru->cap_group[i], len;
-		struct rules_cap *c = &m->caps[m->ncaps];
-
-		if (g >= ng || sp[g].start < 0)
-			continue;
-		len = (size_t)(sp[g].end - sp[g].start);
-		if (len == 0)
-			continue;
-		len = utf8_cut(s + sp[g].start, len, sizeof(c->value) - 1);
-		memcpy(c->value, s + sp[g].start, len);
-		c->value[len] = '\0';
-		c->name = ru->cap_name[i];
-		m->ncaps++;
-	}
+	rule_caps(ru, s, sp, ng, m);
 	return 1;
+}
+
+/*
+ * Where rule i's regex may start on a line whose literal is first at
+ * first: lit_pre bytes before it, when that is known.
+ */
+static size_t
+rule_start(const struct rule *ru, uint32_t first)
+{
+	if (ru->lit_pre < 0 || (uint64_t)ru->lit_pre > first)
+		return 0;
+	return first - (size_t)ru->lit_pre;
 }
 
 int
 rules_match(struct rules *r, const char *filelog, const char *line,
     size_t len, struct rules_match *m)
 {
-	const unsigned char *p = (const unsigned char *)line, *e = p + len;
-	const uint32_t *delta = r->delta;
-	const uint8_t *cls = r->cls;
-	uint32_t s = 0;
+	int rc = rules_find(r, filelog, line, len, m);
+
+	if (rc)
+		rules_caps(m);
+	return rc;
+}
+
+int
+rules_find(struct rules *r, const char *filelog, const char *line,
+    size_t len, struct rules_match *m)
+{
+	const char *s = line;
 	size_t w, nw = r->nwords;
-	bool any = false;
+	bool nul;
 
-	if (!r->compiled || r->nenabled == 0)
+	if (!r->compiled || r->nenabled == 0 || len > RULES_LINE_MAX ||
+	    !rscan_find(&r->scan, line, len, r->cand, nw, r->first))
 		return 0;
-	for (; p < e; p++) {
-		uint32_t v = delta[s + cls[*p]];
-
-		s = v & ~OUT_BIT;
-		if (v & OUT_BIT) {
-			const uint64_t *o = &r->outs[(s / r->nclasses) * nw];
-
-			if (!any) {
-				memset(r->cand, 0, nw * sizeof(uint64_t));
-				any = true;
-			}
-			for (w = 0; w < nw; w++)
-				r->cand[w] |= o[w];
-		}
+	/*
+	 * The regexes see NULs as spaces: a copy, only for a line that has
+	 * one.  A NUL-made space may form another occurrence of a literal
+	 * before the one found, so such a line is matched from its start.
+	 */
+	nul = memchr(line, '\0', len) != NULL;
+	if (nul) {
+		buf_reset(&r->line);
+		if (buf_append(&r->line, line, len) < 0)
+			return 0;
+		for (w = 0; w < len; w++)
+			if (r->line.data[w] == '\0')
+				r->line.data[w] = ' ';
+		s = r->line.data;
 	}
-	if (!any)
-		return 0;
-	/* A NUL-terminated copy for strstr/regexec; NULs become spaces. */
-	buf_reset(&r->line);
-	if (buf_append(&r->line, line, len) < 0)
-		return 0;
-	for (w = 0; w < len; w++)
-		if (r->line.data[w] == '\0')
-			r->line.data[w] = ' ';
 	for (w = 0; w < nw; w++) {
 		uint64_t bits = r->cand[w];
 
@@ -612,7 +624,8 @@ rules_match(struct rules *r, const char *filelog, const char *line,
 			bits &= bits - 1;
 			if (!ru->enabled || !rule_applies(ru, filelog))
 				continue;
-			if (rule_run(ru, r->line.data, m))
+			if (rule_run(ru, s, len, nul ? 0 :
+			    rule_start(ru, r->first[i]), m))
 				return 1;
 		}
 	}
@@ -699,6 +712,9 @@ struct storm_ent {
 	uint64_t	 count;
 	uint64_t	 suppressed;
 	char		*last;
+	size_t		 lastcap;	/* bytes allocated at last */
+	uint32_t	 hash;		/* of key */
+	uint32_t	 hnext;		/* index + 1 in its bucket, 0 = end */
 	bool		 used;
 };
 
@@ -707,6 +723,9 @@ struct storm {
 	int64_t		 window;
 	struct storm_ent *v;
 	size_t		 n, cap, max;
+	uint32_t	*head;		/* hsize buckets of entries, index + 1 */
+	size_t		 hsize;		/* a power of two, >= 2 * cap */
+	size_t		 nidle;		/* at least the entries not used */
 	bool		 dirty;		/* changed since storm_clean() */
 };
 
@@ -735,54 +754,149 @@ storm_free(struct storm *s)
 		free(s->v[i].last);
 	}
 	free(s->v);
+	free(s->head);
 	free(s);
+}
+
+static uint32_t
+storm_hash(const char *rule, const char *entity)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *rule != '\0'; rule++)
+		h = (h ^ (unsigned char)*rule) * 16777619u;
+	h = (h ^ 0xffu) * 16777619u;
+	for (; *entity != '\0'; entity++)
+		h = (h ^ (unsigned char)*entity) * 16777619u;
+	return h;
+}
+
+/* Take entry i out of its bucket. */
+static void
+storm_unlink(struct storm *s, size_t i)
+{
+	uint32_t *k;
+
+	if (s->head == NULL || s->v[i].key == NULL)
+		return;
+	for (k = &s->head[s->v[i].hash & (s->hsize - 1)]; *k != 0;
+	    k = &s->v[*k - 1].hnext)
+		if (*k == i + 1) {
+			*k = s->v[i].hnext;
+			break;
+		}
+}
+
+static void
+storm_link(struct storm *s, size_t i)
+{
+	uint32_t *b = &s->head[s->v[i].hash & (s->hsize - 1)];
+
+	s->v[i].hnext = *b;
+	*b = (uint32_t)(i + 1);
+}
+
+/* Room for one more entry: the array and the buckets (>= 2 per entry). */
+static int
+storm_grow(struct storm *s)
+{
+	size_t i, hs;
+
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 16;
+		struct storm_ent *nv = realloc(s->v, nc * sizeof(*nv));
+
+		if (nv == NULL)
+			return -1;
+		s->v = nv;
+		s->cap = nc;
+	}
+	if (s->hsize >= 2 * s->cap)
+		return 0;
+	for (hs = 32; hs < 2 * s->cap; hs *= 2)
+		;
+	free(s->head);
+	s->head = calloc(hs, sizeof(*s->head));
+	s->hsize = s->head != NULL ? hs : 0;
+	if (s->head == NULL)
+		return -1;
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].key != NULL)
+			storm_link(s, i);
+	return 0;
 }
 
 static struct storm_ent *
 storm_find(struct storm *s, const char *rule, const char *entity, bool create)
 {
 	size_t rl = strlen(rule), el = strlen(entity), i;
+	uint32_t h = storm_hash(rule, entity), k;
 	struct storm_ent *e;
 
-	for (i = 0; i < s->n; i++) {
-		e = &s->v[i];
-		if (e->rlen == rl && memcmp(e->key, rule, rl) == 0 &&
+	for (k = s->head ? s->head[h & (s->hsize - 1)] : 0; k != 0; k = e->hnext) {
+		e = &s->v[k - 1];
+		if (e->hash == h && e->rlen == rl && memcmp(e->key, rule, rl) == 0 &&
 		    strcmp(e->key + rl + 1, entity) == 0)
 			return e;
 	}
 	if (!create)
 		return NULL;
 	/* Reuse an idle entry before growing. */
-	for (i = 0; i < s->n; i++)
+	for (i = 0; s->nidle > 0 && i < s->n; i++)
 		if (!s->v[i].used)
 			break;
-	if (i == s->n) {
-		if (s->n >= s->max)
+	if (s->nidle == 0 || i == s->n) {
+		s->nidle = 0;
+		if (s->n >= s->max || storm_grow(s) < 0)
 			return NULL;
-		if (s->n == s->cap) {
-			size_t nc = s->cap ? s->cap * 2 : 16;
-			struct storm_ent *nv = realloc(s->v, nc * sizeof(*nv));
-
-			if (nv == NULL)
-				return NULL;
-			s->v = nv;
-			s->cap = nc;
-		}
+		i = s->n;
 		memset(&s->v[s->n], 0, sizeof(s->v[0]));
 		s->n++;
+	} else {
+		s->nidle--;
+		storm_unlink(s, i);
 	}
 	e = &s->v[i];
 	free(e->key);
 	free(e->last);
 	memset(e, 0, sizeof(*e));
 	e->key = malloc(rl + el + 2);
-	if (e->key == NULL)
+	if (e->key == NULL) {
+		s->nidle++;		/* an idle entry again */
 		return NULL;
+	}
 	memcpy(e->key, rule, rl + 1);
 	memcpy(e->key + rl + 1, entity, el + 1);
 	e->rlen = rl;
+	e->hash = h;
 	e->used = true;
+	storm_link(s, i);
 	return e;
+}
+
+/*
+ * The last suppressed line, cut to STORM_LINE_MAX: its buffer is kept
+ * and grown, not allocated again for every line of a storm.
+ */
+static void
+storm_set_last(struct storm_ent *e, const char *line, size_t len)
+{
+	if (len >= STORM_LINE_MAX)
+		len = utf8_cut(line, len, STORM_LINE_MAX - 1);
+	if (e->last == NULL || len + 1 > e->lastcap) {
+		char *n = realloc(e->last, len + 1);
+
+		if (n == NULL) {
+			free(e->last);
+			e->last = NULL;
+			e->lastcap = 0;
+			return;
+		}
+		e->last = n;
+		e->lastcap = len + 1;
+	}
+	memcpy(e->last, line, len);
+	e->last[len] = '\0';
 }
 
 static int
@@ -837,14 +951,7 @@ storm_hit_at(struct storm *s, const char *rule, const char *entity, int limit,
 	if (e->count <= (uint64_t)limit)
 		return 1;
 	e->suppressed++;
-	if (len >= STORM_LINE_MAX)
-		len = utf8_cut(line, len, STORM_LINE_MAX - 1);
-	free(e->last);
-	e->last = malloc(len + 1);
-	if (e->last != NULL) {
-		memcpy(e->last, line, len);
-		e->last[len] = '\0';
-	}
+	storm_set_last(e, line, len);
 	return 0;
 }
 
@@ -866,6 +973,7 @@ storm_due(struct storm *s, int64_t now, bool all, storm_fn cb, void *arg)
 			if (!all || now - e->start >= e->window) {
 				/* Window over: the entry may be reused. */
 				e->used = false;
+				s->nidle++;
 				e->count = 0;
 				s->dirty = true;
 			}
@@ -923,7 +1031,6 @@ storm_restore(struct storm *s, const char *rule, const char *entity,
 	long long start, window, limit, count, supp;
 	const char *p = state;
 	struct storm_ent *e;
-	size_t len;
 
 	if (s == NULL || !next_num(&p, &start) || !next_num(&p, &window) ||
 	    !next_num(&p, &limit) || !next_num(&p, &count) ||
@@ -939,15 +1046,7 @@ storm_restore(struct storm *s, const char *rule, const char *entity,
 	e->limit = (uint64_t)limit;
 	e->count = (uint64_t)count;
 	e->suppressed = (uint64_t)supp;
-	len = strlen(p);
-	if (len >= STORM_LINE_MAX)
-		len = utf8_cut(p, len, STORM_LINE_MAX - 1);
-	free(e->last);
-	e->last = malloc(len + 1);
-	if (e->last != NULL) {
-		memcpy(e->last, p, len);
-		e->last[len] = '\0';
-	}
+	storm_set_last(e, p, strlen(p));
 	return 0;
 }
 

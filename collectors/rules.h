@@ -4,9 +4,10 @@
  *
  * Every rule has a required literal: its `literal:`, else its `match:`
  * substring, else the longest fixed run of its `regex:` that every match
- * must contain.  All literals go into one Aho-Corasick automaton, so a line
- * is scanned once whatever the number of rules; only the rules whose
- * literal occurs run their regex.  Rules are tried in catalogue order and
+ * must contain.  One scan of a line finds every rule's literal (rules_scan.c)
+ * whatever the number of rules; only the rules whose literal occurs run
+ * their regex, from a bounded distance before the literal when the regex
+ * allows it (rules_int.h).  Rules are tried in catalogue order and
  * the first one that matches wins: one line, at most one alert.
  *
  * Regexes are Perl-compatible (PCRE2, agent/rx.h).  A rule names its
@@ -55,6 +56,13 @@ struct rule {
 	char		*cap_name[RULES_MAX_CAPS];	/* without esxwatch_ */
 	size_t		 cap_group[RULES_MAX_CAPS];	/* group number */
 	size_t		 ngroups;			/* all groups */
+	long		 lit_pre;	/* a match starts at most this many bytes
+					 * before the literal; -1 = unknown */
+	bool		 match_is_literal;	/* match: is the literal */
+	struct rx	*tail;		/* the part after an unbounded prefix,
+					 * NULL when it is the anchor alone */
+	char		*tail_anchor;	/* a fixed run in it ... */
+	long		 tail_pre;	/* ... at most this far from its start */
 };
 
 struct rules;
@@ -68,6 +76,10 @@ struct rules_match {
 	const struct rule	*rule;
 	size_t			 ncaps;
 	struct rules_cap	 caps[RULES_MAX_CAPS];
+	/* rules_find(): where the captures not copied yet are. */
+	const char		*subj;
+	size_t			 next;		/* of rule->cap_name */
+	long			 start[RULES_MAX_CAPS], end[RULES_MAX_CAPS];
 };
 
 struct rules	*rules_new(void);
@@ -91,6 +103,15 @@ size_t		 rules_total(const struct rules *);
  */
 int		 rules_match(struct rules *, const char *filelog,
 		    const char *line, size_t len, struct rules_match *m);
+/*
+ * The same, but m gets only the first capture (the storm entity); the
+ * others are copied by rules_caps(), which must be called before the next
+ * rules_find()/rules_match() on the set and while line is still there (a
+ * storm-suppressed match never needs them).
+ */
+int		 rules_find(struct rules *, const char *filelog,
+		    const char *line, size_t len, struct rules_match *m);
+void		 rules_caps(struct rules_match *m);
 /* The literal a regex guarantees (longest fixed run), or -1. */
 int		 rules_regex_literal(const char *re, char *out, size_t outlen);
 

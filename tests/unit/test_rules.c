@@ -1,5 +1,5 @@
 /*
- * rules: literal derivation, capture names, the Aho-Corasick prefilter
+ * rules: literal derivation, capture names, the literal prefilter
  * (against a brute-force oracle), rule order, overrides, storm
  * suppression, and the built-in catalogue on real captured ESXi lines.
  */
@@ -794,6 +794,47 @@ TEST(catalogue_search_order)
 		CHECK_INT(logwatch_rules_path("", p, sizeof(p)), -1);
 }
 
+static void
+count_cb(void *arg, const char *rule, const char *entity, uint64_t n,
+    int64_t window, const char *last)
+{
+	(void)rule;
+	(void)entity;
+	(void)window;
+	(void)last;
+	*(uint64_t *)arg += n;
+}
+
+/* Many entities: each counted on its own, idle ones reused, then no room. */
+TEST(storm_many_entities)
+{
+	struct storm *s = storm_new(2, 1000, 500);
+	uint64_t summed = 0;
+	char ent[32];
+	int i, k, emitted = 0;
+
+	for (i = 0; i < 400; i++)
+		for (k = 0; k < 3; k++) {
+			snprintf(ent, sizeof(ent), "device\tnaa.%d", i);
+			emitted += storm_hit(s, "r", ent, 10, "l", 1, count_cb, &summed);
+		}
+	CHECK_INT(emitted, 800);
+	CHECK_INT(storm_due(s, 2000, false, count_cb, &summed), 400);
+	CHECK_INT(summed, 400);
+	/* 400 idle entries reused, 100 new up to the 500 keys, 100 without
+	 * room: those are always emitted, never dropped. */
+	emitted = 0;
+	for (i = 0; i < 600; i++)
+		for (k = 0; k < 3; k++) {
+			snprintf(ent, sizeof(ent), "device\tnaa.x%d", i);
+			emitted += storm_hit(s, "r", ent, 3000, "l", 1, count_cb, &summed);
+		}
+	CHECK_INT(emitted, 500 * 2 + 100 * 3);
+	/* An old entity is found again among the new ones. */
+	CHECK_INT(storm_hit(s, "r", "device\tnaa.x7", 3001, "l", 1, count_cb, &summed), 0);
+	storm_free(s);
+}
+
 int
 main(void)
 {
@@ -808,6 +849,7 @@ main(void)
 	RUN(storm_key_parsed);
 	RUN(catalogue_swept_rules_esxi7_and_8);
 	RUN(storm_per_rule_and_checkpoint);
+	RUN(storm_many_entities);
 	RUN(scsi_codes);
 	RUN(catalogue);
 	RUN(catalogue_quoted_forms);
