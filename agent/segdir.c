@@ -232,11 +232,13 @@ unlinked(const struct seg *s)
  * Every segment into the re-created directory (only: just those whose
  * file was unlinked): from its open descriptor, or (that failing) into
  * memory; the rest are lost: their records from sequence from_seq on are
- * returned.  *written gets the events written back.
+ * returned (those gap does not know of already, when given: it notes them,
+ * so that a later start does not count their absence again).  *written
+ * gets the events written back.
  */
 static uint64_t
 write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
-    bool *mem)
+    bool *mem, uint64_t (*gap)(void *, uint64_t, uint64_t), void *arg)
 {
 	uint64_t lost = 0;
 
@@ -262,7 +264,7 @@ write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
 			continue;
 		}
 		if (s->end_seq > from)
-			lost += s->end_seq - from;
+			lost += gap != NULL ? gap(arg, from, s->end_seq) : s->end_seq - from;
 		segstore_release(st, i, false);
 	}
 	return lost;
@@ -292,7 +294,8 @@ dir_gone(struct segstore *st)
 }
 
 int
-segstore_check_dir(struct segstore *st, uint64_t from_seq)
+segstore_check_dir(struct segstore *st, uint64_t from_seq,
+    uint64_t (*gap)(void *, uint64_t, uint64_t), void *arg)
 {
 	uint64_t lost, written;
 	bool mem, gone, some = false;
@@ -306,7 +309,7 @@ segstore_check_dir(struct segstore *st, uint64_t from_seq)
 		some = unlinked(&st->segs[i]);
 	if (!gone && !some)
 		return 0;
-	lost = write_back(st, from_seq, !gone, &written, &mem);
+	lost = write_back(st, from_seq, !gone, &written, &mem, gap, arg);
 	(void)fs_fsync_dir(st->dir);
 	st->corrupt += lost;
 	log_warn("spool: %s %s; %" PRIu64 " queued events written back into it from "

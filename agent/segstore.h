@@ -122,10 +122,13 @@ void		 segstore_try_disk(struct segstore *);
  * re-create and lock it; open segments are written back into it from
  * their descriptors (or, failing that, go to memory and from there to
  * files again); the others are gone: their records from sequence from_seq
- * on are counted (corrupt).  1 if so (cursors may name released
- * segments), else 0.
+ * on are counted (corrupt): through gap (the scan's callback, struct
+ * spoolrec_scan) when given, which notes them and returns how many were
+ * not counted before.  1 if so (cursors may name released segments),
+ * else 0.
  */
-int		 segstore_check_dir(struct segstore *, uint64_t from_seq);
+int		 segstore_check_dir(struct segstore *, uint64_t from_seq,
+		    uint64_t (*gap)(void *, uint64_t, uint64_t), void *arg);
 /* How many segment files may stay open for a spool of budget bytes
  * (raises the soft RLIMIT_NOFILE to fit them where it can). */
 void		 segstore_fd_budget(struct segstore *, uint64_t budget);

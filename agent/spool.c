@@ -867,7 +867,7 @@ check_dir(struct spool *sp)
 	for (size_t k = 0; k < sp->ndests; k++)
 		if (sp->dests[k]->cur.seq < from)
 			from = sp->dests[k]->cur.seq;
-	if (segstore_check_dir(&sp->st, from) == 0)
+	if (segstore_check_dir(&sp->st, from, dropcounts_gap, &sp->dc) == 0)
 		return;
 	dropcounts_force(&sp->dc);
 	for (size_t k = 0; k < sp->ndests; k++) {
