@@ -228,13 +228,24 @@ unlinked(const struct seg *s)
 	return s->mem == NULL && s->fd >= 0 && fstat(s->fd, &sb) == 0 && sb.st_nlink == 0;
 }
 
+/* Is the file of segment s (not open: beyond fd_max) gone? */
+static bool
+missing(const struct segstore *st, const struct seg *s)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+
+	return s->mem == NULL && s->fd < 0 &&
+	    lstat(segstore_path(st, s->id, path, sizeof(path)), &sb) < 0 && errno == ENOENT;
+}
+
 /*
  * Every segment into the re-created directory (only: just those whose
- * file was unlinked): from its open descriptor, or (that failing) into
- * memory; the rest are lost: their records from sequence from_seq on are
- * returned (those gap does not know of already, when given: it notes them,
- * so that a later start does not count their absence again).  *written
- * gets the events written back.
+ * file was unlinked or, not open, is missing): from its open descriptor,
+ * or (that failing) into memory; the rest are lost: their records from
+ * sequence from_seq on are returned (those gap does not know of already,
+ * when given: it notes them, so that a later start does not count their
+ * absence again).  *written gets the events written back.
  */
 static uint64_t
 write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
@@ -249,7 +260,7 @@ write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
 		uint64_t from = from_seq > s->first_seq ? from_seq : s->first_seq;
 		bool active = st->active && i + 1 == st->nsegs;
 
-		if (only && !unlinked(s)) {
+		if (only && !unlinked(s) && !missing(st, s)) {
 			i++;
 			continue;
 		}
@@ -306,7 +317,7 @@ segstore_check_dir(struct segstore *st, uint64_t from_seq,
 	/* the directory stays, segment files went (an rm -rf that raced
 	 * with a file the agent wrote, a hand that deleted them) */
 	for (size_t i = 0; !gone && !some && i < st->nsegs; i++)
-		some = unlinked(&st->segs[i]);
+		some = unlinked(&st->segs[i]) || missing(st, &st->segs[i]);
 	if (!gone && !some)
 		return 0;
 	lost = write_back(st, from_seq, !gone, &written, &mem, gap, arg);
