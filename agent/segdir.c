@@ -281,17 +281,50 @@ write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
 	return lost;
 }
 
-/* Is the directory attached still there?  Else re-create and lock it. */
-static bool
+/*
+ * May the spool be written back where the directory was?  The start's
+ * storage check (fs_storage_check) on its parent, before anything there is
+ * created, chmod-ed or followed: a link planted in its place, a directory
+ * of another user's or one others may write to is refused.
+ */
+static int
+dir_safe(struct segstore *st)
+{
+	char parent[PATH_MAX], err[512];
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", st->dir);
+	slash = strrchr(parent, '/');
+	if (slash == NULL)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		slash[slash == parent ? 1 : 0] = '\0';
+	err[0] = '\0';
+	if (fs_storage_check(parent, err, sizeof(err)) != -2)
+		return 0;
+	log_limited(LOG_ERROR, "spool:unsafe", 60, "spool: %s was deleted while the "
+	    "agent runs and is not safe to re-create: %s; the spool stays open and "
+	    "new events are kept in memory until it is", st->dir, err);
+	return -1;
+}
+
+/* Is the directory attached still there?  Else re-create and lock it:
+ * 1; -1 gone but not safe to re-create (nothing written there). */
+static int
 dir_gone(struct segstore *st)
 {
 	struct stat sb;
 
 	if (stat(st->dir, &sb) == 0) {
 		if ((uint64_t)sb.st_dev == st->dir_dev && (uint64_t)sb.st_ino == st->dir_ino)
-			return false;
+			return 0;
 	} else if (errno != ENOENT && errno != ENOTDIR)
-		return false;	/* EACCES, EIO...: not known to be gone */
+		return 0;	/* EACCES, EIO...: not known to be gone */
+	if (dir_safe(st) < 0) {
+		st->dir_refused = true;
+		return -1;
+	}
+	st->dir_refused = false;
 	log_error("spool: %s was deleted while the agent runs; re-creating it",
 	    st->dir);
 	if (fs_mkdir_p(st->dir, 0700) < 0 || make_dir(st->dir) < 0)
@@ -301,7 +334,7 @@ dir_gone(struct segstore *st)
 	st->lockfd = -1;
 	(void)segstore_lock(st);
 	dir_identity(st);
-	return true;
+	return 1;
 }
 
 int
@@ -310,10 +343,16 @@ segstore_check_dir(struct segstore *st, uint64_t from_seq,
 {
 	uint64_t lost, written;
 	bool mem, gone, some = false;
+	int r;
 
 	if (st->nodisk || st->dir_ino == 0)
 		return 0;
-	gone = dir_gone(st);
+	r = dir_gone(st);
+	if (r < 0) {
+		segstore_memonly(st, "re-create the spool directory safely", EPERM);
+		return 0;
+	}
+	gone = r > 0;
 	/* the directory stays, segment files went (an rm -rf that raced
 	 * with a file the agent wrote, a hand that deleted them) */
 	for (size_t i = 0; !gone && !some && i < st->nsegs; i++)

@@ -645,6 +645,92 @@ TEST(segment_files_deleted_while_running)
 	spool_close(sp);
 }
 
+/* The directory deleted and a symlink planted in its place before the
+ * agent re-creates it: nothing is created, chmod-ed or written through
+ * the link; the spool stays whole (files open, new events in memory) and
+ * is written back once the path is safe again. */
+TEST(link_planted_for_a_deleted_directory_refused)
+{
+	char dir[300], target[300], old[320], p[400];
+	struct spool_opts o;
+	struct spool_stats st;
+	struct spool *sp;
+	struct stat sb;
+	int first, last, guard = 0;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	newdir(target, sizeof(target));
+	CHECK_INT(mkdir(target, 0755), 0);
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 200);
+	read_ack(sp, 0, 0, 10);
+	/* the cursor saved first: a write before the housekeeper sees the
+	 * directory gone goes by the path (what is left, see reliability.md) */
+	usleep(300 * 1000);
+	snprintf(old, sizeof(old), "%s.old", dir);
+	CHECK_INT(rename(dir, old), 0);
+	CHECK_INT(symlink(target, dir), 0);
+	nftw(old, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	push_n(sp, 200, 5);
+	usleep(400 * 1000);	/* several of the housekeeper's checks */
+	CHECK_INT(count_files(target, ".seg"), 0);
+	snprintf(p, sizeof(p), "%s/lock", target);
+	CHECK(access(p, F_OK) != 0);
+	snprintf(p, sizeof(p), "%s/cursor.server", target);
+	CHECK(access(p, F_OK) != 0);
+	CHECK_INT(stat(target, &sb), 0);
+	CHECK_INT(sb.st_mode & 0777, 0755);
+	spool_stats(sp, &st);
+	CHECK(st.memory_only);
+	CHECK_INT(st.dropped_corrupt, 0);
+	CHECK_INT(st.queued_events, 195);
+	/* the link gone: the spool goes back where it was */
+	CHECK_INT(unlink(dir), 0);
+	snprintf(p, sizeof(p), "%s/cursor.server", dir);
+	do {
+		usleep(20 * 1000);
+		spool_stats(sp, &st);
+	} while ((st.memory_only || access(p, F_OK) != 0) && guard++ < 250);
+	CHECK(!st.memory_only);
+	spool_close(sp);
+	sp = spool_open_dir(dir, &o, one, 1);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_corrupt, 0);
+	CHECK_INT(drain(sp, 0, &first, &last), 195);
+	CHECK_INT(first, 10);
+	CHECK_INT(last, 204);
+	spool_close(sp);
+}
+
+/* A stop while a planted link is in the place of the deleted directory:
+ * no cursor, counts or clean-stop mark written through it. */
+TEST(stop_with_a_link_planted_writes_nothing_there)
+{
+	char dir[300], target[300], old[320];
+	struct spool_opts o;
+	struct spool *sp;
+	int n;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	newdir(target, sizeof(target));
+	CHECK_INT(mkdir(target, 0755), 0);
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 20);
+	usleep(300 * 1000);
+	snprintf(old, sizeof(old), "%s.old", dir);
+	CHECK_INT(rename(dir, old), 0);
+	CHECK_INT(symlink(target, dir), 0);
+	nftw(old, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	usleep(200 * 1000);
+	read_ack(sp, 0, 0, 10);
+	spool_close(sp);
+	n = count_files(target, "");
+	CHECK_INT(n, 2);	/* "." and ".." */
+	CHECK_INT(unlink(dir), 0);
+}
+
 TEST(budget_drops_oldest_and_counts)
 {
 	char dir[300];
@@ -1547,6 +1633,8 @@ main(void)
 	RUN(lost_cursor_redelivers_new_dest_starts_at_end);
 	RUN(directory_deleted_while_running);
 	RUN(segment_files_deleted_while_running);
+	RUN(link_planted_for_a_deleted_directory_refused);
+	RUN(stop_with_a_link_planted_writes_nothing_there);
 	RUN(budget_drops_oldest_and_counts);
 	RUN(budget_undrop_when_in_flight_batch_delivered);
 	RUN(two_destinations_and_reload);
