@@ -201,8 +201,9 @@ copy_back(struct segstore *st, struct seg *s, bool active)
 	}
 	free(buf);
 	if (fd < 0 || fsync(fd) < 0) {
-		log_error("spool: cannot write segment %016" PRIx64 " back into %s: %s",
-		    s->id, st->dir, log_errstr(errno));
+		log_limited(LOG_ERROR, "spool:writeback", 60, "spool: cannot write "
+		    "segment %016" PRIx64 " back into %s: %s", s->id, st->dir,
+		    log_errstr(errno));
 		if (fd >= 0) {
 			close(fd);
 			(void)unlink(path);
@@ -266,6 +267,12 @@ write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
 		}
 		if (s->mem == NULL && s->fd >= 0 && copy_back(st, s, active) == 0) {
 			*written += s->end_seq - s->first_seq;
+			i++;
+			continue;
+		}
+		if (s->mem == NULL && unlinked(s)) {
+			/* the copy failed (a full disk): its open file still
+			 * holds it, written back at the next check */
 			i++;
 			continue;
 		}
@@ -362,9 +369,10 @@ segstore_check_dir(struct segstore *st, uint64_t from_seq,
 	lost = write_back(st, from_seq, !gone, &written, &mem, gap, arg);
 	(void)fs_fsync_dir(st->dir);
 	st->corrupt += lost;
-	log_warn("spool: %s %s; %" PRIu64 " queued events written back into it from "
-	    "the open segment files", st->dir, gone ? "re-created" :
-	    "lost segment files", written);
+	if (gone || written > 0 || lost > 0 || mem)
+		log_warn("spool: %s %s; %" PRIu64 " queued events written back into "
+		    "it from the open segment files", st->dir, gone ? "re-created" :
+		    "lost segment files", written);
 	if (lost > 0)
 		log_error("spool: %" PRIu64 " queued events were in segment files "
 		    "deleted with %s and not open: lost (counted as damaged)", lost, st->dir);
