@@ -19,7 +19,8 @@
  * Damage the start's scan finds is a gap in the sequence numbers; the file
  * keeps the gaps already counted (DC_RANGES_MAX ranges, those a cursor has
  * not passed), so a damaged segment still in the spool at the next start
- * is not counted again.
+ * is not counted again; so are the segments a deleted directory took
+ * while running (segstore_check_dir notes them through dropcounts_gap).
  *
  * Not thread-safe: the spool calls it from one thread at a time (at open,
  * from the housekeeper, at close).

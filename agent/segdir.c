@@ -201,8 +201,9 @@ copy_back(struct segstore *st, struct seg *s, bool active)
 	}
 	free(buf);
 	if (fd < 0 || fsync(fd) < 0) {
-		log_error("spool: cannot write segment %016" PRIx64 " back into %s: %s",
-		    s->id, st->dir, log_errstr(errno));
+		log_limited(LOG_ERROR, "spool:writeback", 60, "spool: cannot write "
+		    "segment %016" PRIx64 " back into %s: %s", s->id, st->dir,
+		    log_errstr(errno));
 		if (fd >= 0) {
 			close(fd);
 			(void)unlink(path);
@@ -228,15 +229,28 @@ unlinked(const struct seg *s)
 	return s->mem == NULL && s->fd >= 0 && fstat(s->fd, &sb) == 0 && sb.st_nlink == 0;
 }
 
+/* Is the file of segment s (not open: beyond fd_max) gone? */
+static bool
+missing(const struct segstore *st, const struct seg *s)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+
+	return s->mem == NULL && s->fd < 0 &&
+	    lstat(segstore_path(st, s->id, path, sizeof(path)), &sb) < 0 && errno == ENOENT;
+}
+
 /*
  * Every segment into the re-created directory (only: just those whose
- * file was unlinked): from its open descriptor, or (that failing) into
- * memory; the rest are lost: their records from sequence from_seq on are
- * returned.  *written gets the events written back.
+ * file was unlinked or, not open, is missing): from its open descriptor,
+ * or (that failing) into memory; the rest are lost: their records from
+ * sequence from_seq on are returned (those gap does not know of already,
+ * when given: it notes them, so that a later start does not count their
+ * absence again).  *written gets the events written back.
  */
 static uint64_t
 write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
-    bool *mem)
+    bool *mem, uint64_t (*gap)(void *, uint64_t, uint64_t), void *arg)
 {
 	uint64_t lost = 0;
 
@@ -247,12 +261,18 @@ write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
 		uint64_t from = from_seq > s->first_seq ? from_seq : s->first_seq;
 		bool active = st->active && i + 1 == st->nsegs;
 
-		if (only && !unlinked(s)) {
+		if (only && !unlinked(s) && !missing(st, s)) {
 			i++;
 			continue;
 		}
 		if (s->mem == NULL && s->fd >= 0 && copy_back(st, s, active) == 0) {
 			*written += s->end_seq - s->first_seq;
+			i++;
+			continue;
+		}
+		if (s->mem == NULL && unlinked(s)) {
+			/* the copy failed (a full disk): its open file still
+			 * holds it, written back at the next check */
 			i++;
 			continue;
 		}
@@ -262,23 +282,56 @@ write_back(struct segstore *st, uint64_t from_seq, bool only, uint64_t *written,
 			continue;
 		}
 		if (s->end_seq > from)
-			lost += s->end_seq - from;
+			lost += gap != NULL ? gap(arg, from, s->end_seq) : s->end_seq - from;
 		segstore_release(st, i, false);
 	}
 	return lost;
 }
 
-/* Is the directory attached still there?  Else re-create and lock it. */
-static bool
+/*
+ * May the spool be written back where the directory was?  The start's
+ * storage check (fs_storage_check) on its parent, before anything there is
+ * created, chmod-ed or followed: a link planted in its place, a directory
+ * of another user's or one others may write to is refused.
+ */
+static int
+dir_safe(struct segstore *st)
+{
+	char parent[PATH_MAX], err[512];
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", st->dir);
+	slash = strrchr(parent, '/');
+	if (slash == NULL)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		slash[slash == parent ? 1 : 0] = '\0';
+	err[0] = '\0';
+	if (fs_storage_check(parent, err, sizeof(err)) != -2)
+		return 0;
+	log_limited(LOG_ERROR, "spool:unsafe", 60, "spool: %s was deleted while the "
+	    "agent runs and is not safe to re-create: %s; the spool stays open and "
+	    "new events are kept in memory until it is", st->dir, err);
+	return -1;
+}
+
+/* Is the directory attached still there?  Else re-create and lock it:
+ * 1; -1 gone but not safe to re-create (nothing written there). */
+static int
 dir_gone(struct segstore *st)
 {
 	struct stat sb;
 
 	if (stat(st->dir, &sb) == 0) {
 		if ((uint64_t)sb.st_dev == st->dir_dev && (uint64_t)sb.st_ino == st->dir_ino)
-			return false;
+			return 0;
 	} else if (errno != ENOENT && errno != ENOTDIR)
-		return false;	/* EACCES, EIO...: not known to be gone */
+		return 0;	/* EACCES, EIO...: not known to be gone */
+	if (dir_safe(st) < 0) {
+		st->dir_refused = true;
+		return -1;
+	}
+	st->dir_refused = false;
 	log_error("spool: %s was deleted while the agent runs; re-creating it",
 	    st->dir);
 	if (fs_mkdir_p(st->dir, 0700) < 0 || make_dir(st->dir) < 0)
@@ -288,30 +341,38 @@ dir_gone(struct segstore *st)
 	st->lockfd = -1;
 	(void)segstore_lock(st);
 	dir_identity(st);
-	return true;
+	return 1;
 }
 
 int
-segstore_check_dir(struct segstore *st, uint64_t from_seq)
+segstore_check_dir(struct segstore *st, uint64_t from_seq,
+    uint64_t (*gap)(void *, uint64_t, uint64_t), void *arg)
 {
 	uint64_t lost, written;
 	bool mem, gone, some = false;
+	int r;
 
 	if (st->nodisk || st->dir_ino == 0)
 		return 0;
-	gone = dir_gone(st);
+	r = dir_gone(st);
+	if (r < 0) {
+		segstore_memonly(st, "re-create the spool directory safely", EPERM);
+		return 0;
+	}
+	gone = r > 0;
 	/* the directory stays, segment files went (an rm -rf that raced
 	 * with a file the agent wrote, a hand that deleted them) */
 	for (size_t i = 0; !gone && !some && i < st->nsegs; i++)
-		some = unlinked(&st->segs[i]);
+		some = unlinked(&st->segs[i]) || missing(st, &st->segs[i]);
 	if (!gone && !some)
 		return 0;
-	lost = write_back(st, from_seq, !gone, &written, &mem);
+	lost = write_back(st, from_seq, !gone, &written, &mem, gap, arg);
 	(void)fs_fsync_dir(st->dir);
 	st->corrupt += lost;
-	log_warn("spool: %s %s; %" PRIu64 " queued events written back into it from "
-	    "the open segment files", st->dir, gone ? "re-created" :
-	    "lost segment files", written);
+	if (gone || written > 0 || lost > 0 || mem)
+		log_warn("spool: %s %s; %" PRIu64 " queued events written back into "
+		    "it from the open segment files", st->dir, gone ? "re-created" :
+		    "lost segment files", written);
 	if (lost > 0)
 		log_error("spool: %" PRIu64 " queued events were in segment files "
 		    "deleted with %s and not open: lost (counted as damaged)", lost, st->dir);

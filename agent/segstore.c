@@ -884,6 +884,8 @@ segstore_try_disk(struct segstore *st)
 	uint64_t moved = 0;
 
 	st->last_retry_ms = mono_ms();
+	if (st->dir_refused)
+		return;		/* segdir.c: no file into that directory */
 	for (size_t i = 0; i < st->nsegs; i++) {
 		struct seg *s = &st->segs[i];
 		char path[PATH_MAX];

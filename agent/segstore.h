@@ -70,6 +70,7 @@ struct segstore {
 	bool		 nodisk;	/* no usable directory: memory for good */
 	int		 lockfd;	/* spool/lock, fcntl-locked while we run */
 	uint64_t	 dir_dev, dir_ino;	/* the directory attached (0: none) */
+	bool		 dir_refused;	/* deleted, not safe to re-create: no writes */
 	uint64_t	 next_seq, next_id;
 	uint64_t	 gen;		/* bumped when read windows go stale */
 	int64_t		 last_sync_ms, last_retry_ms;
@@ -119,13 +120,17 @@ int		 segstore_sync_active(struct segstore *, pthread_mutex_t *mu);
 void		 segstore_try_disk(struct segstore *);
 /*
  * segdir.c.  The directory deleted (or replaced) while we run?  Then
- * re-create and lock it; open segments are written back into it from
+ * re-create and lock it (unless the path fails the start's storage check:
+ * then dir_refused, memory only, nothing written there); open segments are written back into it from
  * their descriptors (or, failing that, go to memory and from there to
  * files again); the others are gone: their records from sequence from_seq
- * on are counted (corrupt).  1 if so (cursors may name released
- * segments), else 0.
+ * on are counted (corrupt): through gap (the scan's callback, struct
+ * spoolrec_scan) when given, which notes them and returns how many were
+ * not counted before.  1 if so (cursors may name released segments),
+ * else 0.
  */
-int		 segstore_check_dir(struct segstore *, uint64_t from_seq);
+int		 segstore_check_dir(struct segstore *, uint64_t from_seq,
+		    uint64_t (*gap)(void *, uint64_t, uint64_t), void *arg);
 /* How many segment files may stay open for a spool of budget bytes
  * (raises the soft RLIMIT_NOFILE to fit them where it can). */
 void		 segstore_fd_budget(struct segstore *, uint64_t budget);

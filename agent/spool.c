@@ -867,7 +867,7 @@ check_dir(struct spool *sp)
 	for (size_t k = 0; k < sp->ndests; k++)
 		if (sp->dests[k]->cur.seq < from)
 			from = sp->dests[k]->cur.seq;
-	if (segstore_check_dir(&sp->st, from) == 0)
+	if (segstore_check_dir(&sp->st, from, dropcounts_gap, &sp->dc) == 0)
 		return;
 	dropcounts_force(&sp->dc);
 	for (size_t k = 0; k < sp->ndests; k++) {
@@ -897,7 +897,7 @@ housekeeper(void *arg)
 		bool cursors = false;
 
 		for (size_t k = 0; k < sp->ndests && !sp->st.nodisk &&
-		    now >= sp->cursor_next_ms; k++)
+		    !sp->st.dir_refused && now >= sp->cursor_next_ms; k++)
 			if (sp->dests[k]->dirty)
 				cursors = true;
 		if (!sp->st.nodisk && now - sp->dircheck_ms >= sp->o.sync_ms) {
@@ -905,7 +905,7 @@ housekeeper(void *arg)
 			continue;
 		}
 		spool_counts_snap(sp);
-		if (dropcounts_due(&sp->dc, now)) {
+		if (!sp->st.dir_refused && dropcounts_due(&sp->dc, now)) {
 			/* before the cursors: a count is on disk before its event
 			 * is passed */
 			pthread_mutex_unlock(&sp->mu);
@@ -983,7 +983,8 @@ spool_close(struct spool *sp)
 		pthread_mutex_unlock(&sp->mu);
 		pthread_join(sp->hk, NULL);
 		pthread_mutex_lock(&sp->curmu);
-		if (!sp->st.nodisk) {
+		/* a directory not safe to re-create (segdir.c): nothing there */
+		if (!sp->st.nodisk && !sp->st.dir_refused) {
 			save_cursors(sp);
 			pthread_mutex_lock(&sp->mu);
 			spool_counts_snap(sp);

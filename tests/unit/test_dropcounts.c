@@ -249,6 +249,83 @@ TEST(damaged_counts_file_starts_from_zero)
 	}
 }
 
+/* Segments lost with a deleted directory (not held open) are counted
+ * while running; the gap they leave is not counted again at the next
+ * start. */
+TEST(lost_with_the_directory_counted_once)
+{
+	char dir[300], p[400], old[320];
+	struct spool_opts o;
+	struct spool_stats st;
+	struct spool *sp;
+	uint64_t lost;
+	int guard = 0;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	setenv("ESXWATCH_SPOOL_MAX_FDS", "2", 1);
+	sp = spool_open_dir(dir, &o, one, 1);
+	unsetenv("ESXWATCH_SPOOL_MAX_FDS");
+	push_n(sp, 0, 300);
+	/* gone at once (no file of it re-created meanwhile) */
+	snprintf(old, sizeof(old), "%s.old", dir);
+	CHECK_INT(rename(dir, old), 0);
+	nftw(old, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	snprintf(p, sizeof(p), "%s/cursor.server", dir);
+	do {
+		usleep(20 * 1000);
+		spool_stats(sp, &st);
+	} while ((st.dropped_corrupt == 0 || access(p, F_OK) != 0) && guard++ < 250);
+	lost = st.dropped_corrupt;
+	CHECK(lost > 0);
+	CHECK(lost < 300);
+	spool_close(sp);
+	for (int k = 0; k < 2; k++) {
+		sp = spool_open_dir(dir, &o, one, 1);
+		spool_stats(sp, &st);
+		CHECK_INT(st.dropped_corrupt, lost);
+		CHECK_INT(st.queued_events + lost, 300);
+		spool_close(sp);
+	}
+}
+
+/* Segment files deleted from a kept directory, some not held open: those
+ * are counted while running (once), not only at the next start. */
+TEST(unheld_segment_files_deleted_counted_while_running)
+{
+	char dir[300], p[400];
+	struct spool_opts o;
+	struct spool_stats st;
+	struct spool *sp;
+	uint64_t lost;
+	int guard = 0;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	setenv("ESXWATCH_SPOOL_MAX_FDS", "2", 1);
+	sp = spool_open_dir(dir, &o, one, 1);
+	unsetenv("ESXWATCH_SPOOL_MAX_FDS");
+	push_n(sp, 0, 300);
+	spool_stats(sp, &st);
+	for (int k = 1; k <= (int)st.segments; k++) {
+		snprintf(p, sizeof(p), "%s/%016x.seg", dir, k);
+		CHECK_INT(unlink(p), 0);
+	}
+	do {
+		usleep(20 * 1000);
+		spool_stats(sp, &st);
+	} while (st.dropped_corrupt == 0 && guard++ < 100);
+	lost = st.dropped_corrupt;
+	CHECK(lost > 0);
+	CHECK_INT(st.queued_events + lost, 300);
+	spool_close(sp);
+	sp = spool_open_dir(dir, &o, one, 1);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_corrupt, lost);
+	CHECK_INT(st.queued_events + lost, 300);
+	spool_close(sp);
+}
+
 int
 main(void)
 {
@@ -261,6 +338,8 @@ main(void)
 	RUN(counts_written_while_running);
 	RUN(damage_counted_once_across_starts);
 	RUN(damaged_counts_file_starts_from_zero);
+	RUN(lost_with_the_directory_counted_once);
+	RUN(unheld_segment_files_deleted_counted_while_running);
 	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	log_close();
 	return t_done();

@@ -645,6 +645,147 @@ TEST(segment_files_deleted_while_running)
 	spool_close(sp);
 }
 
+/* The directory deleted and a symlink planted in its place before the
+ * agent re-creates it: nothing is created, chmod-ed or written through
+ * the link; the spool stays whole (files open, new events in memory) and
+ * is written back once the path is safe again. */
+TEST(link_planted_for_a_deleted_directory_refused)
+{
+	char dir[300], target[300], old[320], p[400];
+	struct spool_opts o;
+	struct spool_stats st;
+	struct spool *sp;
+	struct stat sb;
+	int first, last, guard = 0;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	newdir(target, sizeof(target));
+	CHECK_INT(mkdir(target, 0755), 0);
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 200);
+	read_ack(sp, 0, 0, 10);
+	/* the cursor saved first: a write before the housekeeper sees the
+	 * directory gone goes by the path (what is left, see reliability.md) */
+	usleep(300 * 1000);
+	snprintf(old, sizeof(old), "%s.old", dir);
+	CHECK_INT(rename(dir, old), 0);
+	CHECK_INT(symlink(target, dir), 0);
+	nftw(old, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	push_n(sp, 200, 5);
+	usleep(400 * 1000);	/* several of the housekeeper's checks */
+	CHECK_INT(count_files(target, ".seg"), 0);
+	snprintf(p, sizeof(p), "%s/lock", target);
+	CHECK(access(p, F_OK) != 0);
+	snprintf(p, sizeof(p), "%s/cursor.server", target);
+	CHECK(access(p, F_OK) != 0);
+	CHECK_INT(stat(target, &sb), 0);
+	CHECK_INT(sb.st_mode & 0777, 0755);
+	spool_stats(sp, &st);
+	CHECK(st.memory_only);
+	CHECK_INT(st.dropped_corrupt, 0);
+	CHECK_INT(st.queued_events, 195);
+	/* the link gone: the spool goes back where it was */
+	CHECK_INT(unlink(dir), 0);
+	snprintf(p, sizeof(p), "%s/cursor.server", dir);
+	do {
+		usleep(20 * 1000);
+		spool_stats(sp, &st);
+	} while ((st.memory_only || access(p, F_OK) != 0) && guard++ < 250);
+	CHECK(!st.memory_only);
+	spool_close(sp);
+	sp = spool_open_dir(dir, &o, one, 1);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_corrupt, 0);
+	CHECK_INT(drain(sp, 0, &first, &last), 195);
+	CHECK_INT(first, 10);
+	CHECK_INT(last, 204);
+	spool_close(sp);
+}
+
+/* A stop while a planted link is in the place of the deleted directory:
+ * no cursor, counts or clean-stop mark written through it. */
+TEST(stop_with_a_link_planted_writes_nothing_there)
+{
+	char dir[300], target[300], old[320];
+	struct spool_opts o;
+	struct spool *sp;
+	int n;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	newdir(dir, sizeof(dir));
+	newdir(target, sizeof(target));
+	CHECK_INT(mkdir(target, 0755), 0);
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 20);
+	usleep(300 * 1000);
+	snprintf(old, sizeof(old), "%s.old", dir);
+	CHECK_INT(rename(dir, old), 0);
+	CHECK_INT(symlink(target, dir), 0);
+	nftw(old, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	usleep(200 * 1000);
+	read_ack(sp, 0, 0, 10);
+	spool_close(sp);
+	n = count_files(target, "");
+	CHECK_INT(n, 2);	/* "." and ".." */
+	CHECK_INT(unlink(dir), 0);
+}
+
+/* The disk full while the segments are written back into the re-created
+ * directory: they stay in their open files (not pulled into memory and
+ * dropped there by its bound) and are written back when space returns. */
+TEST(disk_full_during_write_back_keeps_the_open_files)
+{
+	char dir[300], old[320], p[400];
+	struct spool_opts o;
+	struct spool_stats st;
+	struct spool *sp;
+	struct rlimit lim, small;
+	int first, last, nseg, guard = 0;
+
+	opts(&o, 1 << 20, 4 * 1024);
+	o.mem_max = 8 * 1024;
+	newdir(dir, sizeof(dir));
+	sp = spool_open_dir(dir, &o, one, 1);
+	push_n(sp, 0, 200);
+	nseg = count_files(dir, ".seg");
+	CHECK(nseg > 4);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &lim);
+	small = lim;
+	small.rlim_cur = 512;	/* no segment fits: as on a full disk */
+	setrlimit(RLIMIT_FSIZE, &small);
+	snprintf(old, sizeof(old), "%s.old", dir);
+	CHECK_INT(rename(dir, old), 0);
+	nftw(old, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	snprintf(p, sizeof(p), "%s/lock", dir);
+	while (access(p, F_OK) != 0 && guard++ < 250)
+		usleep(20 * 1000);
+	usleep(200 * 1000);
+	push_n(sp, 200, 1);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_budget, 0);
+	CHECK_INT(st.dropped_corrupt, 0);
+	CHECK_INT(st.queued_events, 201);
+	CHECK(st.mem_bytes <= 8 * 1024);
+	setrlimit(RLIMIT_FSIZE, &lim);
+	guard = 0;
+	do {
+		usleep(20 * 1000);
+		spool_stats(sp, &st);
+	} while ((count_files(dir, ".seg") < nseg || st.memory_only) && guard++ < 250);
+	CHECK(count_files(dir, ".seg") >= nseg);
+	CHECK(!st.memory_only);
+	spool_close(sp);
+	sp = spool_open_dir(dir, &o, one, 1);
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_corrupt, 0);
+	CHECK_INT(drain(sp, 0, &first, &last), 201);
+	CHECK_INT(first, 0);
+	CHECK_INT(last, 200);
+	spool_close(sp);
+}
+
 TEST(budget_drops_oldest_and_counts)
 {
 	char dir[300];
@@ -1547,6 +1688,9 @@ main(void)
 	RUN(lost_cursor_redelivers_new_dest_starts_at_end);
 	RUN(directory_deleted_while_running);
 	RUN(segment_files_deleted_while_running);
+	RUN(link_planted_for_a_deleted_directory_refused);
+	RUN(stop_with_a_link_planted_writes_nothing_there);
+	RUN(disk_full_during_write_back_keeps_the_open_files);
 	RUN(budget_drops_oldest_and_counts);
 	RUN(budget_undrop_when_in_flight_batch_delivered);
 	RUN(two_destinations_and_reload);
