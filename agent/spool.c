@@ -72,7 +72,6 @@ struct spool {
 	uint64_t	 gone_budget, gone_poison;	/* of removed destinations */
 
 	struct buf	 rec;		/* push scratch */
-	struct buf	 json;		/* peek scratch: JSON size of an event */
 };
 
 static void	*housekeeper(void *);
@@ -300,7 +299,6 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	pthread_cond_init(&sp->hkcv, &ca);
 	pthread_condattr_destroy(&ca);
 	buf_init(&sp->rec, SPOOL_REC_MAX + SPOOL_REC_HDR);
-	buf_init(&sp->json, 0);
 	return sp;
 }
 
@@ -719,7 +717,7 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 		struct seg *s;
 		struct event *ev;
 		uint64_t seq;
-		size_t plen;
+		size_t plen, jlen;
 		int r;
 
 		if (i == sp->st.nsegs)
@@ -749,7 +747,8 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			skip_damaged(sp, d, s, &p, out->n);
 			continue;
 		}
-		ev = event_deserialize(payload, plen);
+		/* the record's CRC vouches for it: not validated again */
+		ev = event_decode_spooled(payload, plen);
 		if (ev == NULL) {
 			log_limited(LOG_WARN, "spool:decode", 60, "spool: undecodable "
 			    "record %" PRIu64 " skipped", seq);
@@ -762,9 +761,8 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			}
 			continue;
 		}
-		buf_reset(&sp->json);
-		if (event_to_json(ev, &sp->json) == 0 && out->n > 0 &&
-		    bytes + sp->json.len > max_bytes) {
+		jlen = event_json_len(ev);
+		if (out->n > 0 && bytes + jlen > max_bytes) {
 			event_free(ev);
 			break;
 		}
@@ -772,7 +770,7 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			event_free(ev);
 			break;
 		}
-		bytes += sp->json.len;
+		bytes += jlen;
 		p.off += SPOOL_REC_HDR + plen;
 		p.seq = seq + 1;
 		d->peek[out->n - 1] = p;
@@ -1183,7 +1181,6 @@ spool_close(struct spool *sp)
 		dest_free(sp->dests[k]);
 	free(sp->dests);
 	buf_free(&sp->rec);
-	buf_free(&sp->json);
 	pthread_cond_destroy(&sp->cv);
 	pthread_cond_destroy(&sp->hkcv);
 	pthread_mutex_destroy(&sp->mu);
