@@ -39,6 +39,7 @@ struct dest {
 	struct seg_pos	*peek;		/* position after each peeked event */
 	uint64_t	*peek_seq;	/* each peeked event's sequence */
 	size_t		 npeek, peek_used, peek_cap;
+	uint64_t	 peek_src, peek_seq0;	/* spool_peek_src() */
 	uint64_t	 acked, dropped_budget, dropped_poison, filtered;
 	int64_t		 last_ack_ms;
 	int64_t		 last_settle_ms;	/* acked, filtered or dropped */
@@ -72,6 +73,7 @@ struct spool {
 	uint64_t	 gone_budget, gone_poison;	/* of removed destinations */
 
 	struct buf	 rec;		/* push scratch */
+	uint64_t	 instance;	/* this spool in the process (batch.src) */
 };
 
 static void	*housekeeper(void *);
@@ -275,6 +277,9 @@ out:
 	return rc;
 }
 
+/* Spools opened in this process: each one's batch.src. */
+static uint64_t spool_instances;
+
 static struct spool *
 spool_alloc(const char *dir, const struct spool_opts *opts)
 {
@@ -299,6 +304,7 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	pthread_cond_init(&sp->hkcv, &ca);
 	pthread_condattr_destroy(&ca);
 	buf_init(&sp->rec, SPOOL_REC_MAX + SPOOL_REC_HDR);
+	sp->instance = __atomic_add_fetch(&spool_instances, 1, __ATOMIC_RELAXED);
 	return sp;
 }
 
@@ -612,22 +618,6 @@ peek_reserve(struct dest *d, size_t n)
 	return 0;
 }
 
-static int
-batch_add(struct batch *b, struct event *ev, size_t *cap)
-{
-	if (b->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct event **n = realloc(b->events, ncap * sizeof(*n));
-
-		if (n == NULL)
-			return -1;
-		b->events = n;
-		*cap = ncap;
-	}
-	b->events[b->n++] = ev;
-	return 0;
-}
-
 /* Does destination d have anything left to read? */
 static bool
 has_data(const struct spool *sp, const struct dest *d)
@@ -703,6 +693,17 @@ skip_damaged(struct spool *sp, struct dest *d, struct seg *s,
 	}
 }
 
+/* Consecutive records: which ones (spool_peek_src, shared encodings). */
+static void
+batch_source(const struct spool *sp, struct dest *d, size_t n)
+{
+	d->peek_src = 0;
+	if (n > 0 && d->peek_seq[n - 1] - d->peek_seq[0] == n - 1) {
+		d->peek_src = sp->instance;
+		d->peek_seq0 = d->peek_seq[0];
+	}
+}
+
 static void
 read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes,
     struct batch *out)
@@ -766,7 +767,7 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			event_free(ev);
 			break;
 		}
-		if (peek_reserve(d, out->n + 1) < 0 || batch_add(out, ev, &cap) < 0) {
+		if (peek_reserve(d, out->n + 1) < 0 || spool_batch_add(out, ev, &cap) < 0) {
 			event_free(ev);
 			break;
 		}
@@ -777,18 +778,7 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 		d->peek_seq[out->n - 1] = seq;
 	}
 	d->npeek = out->n;
-}
-
-static void
-deadline_after(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
+	batch_source(sp, d, out->n);
 }
 
 int
@@ -812,7 +802,7 @@ spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
 	if (!has_data(sp, d) && wait_ms > 0) {
 		struct timespec ts;
 
-		deadline_after(&ts, wait_ms);
+		abstime_in_ms(&ts, wait_ms);
 		while (!sp->closing && gen == sp->wake_gen && di < sp->ndests &&
 		    !has_data(sp, sp->dests[di]))
 			if (pthread_cond_timedwait(&sp->cv, &sp->mu, &ts) == ETIMEDOUT)
@@ -912,6 +902,20 @@ spool_wakeup(struct spool *sp)
 }
 
 uint64_t
+spool_peek_src(struct spool *sp, size_t di, uint64_t *seq0)
+{
+	uint64_t src = 0;
+
+	pthread_mutex_lock(&sp->mu);
+	if (di < sp->ndests) {
+		src = sp->dests[di]->peek_src;
+		*seq0 = sp->dests[di]->peek_seq0;
+	}
+	pthread_mutex_unlock(&sp->mu);
+	return src;
+}
+
+uint64_t
 spool_backlog(struct spool *sp, size_t di)
 {
 	uint64_t ev = 0, by;
@@ -979,18 +983,6 @@ spool_dest_stats(struct spool *sp, size_t di, struct spool_dest_stats *out)
 	out->filtered = d->filtered;
 	pthread_mutex_unlock(&sp->mu);
 	return 0;
-}
-
-void
-spool_batch_free(struct batch *b)
-{
-	if (b == NULL)
-		return;
-	for (size_t i = 0; i < b->n; i++)
-		event_free(b->events[i]);
-	free(b->events);
-	b->events = NULL;
-	b->n = 0;
 }
 
 /* ---- housekeeping ---------------------------------------------------- */
@@ -1113,7 +1105,7 @@ housekeeper(void *arg)
 		}
 		/* nothing due: sleep until the next deadline or a signal */
 		pthread_mutex_unlock(&sp->curmu);
-		deadline_after(&ts, sp->st.memonly && sp->o.retry_ms < sp->o.sync_ms ?
+		abstime_in_ms(&ts, sp->st.memonly && sp->o.retry_ms < sp->o.sync_ms ?
 		    sp->o.retry_ms : sp->o.sync_ms);
 		(void)pthread_cond_timedwait(&sp->hkcv, &sp->mu, &ts);
 		pthread_mutex_unlock(&sp->mu);
