@@ -562,6 +562,16 @@ get_u(struct reader *r, int n, uint64_t *v)
 	return 0;
 }
 
+/* len bytes of r into s, NUL added (both checked by the caller). */
+static void
+take_bytes(struct reader *r, char *s, uint64_t len)
+{
+	memcpy(s, r->p, len);
+	s[len] = '\0';
+	r->p += len;
+	r->left -= len;
+}
+
 static char *
 get_str(struct reader *r, uint64_t len)
 {
@@ -572,10 +582,7 @@ get_str(struct reader *r, uint64_t len)
 	s = malloc(len + 1);
 	if (s == NULL)
 		return NULL;
-	memcpy(s, r->p, len);
-	s[len] = '\0';
-	r->p += len;
-	r->left -= len;
+	take_bytes(r, s, len);
 	return s;
 }
 
@@ -633,10 +640,7 @@ take_str(struct reader *r, int lenbytes, char **o, const char *end)
 	if (get_u(r, lenbytes, &len) == -1 || len > r->left ||
 	    len > EVENT_TEXT_MAX * 4 || (uint64_t)(end - s) < len + 1)
 		return NULL;
-	memcpy(s, r->p, len);
-	s[len] = '\0';
-	r->p += len;
-	r->left -= len;
+	take_bytes(r, s, len);
 	*o = s + len + 1;
 	return s;
 }
@@ -690,45 +694,6 @@ event_decode_spooled(const void *data, size_t len)
 err:
 	event_free(ev);
 	return NULL;
-}
-
-/* What json_esc() makes of each byte of valid UTF-8, in bytes. */
-static const unsigned char json_width[256] = {
-	6,6,6,6,6,6,6,6,2,2,2,6,2,2,6,6, 6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,
-	1,1,2,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-	1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,2,1,1,1,
-	1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-	1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-	1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-	1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-	1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-};
-
-/* A JSON string's length, quotes included (s valid UTF-8 or not: an
- * invalid byte becomes U+FFFD, 3 bytes, in json_esc). */
-static size_t
-json_str_len(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 2, k;
-
-	while (*p != '\0') {
-		if (*p < 0x80) {
-			n += json_width[*p++];
-			continue;
-		}
-		for (k = 1; k < 4 && p[k] != '\0'; k++)
-			;
-		k = utf8_seq(p, k);
-		if (k == 0) {
-			n += 3;
-			p++;
-		} else {
-			n += k;
-			p += k;
-		}
-	}
-	return n;
 }
 
 size_t
