@@ -36,7 +36,7 @@ LIBOBJS	:= $(LIBSRCS:%.c=$(B)/obj/%.o)
 TESTSRCS := $(wildcard tests/unit/test_*.c)
 TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps run test test-deps unit check clean bench vib deb esxi fuzz lint man
+.PHONY: all deps run test test-deps bench-deps unit check clean bench vib deb esxi fuzz lint man
 
 all: $(B)/esxwatch
 
@@ -62,6 +62,9 @@ deps:
 
 test-deps:
 	@sh packaging/install-deps.sh test
+
+bench-deps:
+	@sh packaging/install-deps.sh bench
 
 # A foreground run of the example configuration as any user: its
 # storage.directory (empty = /var/lib/esxwatch, root's) is replaced by
@@ -92,7 +95,7 @@ test: test-deps
 	-$(MAKE) esxi
 	@sh tests/run-all.sh
 
-bench: deps
+bench: bench-deps
 	$(MAKE) all
 	@sh bench/run-all.sh
 

@@ -159,6 +159,9 @@ static const struct mrow top_rows[] = {
 	  "CPU time", S(cpu_ms), V_U64_MS, NULL },
 	{ "esxwatch_process_start_time_seconds", "gauge", "When the agent "
 	  "started, Unix time", S(started_ms), V_I64_MS, NULL },
+	{ "esxwatch_counts_since_timestamp_seconds", "gauge", "Since when the "
+	  "dropped and filtered counts are counted (they survive restarts), Unix "
+	  "time", S(counts_since_ms), V_I64_MS, NULL },
 };
 #undef S
 

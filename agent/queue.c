@@ -90,6 +90,7 @@ queue_stats(struct queue *q, struct queue_stats *st)
 	st->dropped_poison = s.dropped_poison;
 	st->dropped_corrupt = s.dropped_corrupt;
 	st->torn_tails = s.torn_tails;
+	st->counts_since_ms = s.counts_since_ms;
 	st->memory_only = s.memory_only;
 	st->ndests = s.ndests;
 }

@@ -26,6 +26,8 @@ struct queue_stats {
 	uint64_t	dropped_poison;	/* queue_drop()ped, since start */
 	uint64_t	dropped_corrupt; /* damaged records skipped */
 	uint64_t	torn_tails;	/* torn records cut at start */
+	int64_t		counts_since_ms; /* wall clock: the drop, damage and filtered
+					  * counts are since then (across restarts) */
 	bool		memory_only;	/* events are not on disk */
 	size_t		ndests;
 };

@@ -216,9 +216,8 @@ segstore_bytes(struct segstore *st, struct segwin *w, struct seg *s, uint64_t of
 	}
 	rc = fs_read_all(s->fd, w->buf, want, (off_t)off);
 	err = errno;
-	/* a sealed segment's descriptor is not kept: a long backlog of
-	 * segments must not hold as many descriptors */
-	if (!(st->active && s == &st->segs[st->nsegs - 1])) {
+	/* a sealed segment's descriptor is kept within fd_max (segdir.c) */
+	if (!(st->active && s == &st->segs[st->nsegs - 1]) && !segstore_fd_kept(st)) {
 		close(s->fd);
 		s->fd = -1;
 	}
@@ -529,6 +528,7 @@ segstore_load(struct segstore *st, uint64_t id, bool last, struct spoolrec_scan 
 	s->size = s->synced = end;
 	if (s->end_seq > st->next_seq)
 		st->next_seq = s->end_seq;
+	segstore_hold(st, s);	/* readable should the directory be deleted */
 	return 0;
 }
 
@@ -604,70 +604,6 @@ err:
 	return -1;
 }
 
-static int
-make_dir(const char *dir)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		log_error("spool: cannot create %s: %s", dir, log_errstr(errno));
-		return -1;
-	}
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		log_error("spool: %s is not a directory", dir);
-		return -1;
-	}
-	if ((st.st_mode & 07777) != 0700 && chmod(dir, 0700) < 0)
-		log_warn("spool: cannot chmod 0700 %s: %s", dir, log_errstr(errno));
-	return 0;
-}
-
-/*
- * One agent per spool: a second one appending to the same segments would
- * interleave records.  fcntl locks vanish with the process, kill -9
- * included, so a stale lock file never blocks a restart.
- */
-static int
-segstore_lock(struct segstore *st)
-{
-	char path[PATH_MAX], pid[32];
-	struct flock fl;
-	int n;
-
-	snprintf(path, sizeof(path), "%s/lock", st->dir);
-	st->lockfd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (st->lockfd < 0) {
-		log_error("spool: cannot open %s: %s", path, log_errstr(errno));
-		return -1;
-	}
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = F_WRLCK;
-	fl.l_whence = SEEK_SET;
-	if (fcntl(st->lockfd, F_SETLK, &fl) < 0) {
-		int err = errno;
-
-		if (err != EAGAIN && err != EACCES) {
-			/* a filesystem without locks: run unguarded rather than
-			 * not durable at all */
-			log_warn("spool: cannot lock %s: %s; make sure only one "
-			    "esxwatch uses %s", path, log_errstr(err), st->dir);
-			return 0;
-		}
-		if (fcntl(st->lockfd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
-			log_error("spool: %s is in use by another esxwatch (pid %ld)",
-			    st->dir, (long)fl.l_pid);
-		else
-			log_error("spool: %s is in use by another esxwatch", st->dir);
-		close(st->lockfd);
-		st->lockfd = -1;
-		return -1;
-	}
-	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(st->lockfd, 0) < 0 || fs_write_all(st->lockfd, pid, (size_t)n, 0) < 0)
-		log_warn("spool: cannot write %s: %s", path, log_errstr(errno));
-	return 0;
-}
-
 size_t
 segstore_oldest_mem(const struct segstore *st)
 {
@@ -698,8 +634,10 @@ segstore_seal(struct segstore *st)
 			seg_sync_failed(st, st->nsegs - 1, err);
 		} else {
 			s->synced = s->size;
-			close(s->fd);
-			s->fd = -1;
+			if (!segstore_fd_kept(st)) {
+				close(s->fd);
+				s->fd = -1;
+			}
 		}
 	}
 	st->active = false;
@@ -971,10 +909,11 @@ segstore_try_disk(struct segstore *st)
 		s->memcap = 0;
 		s->synced = s->size;
 		moved += s->end_seq - s->first_seq;
-		if (i + 1 == st->nsegs && st->active)
-			s->fd = fd;	/* keep appending to it */
-		else
+		s->fd = fd;	/* kept: the active one to append to, others within fd_max */
+		if (!(i + 1 == st->nsegs && st->active) && !segstore_fd_kept(st)) {
 			close(fd);
+			s->fd = -1;
+		}
 	}
 	st->memonly = false;
 	log_warn("spool: the disk accepts writes again in %s; %" PRIu64
@@ -982,6 +921,19 @@ segstore_try_disk(struct segstore *st)
 }
 
 /* ---- life cycle ------------------------------------------------------- */
+
+/* For segdir.c. */
+char *
+segstore_path(const struct segstore *st, uint64_t id, char *out, size_t len)
+{
+	return seg_path(st, id, out, len);
+}
+
+int
+segstore_to_mem(struct segstore *st, struct seg *s)
+{
+	return seg_to_mem(st, s);
+}
 
 int
 segstore_init(struct segstore *st, const char *dir, uint64_t segment_size,
@@ -998,73 +950,6 @@ segstore_init(struct segstore *st, const char *dir, uint64_t segment_size,
 	st->next_id = 1;
 	st->lockfd = -1;
 	return 0;
-}
-
-static void
-dir_identity(struct segstore *st)
-{
-	struct stat sb;
-
-	st->dir_dev = st->dir_ino = 0;
-	if (stat(st->dir, &sb) == 0) {
-		st->dir_dev = (uint64_t)sb.st_dev;
-		st->dir_ino = (uint64_t)sb.st_ino;
-	}
-}
-
-int
-segstore_attach(struct segstore *st)
-{
-	if (make_dir(st->dir) < 0 || segstore_lock(st) < 0)
-		return -1;
-	dir_identity(st);
-	return 0;
-}
-
-int
-segstore_check_dir(struct segstore *st, uint64_t from_seq)
-{
-	struct stat sb;
-	uint64_t lost = 0;
-
-	if (st->nodisk || st->dir_ino == 0)
-		return 0;
-	if (stat(st->dir, &sb) == 0) {
-		if ((uint64_t)sb.st_dev == st->dir_dev && (uint64_t)sb.st_ino == st->dir_ino)
-			return 0;
-	} else if (errno != ENOENT && errno != ENOTDIR)
-		return 0;	/* EACCES, EIO...: not known to be gone */
-	log_error("spool: %s was deleted while the agent runs; re-creating it",
-	    st->dir);
-	if (fs_mkdir_p(st->dir, 0700) < 0 || make_dir(st->dir) < 0)
-		log_error("spool: cannot re-create %s: %s", st->dir, log_errstr(errno));
-	if (st->lockfd >= 0)
-		close(st->lockfd);
-	st->lockfd = -1;
-	(void)segstore_lock(st);
-	dir_identity(st);
-	for (size_t i = 0; i < st->nsegs;) {
-		struct seg *s = &st->segs[i];
-		uint64_t from = from_seq > s->first_seq ? from_seq : s->first_seq;
-
-		/* an open descriptor still reads the deleted file */
-		if (s->mem != NULL || (s->fd >= 0 && seg_to_mem(st, s) == 0)) {
-			i++;
-			continue;
-		}
-		if (s->end_seq > from)
-			lost += s->end_seq - from;
-		segstore_release(st, i, false);
-	}
-	st->corrupt += lost;
-	if (lost > 0)
-		log_error("spool: %" PRIu64 " queued events were in segment files "
-		    "deleted with %s: lost (counted as damaged)", lost, st->dir);
-	/* what is in memory now goes to the new directory at once */
-	st->memonly = true;
-	st->last_retry_ms = 0;
-	st->gen++;
-	return 1;
 }
 
 void

@@ -73,7 +73,8 @@ struct segstore {
 	uint64_t	 next_seq, next_id;
 	uint64_t	 gen;		/* bumped when read windows go stale */
 	int64_t		 last_sync_ms, last_retry_ms;
-	uint64_t	 corrupt, torn;	/* since start */
+	uint64_t	 corrupt, torn;	/* since counts_since (dropcounts.h) */
+	size_t		 fd_max;	/* segment files kept open (segdir.c) */
 	/* sequence ranges [a, b) the budget dropped from the middle (memory
 	 * segments): a gap on disk the clean-stop mark says is no damage */
 	uint64_t	 gaps[SEG_GAPS_MAX][2];
@@ -117,12 +118,24 @@ int		 segstore_sync_active(struct segstore *, pthread_mutex_t *mu);
 /* Memory segments back to files, oldest first. */
 void		 segstore_try_disk(struct segstore *);
 /*
- * The directory deleted (or replaced) while we run?  Then re-create and
- * lock it; open segments go to memory (and from there to files again),
- * the others are gone: their records from sequence from_seq on are
- * counted (corrupt).  1 if so (cursors may name released segments), else 0.
+ * segdir.c.  The directory deleted (or replaced) while we run?  Then
+ * re-create and lock it; open segments are written back into it from
+ * their descriptors (or, failing that, go to memory and from there to
+ * files again); the others are gone: their records from sequence from_seq
+ * on are counted (corrupt).  1 if so (cursors may name released
+ * segments), else 0.
  */
 int		 segstore_check_dir(struct segstore *, uint64_t from_seq);
+/* How many segment files may stay open for a spool of budget bytes
+ * (raises the soft RLIMIT_NOFILE to fit them where it can). */
+void		 segstore_fd_budget(struct segstore *, uint64_t budget);
+/* The open segment files within fd_max? */
+bool		 segstore_fd_kept(const struct segstore *);
+/* Open sealed segment s's file and keep it open, when within fd_max. */
+void		 segstore_hold(struct segstore *, struct seg *s);
+/* segstore.c's helpers for segdir.c. */
+char		*segstore_path(const struct segstore *, uint64_t id, char *out, size_t len);
+int		 segstore_to_mem(struct segstore *, struct seg *s);
 
 /* Reading. */
 int		 segstore_bytes(struct segstore *, struct segwin *, struct seg *,

@@ -31,53 +31,9 @@
 #include "platform.h"
 #include "segstore.h"
 #include "spool.h"
-
-struct dest {
-	char		 name[SPOOL_NAME_MAX];
-	struct seg_pos	 cur;
-	bool		 dirty;		/* cursor file behind cur */
-	struct seg_pos	*peek;		/* position after each peeked event */
-	uint64_t	*peek_seq;	/* each peeked event's sequence */
-	size_t		 npeek, peek_used, peek_cap;
-	uint64_t	 peek_src, peek_seq0;	/* spool_peek_src() */
-	uint64_t	 acked, dropped_budget, dropped_poison, filtered;
-	int64_t		 last_ack_ms;
-	int64_t		 last_settle_ms;	/* acked, filtered or dropped */
-	struct segwin	 win;		/* read window over one file segment */
-	/* consecutive read errors at one position (a bad sector) */
-	struct seg_pos	 rderr_at;
-	int		 rderr_n;
-};
-
-struct spool {
-	struct segstore	 st;
-	struct spool_opts o;
-	pthread_mutex_t	 mu;
-	pthread_mutex_t	 curmu;
-	pthread_cond_t	 cv;		/* events pushed, wakeup */
-	pthread_cond_t	 hkcv;		/* work for the housekeeper */
-	pthread_t	 hk;
-	bool		 hk_started;
-	bool		 closing;
-
-	struct dest	**dests;
-	size_t		 ndests;
-
-	uint64_t	 wake_gen;
-	int64_t		 cursor_next_ms;	/* after a failed cursor write */
-	int64_t		 dircheck_ms;	/* the directory still there? */
-	bool		 sync_wanted;
-
-	/* counters since start */
-	uint64_t	 pushed;
-	uint64_t	 gone_budget, gone_poison;	/* of removed destinations */
-
-	struct buf	 rec;		/* push scratch */
-	uint64_t	 instance;	/* this spool in the process (batch.src) */
-};
+#include "spool_int.h"
 
 static void	*housekeeper(void *);
-static void	 release_segments(struct spool *);
 static void	 save_cursors(struct spool *);
 static void	 save_dests(struct spool *);
 
@@ -118,164 +74,6 @@ dest_free(struct dest *d)
 	free(d);
 }
 
-static int set_dests_locked(struct spool *, const char *const *, size_t, bool);
-
-/* What a spool directory holds at start. */
-struct found {
-	uint64_t	*ids;		/* segment ids, sorted */
-	size_t		 nids;
-	char		**names;	/* cursor file names (escaped) */
-	struct seg_pos	*pos;		/* their contents */
-	bool		*bad;		/* unreadable */
-	size_t		 ncur;
-	uint64_t	 maxseg, maxseq, minseq;
-};
-
-static void
-found_free(struct found *f)
-{
-	for (size_t i = 0; i < f->ncur; i++)
-		free(f->names[i]);
-	free(f->names);
-	free(f->pos);
-	free(f->bad);
-	free(f->ids);
-}
-
-static int
-load_cursors(struct spool *sp, struct found *f)
-{
-	if (f->ncur > 0) {
-		f->pos = calloc(f->ncur, sizeof(*f->pos));
-		f->bad = calloc(f->ncur, sizeof(*f->bad));
-		if (f->pos == NULL || f->bad == NULL)
-			return -1;
-	}
-	for (size_t i = 0; i < f->ncur; i++) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/cursor.%s", sp->st.dir, f->names[i]);
-		if (segstore_cursor_read(path, &f->pos[i]) < 0) {
-			/* assign_cursors() restarts it at the oldest event */
-			f->bad[i] = true;
-			memset(&f->pos[i], 0, sizeof(f->pos[i]));
-		}
-		if (f->pos[i].seg > f->maxseg)
-			f->maxseg = f->pos[i].seg;
-		if (f->pos[i].seq > f->maxseq)
-			f->maxseq = f->pos[i].seq;
-		if (i == 0 || f->pos[i].seq < f->minseq)
-			f->minseq = f->pos[i].seq;
-	}
-	return 0;
-}
-
-/*
- * A destination whose cursor is lost (missing, damaged, past the end)
- * restarts at the oldest queued event: at least once, never a silent skip.
- */
-static void
-cursor_restart(struct spool *sp, struct dest *d, const char *why)
-{
-	uint64_t ev, by;
-
-	d->cur = segstore_start(&sp->st);
-	segstore_backlog(&sp->st, &d->cur, &ev, &by);
-	if (ev > 0)
-		log_warn("spool: the cursor file of destination '%s' %s; it restarts "
-		    "at the oldest queued event: %" PRIu64 " events will be sent "
-		    "(again, for those it had already received)", d->name, why, ev);
-}
-
-/*
- * Known destinations get their cursor; cursors of others are removed.  A
- * destination without one is new (it starts at the end) unless the
- * destinations file lists it: then its cursor file was lost.
- */
-static void
-assign_cursors(struct spool *sp, const struct found *f)
-{
-	bool *have = calloc(sp->ndests > 0 ? sp->ndests : 1, sizeof(*have));
-
-	for (size_t i = 0; i < f->ncur; i++) {
-		char name[SPOOL_NAME_MAX], path[PATH_MAX];
-		size_t k;
-
-		if (segstore_unescape(f->names[i], name, sizeof(name)) < 0)
-			continue;
-		for (k = 0; k < sp->ndests; k++)
-			if (strcmp(sp->dests[k]->name, name) == 0)
-				break;
-		if (k < sp->ndests) {
-			if (have != NULL)
-				have[k] = true;
-			if (f->bad[i])
-				cursor_restart(sp, sp->dests[k], "is damaged");
-			else if (segstore_beyond(&sp->st, &f->pos[i]))
-				cursor_restart(sp, sp->dests[k],
-				    "points past the end of the spool");
-			else {
-				sp->dests[k]->cur = f->pos[i];
-				segstore_clamp(&sp->st, &sp->dests[k]->cur);
-			}
-			continue;
-		}
-		/* a destination no longer configured: release its backlog */
-		snprintf(path, sizeof(path), "%s/cursor.%s", sp->st.dir, f->names[i]);
-		log_info("spool: destination '%s' is no longer configured; its "
-		    "backlog is released", name);
-		(void)unlink(path);
-	}
-	for (size_t k = 0; k < sp->ndests; k++) {
-		/* no file to tell (out of memory, older agent): at least once */
-		if ((have == NULL || !have[k]) &&
-		    segstore_dests_listed(&sp->st, sp->dests[k]->name) != 0)
-			cursor_restart(sp, sp->dests[k], "is missing");
-		sp->dests[k]->dirty = true;
-	}
-	free(have);
-}
-
-/* Scan what a previous run left: segments, cursors, damage. */
-static int
-recover(struct spool *sp, const char *const *dests, size_t ndests)
-{
-	struct found f;
-	struct spoolrec_scan sc;
-	int rc = -1;
-
-	memset(&f, 0, sizeof(f));
-	if (segstore_scan_dir(&sp->st, &f.ids, &f.nids, &f.names, &f.ncur) < 0 || load_cursors(sp, &f) < 0)
-		goto out;
-	/* Expect the first record at the oldest cursor so damage right at
-	 * the start of the oldest segment is counted exactly. */
-	memset(&sc, 0, sizeof(sc));
-	sc.expected = f.minseq;
-	for (size_t i = 0; i < f.nids; i++)
-		if (segstore_load(&sp->st, f.ids[i], i + 1 == f.nids, &sc) < 0)
-			goto out;
-	segstore_end_check(&sp->st, f.minseq);
-	sp->st.next_id = (f.nids > 0 ? f.ids[f.nids - 1] : 0) + 1;
-	if (f.maxseg >= sp->st.next_id)
-		sp->st.next_id = f.maxseg + 1;
-	if (sp->st.nsegs == 0 && f.maxseq > sp->st.next_seq)
-		sp->st.next_seq = f.maxseq;	/* sequences are never reused */
-	/* new destinations start at the end */
-	if (set_dests_locked(sp, dests, ndests, true) < 0)
-		goto out;
-	assign_cursors(sp, &f);
-	release_segments(sp);
-	if (sp->st.corrupt > 0 || sp->st.torn > 0)
-		log_warn("spool: %s: %" PRIu64 " damaged records skipped, %" PRIu64
-		    " torn tail(s) cut", sp->st.dir, sp->st.corrupt, sp->st.torn);
-	log_info("spool: %s: %zu segment(s), %" PRIu64 " events queued", sp->st.dir,
-	    sp->st.nsegs, sp->st.nsegs ? sp->st.segs[sp->st.nsegs - 1].end_seq -
-	    sp->st.segs[0].first_seq : 0);
-	rc = 0;
-out:
-	found_free(&f);
-	return rc;
-}
 
 /* Spools opened in this process: each one's batch.src. */
 static uint64_t spool_instances;
@@ -296,6 +94,7 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 		free(sp);
 		return NULL;
 	}
+	segstore_fd_budget(&sp->st, sp->o.budget);
 	pthread_mutex_init(&sp->mu, NULL);
 	pthread_mutex_init(&sp->curmu, NULL);
 	pthread_condattr_init(&ca);
@@ -321,11 +120,12 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 		log_error("spool: %s unusable; events are kept in memory only "
 		    "(at most %llu MB, lost on restart)", dir,
 		    (unsigned long long)(sp->o.mem_max / (1024 * 1024)));
+		dropcounts_load(&sp->dc, dir, true);
 		sp->st.nodisk = sp->st.memonly = true;
 		if (set_dests_locked(sp, dests, ndests, true) < 0)
 			goto err;
 	} else {
-		if (recover(sp, dests, ndests) < 0)
+		if (spool_recover(sp, dests, ndests) < 0)
 			goto err;
 		/* before any event: a destination without a cursor file
 		 * would start at the end after a crash, skipping them */
@@ -371,7 +171,7 @@ spool_open(const struct config *cfg, const char *const *dests, size_t ndests)
  * start at the end (they have no history); removed ones are forgotten
  * (their cursor file removed, their backlog released).
  */
-static int
+int
 set_dests_locked(struct spool *sp, const char *const *names, size_t n, bool opening)
 {
 	struct dest **nd = NULL;
@@ -479,7 +279,7 @@ seg_passed(const struct spool *sp, size_t i)
 }
 
 /* Delete the oldest segments every destination has passed. */
-static void
+void
 release_segments(struct spool *sp)
 {
 	while (sp->st.nsegs > 0) {
@@ -958,6 +758,7 @@ spool_stats(struct spool *sp, struct spool_stats *st)
 	st->segments = sp->st.nsegs;
 	st->memory_only = sp->st.memonly;
 	st->ndests = sp->ndests;
+	st->counts_since_ms = sp->dc.since_ms;
 	pthread_mutex_unlock(&sp->mu);
 }
 
@@ -1049,7 +850,7 @@ save_dests(struct spool *sp)
 static void
 check_dir(struct spool *sp)
 {
-	uint64_t from = sp->st.next_seq;
+	uint64_t from = sp->st.next_seq, corrupt0 = sp->st.corrupt;
 
 	sp->dircheck_ms = mono_ms();
 	for (size_t k = 0; k < sp->ndests; k++)
@@ -1057,9 +858,15 @@ check_dir(struct spool *sp)
 			from = sp->dests[k]->cur.seq;
 	if (segstore_check_dir(&sp->st, from) == 0)
 		return;
+	dropcounts_force(&sp->dc);
 	for (size_t k = 0; k < sp->ndests; k++) {
 		segstore_clamp(&sp->st, &sp->dests[k]->cur);
 		sp->dests[k]->dirty = true;
+		/* segments were lost (counted): an acknowledgement of a batch in
+		 * flight settles nothing (not another reason's count; what was
+		 * not lost is read again) */
+		if (sp->st.corrupt > corrupt0)
+			sp->dests[k]->npeek = sp->dests[k]->peek_used;
 	}
 	pthread_mutex_unlock(&sp->mu);
 	save_dests(sp);
@@ -1084,6 +891,15 @@ housekeeper(void *arg)
 				cursors = true;
 		if (!sp->st.nodisk && now - sp->dircheck_ms >= sp->o.sync_ms) {
 			check_dir(sp);
+			continue;
+		}
+		spool_counts_snap(sp);
+		if (dropcounts_due(&sp->dc, now)) {
+			/* before the cursors: a count is on disk before its event
+			 * is passed */
+			pthread_mutex_unlock(&sp->mu);
+			(void)dropcounts_save(&sp->dc, now, sp->o.sync_ms);
+			pthread_mutex_lock(&sp->mu);
 			continue;
 		}
 		if (cursors) {
@@ -1158,6 +974,11 @@ spool_close(struct spool *sp)
 		pthread_mutex_lock(&sp->curmu);
 		if (!sp->st.nodisk) {
 			save_cursors(sp);
+			pthread_mutex_lock(&sp->mu);
+			spool_counts_snap(sp);
+			pthread_mutex_unlock(&sp->mu);
+			if (dropcounts_due(&sp->dc, INT64_MAX))
+				(void)dropcounts_save(&sp->dc, 0, 0);
 			(void)segstore_end_write(&sp->st, sp->st.next_seq);
 		}
 		pthread_mutex_unlock(&sp->curmu);

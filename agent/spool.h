@@ -4,7 +4,10 @@
  *
  *	spool.c      the queue: cursors, budget, locks, housekeeper
  *	             (queue.c binds it to agent/queue.h)
+ *	spoolopen.c  opening a spool: what a previous run left
+ *	dropcounts.c the per-reason counts kept across restarts
  *	segstore.c   segments in files or in memory, cursor files
+ *	segdir.c     the directory: created, locked, re-created if deleted
  *	spoolrec.c   the record format and the scan of a segment image (pure)
  *	spoolopts.c  the knobs (struct spool_opts) and their bounds
  *
@@ -78,6 +81,7 @@ struct spool_stats {
 	size_t		segments;
 	bool		memory_only;	/* the disk refused writes */
 	size_t		ndests;
+	int64_t		counts_since_ms; /* wall clock: the drop counts since (dropcounts.h) */
 };
 
 void		 spool_default_opts(const struct config *, struct spool_opts *);

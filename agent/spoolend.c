@@ -117,17 +117,6 @@ end_take(const struct segstore *st, uint64_t *seq, uint64_t gaps[][2],
 	return 0;
 }
 
-/* How much of [a, b) lies in [lo, hi). */
-static uint64_t
-overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
-{
-	if (a < lo)
-		a = lo;
-	if (b > hi)
-		b = hi;
-	return b > a ? b - a : 0;
-}
-
 /*
  * After a clean stop, the records up to its mark must be there: those past
  * the newest record found (and past the oldest cursor: the others were
@@ -145,7 +134,7 @@ segstore_end_check(struct segstore *st, uint64_t minseq)
 	/* the budget's gaps between segments were counted when dropped: the
 	 * scan counted them again as damage */
 	for (size_t i = 0; i < ngaps; i++) {
-		uint64_t o = overlap(gaps[i][0], gaps[i][1], minseq, have);
+		uint64_t o = spoolrec_overlap(gaps[i][0], gaps[i][1], minseq, have);
 
 		st->corrupt -= o < st->corrupt ? o : st->corrupt;
 		segstore_gap_note(st, gaps[i][0], gaps[i][1]);

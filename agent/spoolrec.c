@@ -16,6 +16,16 @@ put32(unsigned char *p, uint32_t v)
 	p[3] = (v >> 24) & 0xff;
 }
 
+uint64_t
+spoolrec_overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
+{
+	if (a < lo)
+		a = lo;
+	if (b > hi)
+		b = hi;
+	return b > a ? b - a : 0;
+}
+
 uint32_t
 spoolrec_get32(const unsigned char *p)
 {
@@ -85,7 +95,8 @@ spoolrec_scan(const unsigned char *data, size_t len, spool_rec_fn cb, void *arg,
 				sc->corrupt++;
 		}
 		if (sc->expected != 0 && seq > sc->expected)
-			sc->corrupt += seq - sc->expected;
+			sc->corrupt += sc->gap != NULL ? sc->gap(sc->gap_arg,
+			    sc->expected, seq) : seq - sc->expected;
 		if (sc->expected == 0 || seq + 1 > sc->expected)
 			sc->expected = seq + 1;
 		if (sc->nrec == 0)

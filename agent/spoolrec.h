@@ -24,6 +24,8 @@
 #define SPOOL_REC_MAX		(8u * 1024 * 1024)	/* payload bound */
 
 uint32_t	 spoolrec_get32(const unsigned char *);
+/* How many sequences of [a, b) lie in [lo, hi). */
+uint64_t	 spoolrec_overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi);
 /* Fill the header at hdr for the payload that follows it (hdr + SPOOL_REC_HDR). */
 void		 spoolrec_seal(unsigned char *hdr, size_t plen, uint64_t seq);
 /*
@@ -47,6 +49,10 @@ struct spoolrec_scan {
 	 * at a record boundary or deleted.
 	 */
 	uint64_t	nrec;
+	/* optional: a gap [a, b) seen; returns how many of it to count (the
+	 * rest an earlier run counted already: dropcounts.h) */
+	uint64_t	(*gap)(void *arg, uint64_t a, uint64_t b);
+	void		*gap_arg;
 };
 
 typedef int (*spool_rec_fn)(void *arg, uint64_t seq, const void *payload, size_t len);

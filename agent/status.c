@@ -151,6 +151,7 @@ collect_queue(struct queue *q, struct status_snap *s, int64_t started_ms)
 	s->dropped_poison = st.dropped_poison;
 	s->dropped_corrupt = st.dropped_corrupt;
 	s->torn_tails = st.torn_tails;
+	s->counts_since_ms = st.counts_since_ms;
 	for (size_t i = 0; i < st.ndests && s->ndests < STATUS_MAX_DESTS; i++) {
 		struct queue_dest_stats ds;
 		struct status_dest *d = &s->dests[s->ndests];
@@ -288,6 +289,7 @@ static const struct status_key top_keys[] = {
 	TOP(failed_sends), TOP(dropped_budget), TOP(dropped_poison),
 	TOP(dropped_corrupt), TOP(torn_tails), TOP(rss_kb), TOP(cpu_ms),
 	TOP(not_ingested),
+	{ "counts_since_ms", offsetof(struct status_snap, counts_since_ms), true },
 };
 #undef TOP
 
@@ -1017,8 +1019,10 @@ status_print(const struct config *cfg, FILE *out)
 	    "IN MEMORY ONLY (the disk refuses writes: see the log)" : "on disk",
 	    s->queued_events, s->queued_bytes);
 	fprintf(out, "dropped: %" PRIu64 " over storage.max_disk_buffer, %" PRIu64
-	    " rejected (poison), %" PRIu64 " damaged in the spool\n", s->dropped_budget,
+	    " rejected (poison), %" PRIu64 " damaged in the spool", s->dropped_budget,
 	    s->dropped_poison, s->dropped_corrupt);
+	fmt_ago(s->counts_since_ms, now, ago, sizeof(ago));
+	fprintf(out, s->counts_since_ms > 0 ? " (counted since %s)\n" : "\n", ago);
 	for (size_t i = 0; i < s->nbroken; i++)
 		fprintf(out, "filelog %s: disabled: %s\n", s->broken[i].name,
 		    s->broken[i].error);

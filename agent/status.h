@@ -76,6 +76,7 @@ struct status_snap {
 	uint64_t	 queued_events, queued_bytes, pushed_events;
 	uint64_t	 sent_events, failed_sends;
 	uint64_t	 dropped_budget, dropped_poison, dropped_corrupt, torn_tails;
+	int64_t		 counts_since_ms;	/* the dropped and filtered counts: since */
 	uint64_t	 not_ingested;
 	uint64_t	 rss_kb, cpu_ms;
 	size_t		 ndests;

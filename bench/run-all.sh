@@ -11,7 +11,7 @@ for b in bench/bench_*.sh bench/bench_*.py; do
 	[ -f "$b" ] || continue
 	echo "== $b"
 	case "$b" in
-	*.py) python3 "$b" || status=1 ;;
+	*.py) timeout 3600 python3 "$b" || status=1 ;;
 	*) sh "$b" || status=1 ;;
 	esac
 done

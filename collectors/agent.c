@@ -50,6 +50,8 @@ status_event(const struct status_snap *s)
 	    set_u64(ev, "esxwatch_dropped_budget", s->dropped_budget) < 0 ||
 	    set_u64(ev, "esxwatch_dropped_poison", s->dropped_poison) < 0 ||
 	    set_u64(ev, "esxwatch_dropped_corrupt", s->dropped_corrupt) < 0 ||
+	    set_u64(ev, "esxwatch_counts_since_ms", s->counts_since_ms > 0 ?
+	    (uint64_t)s->counts_since_ms : 0) < 0 ||
 	    set_u64(ev, "esxwatch_failed_sends", s->failed_sends) < 0 ||
 	    set_u64(ev, "esxwatch_not_ingested", s->not_ingested) < 0 ||
 	    set_u64(ev, "esxwatch_rss_kb", s->rss_kb) < 0 ||

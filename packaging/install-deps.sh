@@ -1,6 +1,7 @@
 #!/bin/sh
-# Install what building (build) or testing (test) needs, from Debian's
-# packages, only when something is missing.  Safe to run again.
+# Install what building (build), testing (test) or benchmarking (bench)
+# needs, from Debian's packages, only when something is missing.  Safe to
+# run again.
 set -eu
 what=${1:-build}
 pkgs="gcc make pkg-config libcurl4-openssl-dev libyaml-dev zlib1g-dev libpcre2-dev"
@@ -14,6 +15,14 @@ if [ "$what" = test ]; then
 	pkgs="$pkgs busybox dpkg-dev lintian"
 	# fuzz targets (libFuzzer with ASan/UBSan)
 	pkgs="$pkgs clang libclang-rt-14-dev"
+fi
+if [ "$what" = bench ]; then
+	# the peers measured in the same run (bench/bench_logwatch.py,
+	# bench/bench_forward_all.py): rsyslog imfile -> omfwd, collectd's tail
+	# plugin (collectd-core: the daemon and its plugins, no recommends)
+	pkgs="$pkgs python3 grep gzip rsyslog collectd-core"
+	# the footprint benches: openssl (certificates), file(1)
+	pkgs="$pkgs openssl file binutils"
 fi
 missing=""
 for p in $pkgs; do

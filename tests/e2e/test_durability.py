@@ -604,7 +604,7 @@ def test_storage_deleted_while_running(d):
         append_lines(d, 0, 50)
         wait_pushed(a, 50)
         shutil.rmtree(a.storage)
-        harness.wait_for(lambda: "moved from memory to disk" in a.stderr_text(), timeout=15,
+        harness.wait_for(lambda: "written back into it" in a.stderr_text(), timeout=15,
                          what="the spool written to the re-created directory")
         if "was deleted while the agent runs; re-creating it" not in a.stderr_text():
             harness.fail("no error about the deleted directory:\n" + a.stderr_text()[-1500:])

@@ -55,6 +55,7 @@ def expected(j):
         ("esxwatch_spool_queued_events", ()): j["queued_events"],
         ("esxwatch_spool_dropped_events_total", (("reason", "max_disk_buffer"),)): j["dropped_budget"],
         ("esxwatch_spool_dropped_events_total", (("reason", "damaged"),)): j["dropped_corrupt"],
+        ("esxwatch_counts_since_timestamp_seconds", ()): j["counts_since_ms"] / 1000.0,
     }
     for x in j["destinations"]:
         n = (("name", x["name"]),)

@@ -107,6 +107,7 @@ TEST(status_file_content)
 	    "rss_kb: 6\n"
 	    "cpu_ms: 8\n"
 	    "not_ingested: 9\n"
+	    "counts_since_ms: 900\n"
 	    "dest: server\n"
 	    " proto: cfapi\n"
 	    " state: failing\n"
@@ -147,6 +148,7 @@ TEST(status_file_content)
 	s->rss_kb = 6;
 	s->cpu_ms = 8;
 	s->not_ingested = 9;
+	s->counts_since_ms = 900;
 	s->ndests = 1;
 	snprintf(s->dests[0].name, sizeof(s->dests[0].name), "server");
 	snprintf(s->dests[0].proto, sizeof(s->dests[0].proto), "cfapi");
