@@ -1,6 +1,7 @@
 /*
  * event: construction, validation, JSON and the queue's binary form.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -48,17 +49,141 @@ clean_text(const char *s, size_t n, size_t max)
 	return buf_steal(&b);
 }
 
+/*
+ * The arena: chunks of string bytes, newest first.  The first chunk and
+ * the first EV_INLINE_FIELDS fields share the event's own allocation.
+ */
+struct event_chunk {
+	struct event_chunk	*next;
+	size_t			 len, cap;
+	bool			 inline_;	/* part of the event's block */
+	char			 data[];
+};
+
+#define EV_INLINE_FIELDS	16
+#define EV_CHUNK0		1024
+#define EV_CHUNK_MAX		(64 * 1024)
+
+/* An event block with room for nf fields and a first chunk of cap bytes. */
+static struct event *
+event_block(size_t nf, size_t cap)
+{
+	size_t fo = sizeof(struct event), co = fo + nf * sizeof(struct field);
+	struct event *ev;
+	struct event_chunk *c;
+
+	co = (co + _Alignof(struct event_chunk) - 1) &
+	    ~(size_t)(_Alignof(struct event_chunk) - 1);
+	ev = malloc(co + sizeof(*c) + cap);
+	if (ev == NULL)
+		return NULL;
+	memset(ev, 0, sizeof(*ev));
+	ev->fields = (struct field *)(void *)((char *)ev + fo);
+	ev->cap = nf;
+	ev->fields_inline = true;
+	c = (struct event_chunk *)(void *)((char *)ev + co);
+	c->next = NULL;
+	c->len = 0;
+	c->cap = cap;
+	c->inline_ = true;
+	ev->arena = c;
+	return ev;
+}
+
+static char *
+arena_alloc(struct event *ev, size_t n)
+{
+	struct event_chunk *c = ev->arena;
+	char *p;
+
+	if (c == NULL || c->cap - c->len < n) {
+		size_t cap = c != NULL && c->cap < EV_CHUNK_MAX ? c->cap * 2 : EV_CHUNK0;
+
+		if (cap < n)
+			cap = n;
+		c = malloc(sizeof(*c) + cap);
+		if (c == NULL)
+			return NULL;
+		c->len = 0;
+		c->cap = cap;
+		c->inline_ = false;
+		c->next = ev->arena;
+		ev->arena = c;
+	}
+	p = c->data + c->len;
+	c->len += n;
+	return p;
+}
+
+static char *
+arena_strndup(struct event *ev, const char *s, size_t n)
+{
+	char *p = arena_alloc(ev, n + 1);
+
+	if (p == NULL)
+		return NULL;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+/* s[0..n) is valid UTF-8 (no NUL: n is its strlen). */
+static bool
+is_utf8(const char *s, size_t n)
+{
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ULL)
+			break;
+	}
+	return utf8_valid_len(s + i, n - i) == n - i;
+}
+
+/* A value for the arena: valid UTF-8, cut to EVENT_TEXT_MAX. */
+static char *
+arena_value(struct event *ev, const char *value)
+{
+	size_t n = strlen(value);
+	char *t, *v;
+
+	if (n <= EVENT_TEXT_MAX && is_utf8(value, n))
+		return arena_strndup(ev, value, n);
+	t = clean_text(value, n, EVENT_TEXT_MAX);
+	if (t == NULL)
+		return NULL;
+	v = arena_strndup(ev, t, strlen(t));
+	free(t);
+	return v;
+}
+
+/* A malloc()ed copy of text, valid UTF-8, cut to EVENT_TEXT_MAX. */
+static char *
+own_text(const char *text)
+{
+	size_t n = strlen(text);
+	char *t;
+
+	if (n <= EVENT_TEXT_MAX && is_utf8(text, n)) {
+		t = malloc(n + 1);
+		if (t != NULL)
+			memcpy(t, text, n + 1);
+		return t;
+	}
+	return clean_text(text, n, EVENT_TEXT_MAX);
+}
+
 struct event *
 event_new(int64_t ts_ms, const char *text)
 {
-	struct event *ev = calloc(1, sizeof(*ev));
+	struct event *ev = event_block(EV_INLINE_FIELDS, EV_CHUNK0);
 
 	if (ev == NULL)
 		return NULL;
 	ev->timestamp_ms = ts_ms ? ts_ms : now_ms();
-	if (text == NULL)
-		text = "";
-	ev->text = clean_text(text, strlen(text), EVENT_TEXT_MAX);
+	ev->text = own_text(text != NULL ? text : "");
 	if (ev->text == NULL) {
 		free(ev);
 		return NULL;
@@ -97,16 +222,19 @@ event_newf(int64_t ts_ms, const char *fmt, ...)
 void
 event_free(struct event *ev)
 {
-	size_t i;
+	struct event_chunk *c, *n;
 
 	if (ev == NULL)
 		return;
-	for (i = 0; i < ev->nfields; i++) {
-		free(ev->fields[i].name);
-		free(ev->fields[i].value);
+	for (c = ev->arena; c != NULL; c = n) {
+		n = c->next;
+		if (!c->inline_)
+			free(c);
 	}
-	free(ev->fields);
-	free(ev->text);
+	if (!ev->fields_inline)
+		free(ev->fields);
+	if (!ev->text_inline)
+		free(ev->text);
 	free(ev);
 }
 
@@ -132,12 +260,14 @@ err:
 int
 event_set_text(struct event *ev, const char *text)
 {
-	char *t = clean_text(text, strlen(text), EVENT_TEXT_MAX);
+	char *t = own_text(text);
 
 	if (t == NULL)
 		return -1;
-	free(ev->text);
+	if (!ev->text_inline)
+		free(ev->text);
 	ev->text = t;
+	ev->text_inline = false;
 	return 0;
 }
 
@@ -203,52 +333,100 @@ find_field(const struct event *ev, const char *name)
 	size_t i;
 
 	for (i = 0; i < ev->nfields; i++)
-		if (strcmp(ev->fields[i].name, name) == 0)
+		if (ev->fields[i].name[0] == name[0] &&
+		    strcmp(ev->fields[i].name, name) == 0)
 			return &ev->fields[i];
 	return NULL;
+}
+
+static int
+fields_grow(struct event *ev)
+{
+	size_t ncap = ev->cap ? ev->cap * 2 : EV_INLINE_FIELDS;
+	struct field *nf;
+
+	if (ev->fields_inline) {
+		nf = malloc(ncap * sizeof(*nf));
+		if (nf != NULL && ev->nfields > 0)
+			memcpy(nf, ev->fields, ev->nfields * sizeof(*nf));
+	} else
+		nf = realloc(ev->fields, ncap * sizeof(*nf));
+	if (nf == NULL)
+		return -1;
+	ev->fields = nf;
+	ev->cap = ncap;
+	ev->fields_inline = false;
+	return 0;
+}
+
+/* event_set() once the name is known to be valid. */
+static int
+set_valid(struct event *ev, const char *name, const char *value)
+{
+	struct field *f;
+	size_t vl;
+	char *v;
+
+	if (value == NULL)
+		value = "";
+	f = find_field(ev, name);
+	if (f != NULL) {
+		/* a value no longer than the old one takes its place */
+		vl = strlen(value);
+		if (vl <= strlen(f->value) && is_utf8(value, vl)) {
+			memmove(f->value, value, vl + 1);
+			return 0;
+		}
+		v = arena_value(ev, value);
+		if (v == NULL)
+			return -1;
+		f->value = v;
+		return 0;
+	}
+	if (ev->nfields == ev->cap && fields_grow(ev) == -1)
+		return -1;
+	v = arena_value(ev, value);
+	if (v == NULL)
+		return -1;
+	f = &ev->fields[ev->nfields];
+	f->name = arena_strndup(ev, name, strlen(name));
+	if (f->name == NULL)
+		return -1;
+	f->value = v;
+	ev->nfields++;
+	return 0;
 }
 
 int
 event_set(struct event *ev, const char *name, const char *value)
 {
-	struct field *f;
-	char *v;
-
 	if (!field_name_valid(name)) {
 		log_error("internal: invalid event field name '%s'", name ? name : "(null)");
 		return -1;
 	}
-	if (value == NULL)
-		value = "";
-	v = clean_text(value, strlen(value), EVENT_TEXT_MAX);
-	if (v == NULL)
-		return -1;
-	f = find_field(ev, name);
-	if (f != NULL) {
-		free(f->value);
-		f->value = v;
-		return 0;
-	}
-	if (ev->nfields == ev->cap) {
-		size_t ncap = ev->cap ? ev->cap * 2 : 16;
-		struct field *nf = realloc(ev->fields, ncap * sizeof(*nf));
+	return set_valid(ev, name, value);
+}
 
-		if (nf == NULL) {
-			free(v);
-			return -1;
-		}
-		ev->fields = nf;
-		ev->cap = ncap;
-	}
-	f = &ev->fields[ev->nfields];
-	f->name = strdup(name);
-	if (f->name == NULL) {
-		free(v);
-		return -1;
-	}
-	f->value = v;
-	ev->nfields++;
-	return 0;
+#if defined(__SANITIZE_ADDRESS__) || defined(ESXWATCH_DEBUG)
+#define ASSERT_BUILTIN(n)	assert(field_name_valid(n))
+#else
+#define ASSERT_BUILTIN(n)	((void)0)
+#endif
+
+int
+event_set_builtin(struct event *ev, const char *name, const char *value)
+{
+	ASSERT_BUILTIN(name);
+	return set_valid(ev, name, value);
+}
+
+int
+event_set_builtin_default(struct event *ev, const char *name, const char *value)
+{
+	ASSERT_BUILTIN(name);
+	if (find_field(ev, name) != NULL)
+		return 0;
+	return set_valid(ev, name, value);
 }
 
 int
@@ -293,9 +471,8 @@ event_unset(struct event *ev, const char *name)
 
 	if (f == NULL)
 		return;
+	/* its bytes stay in the arena until the event is freed */
 	i = (size_t)(f - ev->fields);
-	free(f->name);
-	free(f->value);
 	memmove(&ev->fields[i], &ev->fields[i + 1],
 	    (ev->nfields - i - 1) * sizeof(*f));
 	ev->nfields--;
@@ -385,6 +562,16 @@ get_u(struct reader *r, int n, uint64_t *v)
 	return 0;
 }
 
+/* len bytes of r into s, NUL added (both checked by the caller). */
+static void
+take_bytes(struct reader *r, char *s, uint64_t len)
+{
+	memcpy(s, r->p, len);
+	s[len] = '\0';
+	r->p += len;
+	r->left -= len;
+}
+
 static char *
 get_str(struct reader *r, uint64_t len)
 {
@@ -395,10 +582,7 @@ get_str(struct reader *r, uint64_t len)
 	s = malloc(len + 1);
 	if (s == NULL)
 		return NULL;
-	memcpy(s, r->p, len);
-	s[len] = '\0';
-	r->p += len;
-	r->left -= len;
+	take_bytes(r, s, len);
 	return s;
 }
 
@@ -444,4 +628,85 @@ err:
 	free(value);
 	event_free(ev);
 	return NULL;
+}
+
+/* A string of the spooled form: its bytes copied to o (NUL added). */
+static char *
+take_str(struct reader *r, int lenbytes, char **o, const char *end)
+{
+	uint64_t len;
+	char *s = *o;
+
+	if (get_u(r, lenbytes, &len) == -1 || len > r->left ||
+	    len > EVENT_TEXT_MAX * 4 || (uint64_t)(end - s) < len + 1)
+		return NULL;
+	take_bytes(r, s, len);
+	*o = s + len + 1;
+	return s;
+}
+
+struct event *
+event_decode_spooled(const void *data, size_t len)
+{
+	struct reader r = { data, len };
+	struct event *ev;
+	uint64_t v, ts, n, i;
+	char *o, *end;
+
+	struct reader t;
+
+	if (get_u(&r, 1, &v) == -1 || v != 1 || get_u(&r, 8, &ts) == -1)
+		return NULL;
+	/* the field count, after the text: the fields' room comes first */
+	t = r;
+	if (get_u(&t, 4, &v) == -1 || v > t.left)
+		return NULL;
+	t.p += v;
+	t.left -= (size_t)v;
+	if (get_u(&t, 4, &n) == -1 || n > 4096 || n * 6 > t.left)
+		return NULL;
+	/* every string's bytes and its NUL fit in what its length took */
+	ev = event_block((size_t)n, len + 1);
+	if (ev == NULL)
+		return NULL;
+	ev->text_inline = true;
+	o = ev->arena->data;
+	end = o + ev->arena->cap;
+	ev->timestamp_ms = (int64_t)ts;
+	ev->text = take_str(&r, 4, &o, end);
+	if (ev->text == NULL || get_u(&r, 4, &v) == -1)
+		goto err;
+	for (i = 0; i < n; i++) {
+		struct field *f = &ev->fields[i];
+
+		f->name = take_str(&r, 2, &o, end);
+		if (f->name == NULL || f->name[0] == '\0')
+			goto err;
+		f->value = take_str(&r, 4, &o, end);
+		if (f->value == NULL)
+			goto err;
+		ev->nfields++;
+	}
+	if (r.left != 0)
+		goto err;
+	ev->arena->len = (size_t)(o - ev->arena->data);
+	return ev;
+err:
+	event_free(ev);
+	return NULL;
+}
+
+size_t
+event_json_len(const struct event *ev)
+{
+	char ts[32];
+	size_t n, i;
+
+	/* {"timestamp":N,"text":T} and ,"name":"value" per field */
+	n = (size_t)snprintf(ts, sizeof(ts), "%" PRId64, ev->timestamp_ms);
+	n += sizeof("{\"timestamp\":,\"text\":}") - 1 + json_str_len(ev->text);
+	for (i = 0; i < ev->nfields; i++)
+		n += 2 + json_str_len(ev->fields[i].name) +
+		    json_str_len(ev->fields[i].value);
+	return n;
 }

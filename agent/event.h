@@ -24,12 +24,26 @@ struct field {
 	char	*value;
 };
 
+struct event_chunk;
+
+/*
+ * Field names and values live in the event's arena (chunks freed with the
+ * event), its first chunk and its first fields in the same allocation as
+ * the event: building an event is a few allocations, not two per field.
+ * text is the event's own malloc()ed string (event_set_text replaces it)
+ * unless text_inline says it is in the arena.  An event built by hand
+ * (tests, a copy with another text) has no arena and is never freed with
+ * event_free().
+ */
 struct event {
-	int64_t		 timestamp_ms;
-	char		*text;
-	struct field	*fields;
-	size_t		 nfields;
-	size_t		 cap;
+	int64_t			 timestamp_ms;
+	char			*text;
+	struct field		*fields;
+	size_t			 nfields;
+	size_t			 cap;
+	struct event_chunk	*arena;		/* newest chunk first */
+	bool			 fields_inline;	/* fields in the event's block */
+	bool			 text_inline;	/* text in the arena */
 };
 
 /* What a sink sends in one go (the shipper builds it from the queue). */
@@ -56,6 +70,15 @@ int		 event_setf(struct event *, const char *name, const char *fmt, ...)
 int		 event_set_i64(struct event *, const char *name, int64_t v);
 /* Set only if the event has no such field yet. */
 int		 event_set_default(struct event *, const char *name, const char *value);
+/*
+ * The same for a name that is valid by construction: a literal of the
+ * agent's own built-in fields (hostname, esxwatch_*...), checked once by
+ * the unit tests and in debug builds, not at every call.  A name that
+ * comes from configuration or a parser goes through event_set().
+ */
+int		 event_set_builtin(struct event *, const char *name, const char *value);
+int		 event_set_builtin_default(struct event *, const char *name,
+		    const char *value);
 const char	*event_get(const struct event *, const char *name);
 int		 event_set_text(struct event *, const char *text);
 
@@ -72,5 +95,14 @@ int		 event_to_json(const struct event *, struct buf *out);
 /* Compact binary form used by the queue/spool (not a wire format). */
 int		 event_serialize(const struct event *, struct buf *out);
 struct event	*event_deserialize(const void *data, size_t len);
+/*
+ * The same form read back from the spool, whose CRC already vouches that
+ * the bytes are what event_serialize() wrote from a valid event: lengths
+ * are still checked (a bad length is NULL, never an overrun), names and
+ * UTF-8 are not validated again.  One allocation per event.
+ */
+struct event	*event_decode_spooled(const void *data, size_t len);
+/* The length event_to_json() would write, without writing it. */
+size_t		 event_json_len(const struct event *);
 
 #endif

@@ -64,6 +64,12 @@ queue_skip(struct queue *q, size_t d, size_t n)
 	return spool_skip((struct spool *)q, d, n);
 }
 
+uint64_t
+queue_peek_src(struct queue *q, size_t d, uint64_t *seq0)
+{
+	return spool_peek_src((struct spool *)q, d, seq0);
+}
+
 void
 queue_wakeup(struct queue *q)
 {

@@ -70,6 +70,10 @@ int		 queue_drop(struct queue *, size_t d, size_t n);
 /* The same, for events the destination's filter keeps out: settled,
  * neither sent nor dropped; counted as filtered. */
 int		 queue_skip(struct queue *, size_t d, size_t n);
+/* The records of d's last peek, when they are consecutive: the queue's id
+ * (never 0, never reused in the process) and in *seq0 the first record's
+ * number; 0 when the queue cannot say (sink_ctx.batch_src). */
+uint64_t	 queue_peek_src(struct queue *, size_t d, uint64_t *seq0);
 void		 queue_wakeup(struct queue *);	/* make waiting peeks return */
 void		 queue_stats(struct queue *, struct queue_stats *);
 /* d < ndests: fills *out and returns 0; else -1. */

@@ -167,19 +167,28 @@ ev_new(const char *kind, const char *severity, const char *fmt, ...)
 static int
 set_event_time(struct event *ev)
 {
+	/* the formatted second, kept per thread: events come in runs */
+	static __thread time_t last_sec = -1;
+	static __thread char last[32];
+	static __thread size_t last_n;
 	char iso[40];
 	time_t sec = (time_t)(ev->timestamp_ms / 1000);
 	struct tm tm;
-	size_t n;
 
-	if (ev->timestamp_ms <= 0 || gmtime_r(&sec, &tm) == NULL)
+	if (ev->timestamp_ms <= 0)
 		return 0;
-	n = strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S", &tm);
-	if (n == 0)
-		return 0;
-	snprintf(iso + n, sizeof(iso) - n, ".%03dZ",
+	if (sec != last_sec) {
+		if (gmtime_r(&sec, &tm) == NULL)
+			return 0;
+		last_n = strftime(last, sizeof(last), "%Y-%m-%dT%H:%M:%S", &tm);
+		if (last_n == 0)
+			return 0;
+		last_sec = sec;
+	}
+	memcpy(iso, last, last_n);
+	snprintf(iso + last_n, sizeof(iso) - last_n, ".%03dZ",
 	    (int)(ev->timestamp_ms % 1000));
-	return event_set(ev, "esxwatch_event_time", iso);
+	return event_set_builtin(ev, "esxwatch_event_time", iso);
 }
 
 /*
@@ -198,17 +207,20 @@ emit(struct emitter *em, struct event *ev)
 
 	if (ev == NULL)
 		return -1;
-	if (event_set(ev, "hostname", s->hostname) == -1 ||
-	    event_set_default(ev, "appname", "esxwatch") == -1 ||
-	    event_set(ev, "esxwatch_collector", em->collector) == -1 ||
-	    event_set_default(ev, "esxwatch_kind", "sample") == -1 ||
-	    event_set_default(ev, "esxwatch_severity", "info") == -1 ||
-	    event_set(ev, "esxwatch_version", ESXWATCH_VERSION) == -1 ||
+	/* the agent's own names: valid by construction (event.h) */
+	if (event_set_builtin(ev, "hostname", s->hostname) == -1 ||
+	    event_set_builtin_default(ev, "appname", "esxwatch") == -1 ||
+	    event_set_builtin(ev, "esxwatch_collector", em->collector) == -1 ||
+	    event_set_builtin_default(ev, "esxwatch_kind", "sample") == -1 ||
+	    event_set_builtin_default(ev, "esxwatch_severity", "info") == -1 ||
+	    event_set_builtin(ev, "esxwatch_version", ESXWATCH_VERSION) == -1 ||
 	    set_event_time(ev) == -1)
 		r = -1;
+	/* a tag's name comes from the configuration: checked here */
 	for (i = 0; r == 0 && i < tags->n; i++)
 		if (field_name_valid(tags->v[i].key))
-			r = event_set_default(ev, tags->v[i].key, tags->v[i].value);
+			r = event_set_builtin_default(ev, tags->v[i].key,
+			    tags->v[i].value);
 	if (r == 0) {
 		diag_feed(ev);	/* the diagnosis stage looks at it first */
 		r = queue_push(s->q, ev);

@@ -228,6 +228,7 @@ segstore_bytes(struct segstore *st, struct segwin *w, struct seg *s, uint64_t of
 		return -1;
 	}
 	w->ok = true;
+	w->gen = st->gen;
 	w->seg = s->id;
 	w->off = off;
 	w->len = want;

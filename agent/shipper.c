@@ -46,6 +46,7 @@ struct dest {
 	uint64_t		 rejects;	/* events rejected alone in a row
 						 * (the thread's; st has a copy) */
 	struct event		**batch0;	/* the batch in flight */
+	uint64_t		 src, seq0;	/* its records (batch.src), 0: unknown */
 	unsigned char		*poison;	/* per event of it: rejected alone */
 	size_t			 poison_cap;
 	struct dfilter		*filter;	/* NULL: every event goes */
@@ -315,6 +316,9 @@ deliver(struct dest *d, struct event **events, size_t n, size_t *done,
 	*done = 0;
 	d->ctx.error[0] = '\0';
 	*retry_after = 0;
+	/* what the queue said of the batch, for a part of it too */
+	d->ctx.batch_src = d->src;
+	d->ctx.batch_seq0 = d->seq0 + (uint64_t)(events - d->batch0);
 	r = d->sink->send(&d->ctx, &b, retry_after);
 	if (r == SEND_OK) {
 		d->rejects = 0;
@@ -653,6 +657,9 @@ dest_thread(void *arg)
 			batch_free_events(&b);
 			continue;
 		}
+		/* a filtered batch is not the queue's run of records */
+		d->src = kept == b.events ? queue_peek_src(sh->q, d->index,
+		    &d->seq0) : 0;
 		if (nkept == 0 || poison_reset(d, kept, nkept) < 0) {
 			batch_free_events(&b);	/* out of memory */
 			nap(sh, 200, false);

@@ -75,6 +75,9 @@ dest_free(struct dest *d)
 }
 
 
+/* Spools opened in this process: each one's batch.src. */
+static uint64_t spool_instances;
+
 static struct spool *
 spool_alloc(const char *dir, const struct spool_opts *opts)
 {
@@ -100,7 +103,7 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	pthread_cond_init(&sp->hkcv, &ca);
 	pthread_condattr_destroy(&ca);
 	buf_init(&sp->rec, SPOOL_REC_MAX + SPOOL_REC_HDR);
-	buf_init(&sp->json, 0);
+	sp->instance = __atomic_add_fetch(&spool_instances, 1, __ATOMIC_RELAXED);
 	return sp;
 }
 
@@ -415,22 +418,6 @@ peek_reserve(struct dest *d, size_t n)
 	return 0;
 }
 
-static int
-batch_add(struct batch *b, struct event *ev, size_t *cap)
-{
-	if (b->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct event **n = realloc(b->events, ncap * sizeof(*n));
-
-		if (n == NULL)
-			return -1;
-		b->events = n;
-		*cap = ncap;
-	}
-	b->events[b->n++] = ev;
-	return 0;
-}
-
 /* Does destination d have anything left to read? */
 static bool
 has_data(const struct spool *sp, const struct dest *d)
@@ -506,6 +493,17 @@ skip_damaged(struct spool *sp, struct dest *d, struct seg *s,
 	}
 }
 
+/* Consecutive records: which ones (spool_peek_src, shared encodings). */
+static void
+batch_source(const struct spool *sp, struct dest *d, size_t n)
+{
+	d->peek_src = 0;
+	if (n > 0 && d->peek_seq[n - 1] - d->peek_seq[0] == n - 1) {
+		d->peek_src = sp->instance;
+		d->peek_seq0 = d->peek_seq[0];
+	}
+}
+
 static void
 read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes,
     struct batch *out)
@@ -520,7 +518,7 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 		struct seg *s;
 		struct event *ev;
 		uint64_t seq;
-		size_t plen;
+		size_t plen, jlen;
 		int r;
 
 		if (i == sp->st.nsegs)
@@ -550,7 +548,8 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			skip_damaged(sp, d, s, &p, out->n);
 			continue;
 		}
-		ev = event_deserialize(payload, plen);
+		/* the record's CRC vouches for it: not validated again */
+		ev = event_decode_spooled(payload, plen);
 		if (ev == NULL) {
 			log_limited(LOG_WARN, "spool:decode", 60, "spool: undecodable "
 			    "record %" PRIu64 " skipped", seq);
@@ -563,35 +562,23 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			}
 			continue;
 		}
-		buf_reset(&sp->json);
-		if (event_to_json(ev, &sp->json) == 0 && out->n > 0 &&
-		    bytes + sp->json.len > max_bytes) {
+		jlen = event_json_len(ev);
+		if (out->n > 0 && bytes + jlen > max_bytes) {
 			event_free(ev);
 			break;
 		}
-		if (peek_reserve(d, out->n + 1) < 0 || batch_add(out, ev, &cap) < 0) {
+		if (peek_reserve(d, out->n + 1) < 0 || spool_batch_add(out, ev, &cap) < 0) {
 			event_free(ev);
 			break;
 		}
-		bytes += sp->json.len;
+		bytes += jlen;
 		p.off += SPOOL_REC_HDR + plen;
 		p.seq = seq + 1;
 		d->peek[out->n - 1] = p;
 		d->peek_seq[out->n - 1] = seq;
 	}
 	d->npeek = out->n;
-}
-
-static void
-deadline_after(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
+	batch_source(sp, d, out->n);
 }
 
 int
@@ -615,7 +602,7 @@ spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
 	if (!has_data(sp, d) && wait_ms > 0) {
 		struct timespec ts;
 
-		deadline_after(&ts, wait_ms);
+		abstime_in_ms(&ts, wait_ms);
 		while (!sp->closing && gen == sp->wake_gen && di < sp->ndests &&
 		    !has_data(sp, sp->dests[di]))
 			if (pthread_cond_timedwait(&sp->cv, &sp->mu, &ts) == ETIMEDOUT)
@@ -715,6 +702,20 @@ spool_wakeup(struct spool *sp)
 }
 
 uint64_t
+spool_peek_src(struct spool *sp, size_t di, uint64_t *seq0)
+{
+	uint64_t src = 0;
+
+	pthread_mutex_lock(&sp->mu);
+	if (di < sp->ndests) {
+		src = sp->dests[di]->peek_src;
+		*seq0 = sp->dests[di]->peek_seq0;
+	}
+	pthread_mutex_unlock(&sp->mu);
+	return src;
+}
+
+uint64_t
 spool_backlog(struct spool *sp, size_t di)
 {
 	uint64_t ev = 0, by;
@@ -783,18 +784,6 @@ spool_dest_stats(struct spool *sp, size_t di, struct spool_dest_stats *out)
 	out->filtered = d->filtered;
 	pthread_mutex_unlock(&sp->mu);
 	return 0;
-}
-
-void
-spool_batch_free(struct batch *b)
-{
-	if (b == NULL)
-		return;
-	for (size_t i = 0; i < b->n; i++)
-		event_free(b->events[i]);
-	free(b->events);
-	b->events = NULL;
-	b->n = 0;
 }
 
 /* ---- housekeeping ---------------------------------------------------- */
@@ -932,7 +921,7 @@ housekeeper(void *arg)
 		}
 		/* nothing due: sleep until the next deadline or a signal */
 		pthread_mutex_unlock(&sp->curmu);
-		deadline_after(&ts, sp->st.memonly && sp->o.retry_ms < sp->o.sync_ms ?
+		abstime_in_ms(&ts, sp->st.memonly && sp->o.retry_ms < sp->o.sync_ms ?
 		    sp->o.retry_ms : sp->o.sync_ms);
 		(void)pthread_cond_timedwait(&sp->hkcv, &sp->mu, &ts);
 		pthread_mutex_unlock(&sp->mu);
@@ -1006,7 +995,6 @@ spool_close(struct spool *sp)
 		dest_free(sp->dests[k]);
 	free(sp->dests);
 	buf_free(&sp->rec);
-	buf_free(&sp->json);
 	pthread_cond_destroy(&sp->cv);
 	pthread_cond_destroy(&sp->hkcv);
 	pthread_mutex_destroy(&sp->mu);

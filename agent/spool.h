@@ -106,11 +106,14 @@ int		 spool_drop(struct spool *, size_t d, size_t n);
 /* Settled without a send: the destination's filter keeps them out. */
 int		 spool_skip(struct spool *, size_t d, size_t n);
 void		 spool_wakeup(struct spool *);
+uint64_t	 spool_peek_src(struct spool *, size_t d, uint64_t *seq0);
 void		 spool_stats(struct spool *, struct spool_stats *);
 /* i < ndests: fills *out and returns 0; else -1. */
 int		 spool_dest_stats(struct spool *, size_t d, struct spool_dest_stats *out);
 uint64_t	 spool_backlog(struct spool *, size_t d);
 /* Free the events of a peeked batch (batch_free_events() does the same). */
 void		 spool_batch_free(struct batch *);
+/* Add ev to a batch being read (spoolbatch.c; *cap: its room).  0 or -1. */
+int		 spool_batch_add(struct batch *, struct event *ev, size_t *cap);
 
 #endif

@@ -21,6 +21,7 @@ struct dest {
 	struct seg_pos	*peek;		/* position after each peeked event */
 	uint64_t	*peek_seq;	/* each peeked event's sequence */
 	size_t		 npeek, peek_used, peek_cap;
+	uint64_t	 peek_src, peek_seq0;	/* spool_peek_src() */
 	uint64_t	 acked, dropped_budget, dropped_poison, filtered;
 	int64_t		 last_ack_ms;
 	int64_t		 last_settle_ms;	/* acked, filtered or dropped */
@@ -55,7 +56,7 @@ struct spool {
 	struct dropcounts dc;		/* the counts across restarts */
 
 	struct buf	 rec;		/* push scratch */
-	struct buf	 json;		/* peek scratch: JSON size of an event */
+	uint64_t	 instance;	/* this spool in the process (batch.src) */
 };
 
 /* spool.c */

@@ -10,10 +10,12 @@
  * whole batch is retried: delivery is at-least-once.
  */
 #include <assert.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../agent/agentid.h"
 #include "../agent/json.h"
@@ -57,9 +59,128 @@ struct cfapi {
 	size_t			 max_events;
 	size_t			 max_bytes;
 	uint64_t		 not_ingested;
+	/* the batch being sent, for a plain body after a shared gzip one */
+	const struct batch	*cur;
+	size_t			 cur_count;
+	bool			 body_stale;	/* body is not cur's JSON */
 };
 
+/*
+ * One encoding per batch for every cfapi destination with the same
+ * options: the last batches encoded (gzip bodies that hold the whole
+ * batch in one request), by the queue's record numbers (batch.src,
+ * batch.seq0, n).  A destination that finds its batch here sends those
+ * bytes instead of encoding and compressing the same events again; one
+ * that finds it being encoded waits for it (CPU work, no I/O: a short
+ * wait, bounded anyway).  Bounded: SHARED_MAX bodies of SHARED_BODY_MAX.
+ */
+#define SHARED_MAX	8
+#define SHARED_BODY_MAX	(512u * 1024)
+#define SHARED_WAIT_MS	2000
 
+enum shared_state { SHARED_EMPTY, SHARED_BUSY, SHARED_READY };
+
+struct shared_body {
+	enum shared_state state;
+	uint64_t	src, seq0;
+	size_t		n, max_events, max_bytes;
+	struct buf	z;
+	uint64_t	used;		/* the clock of the last use */
+};
+
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t shared_cv = PTHREAD_COND_INITIALIZER;
+static struct shared_body shared[SHARED_MAX];
+static uint64_t shared_clock;
+
+static struct shared_body *
+shared_find(const struct sink_ctx *ctx, const struct cfapi *c,
+    const struct batch *b)
+{
+	for (size_t i = 0; i < SHARED_MAX; i++) {
+		struct shared_body *e = &shared[i];
+
+		if (e->state != SHARED_EMPTY && e->src == ctx->batch_src &&
+		    e->seq0 == ctx->batch_seq0 && e->n == b->n &&
+		    e->max_events == c->max_events && e->max_bytes == c->max_bytes)
+			return e;
+	}
+	return NULL;
+}
+
+/* The least recently used entry nobody is encoding into (NULL: none). */
+static struct shared_body *
+shared_victim(void)
+{
+	struct shared_body *v = NULL;
+
+	for (size_t i = 0; i < SHARED_MAX; i++)
+		if (shared[i].state != SHARED_BUSY &&
+		    (v == NULL || shared[i].used < v->used))
+			v = &shared[i];
+	return v;
+}
+
+/*
+ * The shared gzip body of b into c->zbody: 1 there was one; 0 this
+ * destination encodes it and hands it over with shared_put() (*claim,
+ * NULL when there is no room to share it).
+ */
+static int
+shared_take(const struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
+    struct shared_body **claim)
+{
+	struct timespec until;
+	struct shared_body *e;
+	int hit = 0;
+
+	*claim = NULL;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += SHARED_WAIT_MS / 1000;
+	pthread_mutex_lock(&shared_mu);
+	e = shared_find(ctx, c, b);
+	while (e != NULL && e->state == SHARED_BUSY) {
+		if (pthread_cond_timedwait(&shared_cv, &shared_mu, &until) != 0)
+			break;
+		e = shared_find(ctx, c, b);
+	}
+	if (e != NULL && e->state == SHARED_READY) {
+		buf_reset(&c->zbody);
+		hit = buf_append(&c->zbody, e->z.data, e->z.len) == 0;
+		e->used = ++shared_clock;
+	} else if (e == NULL) {
+		e = shared_victim();
+	} else
+		e = NULL;	/* still being encoded: this one does it too */
+	if (!hit && e != NULL) {
+		e->state = SHARED_BUSY;
+		e->src = ctx->batch_src;
+		e->seq0 = ctx->batch_seq0;
+		e->n = b->n;
+		e->max_events = c->max_events;
+		e->max_bytes = c->max_bytes;
+		e->used = ++shared_clock;
+		*claim = e;
+	}
+	pthread_mutex_unlock(&shared_mu);
+	return hit;
+}
+
+/* The claimed entry gets c->zbody (ok) or is given up; waiters wake. */
+static void
+shared_put(struct shared_body *e, const struct cfapi *c, bool ok)
+{
+	if (e == NULL)
+		return;
+	pthread_mutex_lock(&shared_mu);
+	buf_reset(&e->z);
+	e->state = SHARED_EMPTY;
+	if (ok && c->zbody.len <= SHARED_BODY_MAX &&
+	    buf_append(&e->z, c->zbody.data, c->zbody.len) == 0)
+		e->state = SHARED_READY;
+	pthread_cond_broadcast(&shared_cv);
+	pthread_mutex_unlock(&shared_mu);
+}
 
 static char *
 put_lit(char *o, const char *lit, size_t n)
@@ -407,6 +528,59 @@ post_body(struct sink_ctx *ctx, struct cfapi *c, bool gz)
 	return 0;
 }
 
+/* events[i..] of the batch into c->body, as many as one request takes:
+ * *count of them.  0, -1 out of memory, -2 one event over the limit. */
+static int
+encode_part(struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
+    size_t i, size_t *count)
+{
+	static const char head[] = "{\"events\":[";
+	size_t mark;
+
+	buf_reset(&c->body);
+	if (buf_append(&c->body, head, sizeof(head) - 1) == -1)
+		return -1;
+	for (*count = 0; i < b->n && *count < c->max_events; (*count)++, i++) {
+		mark = c->body.len;
+		if ((*count > 0 && buf_putc(&c->body, ',') == -1) ||
+		    cfapi_encode_event(b->events[i], &c->body) == -1)
+			return -1;
+		/* +2 for the closing "]}" */
+		if (c->body.len + 2 <= c->max_bytes)
+			continue;
+		if (*count == 0) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "one event is %zu bytes of JSON, over the "
+			    "%zu-byte request limit", c->body.len -
+			    mark, c->max_bytes);
+			return -2;
+		}
+		c->body.len = mark;
+		c->body.data[mark] = '\0';
+		break;
+	}
+	return buf_append(&c->body, "]}", 2);
+}
+
+/* POST the batch uncompressed (its JSON made now if the gzip body was
+ * another destination's). */
+static int
+post_plain(struct sink_ctx *ctx, struct cfapi *c)
+{
+	size_t count;
+
+	if (c->body_stale) {
+		if (encode_part(ctx, c, c->cur, 0, &count) != 0 ||
+		    count != c->cur_count) {
+			snprintf(ctx->error, sizeof(ctx->error),
+			    "out of memory encoding a batch");
+			return -1;
+		}
+		c->body_stale = false;
+	}
+	return post_body(ctx, c, false);
+}
+
 /*
  * gzip answered with 415/400 (refused on this connection) or, twice in a
  * row, with a 5xx other than Log Insight's documented overload answer
@@ -423,7 +597,7 @@ gzip_fallback(struct sink_ctx *ctx, struct cfapi *c)
 		log_warn("%s: the server answered HTTP %ld to a gzip body; "
 		    "sending uncompressed on this connection", ctx->name, st);
 		c->gzip_off = true;
-		if (post_body(ctx, c, false) == -1)
+		if (post_plain(ctx, c) == -1)
 			return -1;
 		/* refused plain too: the batch was the problem (a poison
 		 * event), not gzip; keep compressing */
@@ -434,7 +608,7 @@ gzip_fallback(struct sink_ctx *ctx, struct cfapi *c)
 	if (c->gzip_5xx < 2)
 		return 0;
 	c->gzip_5xx = 0;
-	if (post_body(ctx, c, false) == -1)
+	if (post_plain(ctx, c) == -1)
 		return -1;
 	if (c->h.status >= 200 && c->h.status < 300) {
 		c->gzip_never = true;
@@ -448,19 +622,28 @@ gzip_fallback(struct sink_ctx *ctx, struct cfapi *c)
 	return 0;
 }
 
+/* Will the next request be gzip? */
+static bool
+gzip_now(struct cfapi *c)
+{
+	/* gzip again on a new connection: it may be a different node. */
+	if (c->gzip_off && hconn_will_reconnect(&c->h))
+		c->gzip_off = false;
+	return c->compress && !c->gzip_off && !c->gzip_never;
+}
+
+/* zready: c->zbody already holds the gzip of the request. */
 static enum send_result
-post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
+post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, bool zready,
+    int *retry_after)
 {
 	bool gz;
 	long long ingested;
 	enum send_result r;
 	char ex[256];
 
-	/* gzip again on a new connection: it may be a different node. */
-	if (c->gzip_off && hconn_will_reconnect(&c->h))
-		c->gzip_off = false;
-	gz = c->compress && !c->gzip_off && !c->gzip_never;
-	if (gz && gzip_compress(c->gz, c->body.data, c->body.len,
+	gz = gzip_now(c);
+	if (gz && !zready && gzip_compress(c->gz, c->body.data, c->body.len,
 	    &c->zbody) == -1) {
 		snprintf(ctx->error, sizeof(ctx->error), "gzip failed");
 		return SEND_RETRY;
@@ -502,46 +685,63 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, int *retry_after)
 	}
 }
 
+/* Send b through the shared gzip body (another destination's, or this
+ * one's, made now): 1 done (*r), 0 not so (several requests, no room). */
+static int
+send_shared(struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
+    int *retry_after, enum send_result *r)
+{
+	struct shared_body *claim;
+	size_t count;
+
+	if (ctx->batch_src == 0 || !gzip_now(c))
+		return 0;
+	c->cur_count = b->n;
+	if (shared_take(ctx, c, b, &claim)) {
+		c->body_stale = true;	/* plain, if it comes to it: made then */
+		*r = post_one(ctx, c, b->n, true, retry_after);
+		c->body_stale = false;
+		return 1;
+	}
+	if (claim == NULL)
+		return 0;
+	if (encode_part(ctx, c, b, 0, &count) != 0 || count != b->n ||
+	    gzip_compress(c->gz, c->body.data, c->body.len, &c->zbody) == -1) {
+		shared_put(claim, c, false);
+		return 0;	/* the usual way says what went wrong */
+	}
+	shared_put(claim, c, true);
+	*r = post_one(ctx, c, count, true, retry_after);
+	return 1;
+}
+
 static enum send_result
 cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 {
-	static const char head[] = "{\"events\":[";
 	struct cfapi *c = ctx->priv;
-	size_t i = 0, count, mark;
+	size_t i = 0, count;
 	enum send_result r;
+	int e;
 
 	*retry_after = 0;
 	ctx->error[0] = '\0';
+	c->body_stale = false;
 	if (b->n == 0)
 		return SEND_OK;
+	c->cur = b;
+	if (send_shared(ctx, c, b, retry_after, &r) == 1)
+		return r;
 	while (i < b->n) {
-		buf_reset(&c->body);
-		if (buf_append(&c->body, head, sizeof(head) - 1) == -1)
+		e = encode_part(ctx, c, b, i, &count);
+		if (e == -2)
+			return SEND_REJECT;
+		if (e != 0)
 			goto nomem;
-		for (count = 0; i < b->n && count < c->max_events; count++, i++) {
-			mark = c->body.len;
-			if ((count > 0 && buf_putc(&c->body, ',') == -1) ||
-			    cfapi_encode_event(b->events[i], &c->body) == -1)
-				goto nomem;
-			/* +2 for the closing "]}" */
-			if (c->body.len + 2 <= c->max_bytes)
-				continue;
-			if (count == 0) {
-				snprintf(ctx->error, sizeof(ctx->error),
-				    "one event is %zu bytes of JSON, over the "
-				    "%zu-byte request limit", c->body.len -
-				    mark, c->max_bytes);
-				return SEND_REJECT;
-			}
-			c->body.len = mark;
-			c->body.data[mark] = '\0';
-			break;
-		}
-		if (buf_append(&c->body, "]}", 2) == -1)
-			goto nomem;
-		r = post_one(ctx, c, count, retry_after);
+		c->cur_count = count;
+		r = post_one(ctx, c, count, false, retry_after);
 		if (r != SEND_OK)
 			return r;
+		i += count;
 	}
 	return SEND_OK;
 nomem:

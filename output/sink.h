@@ -31,6 +31,16 @@ struct sink_ctx {
 	 * "ingested" below the count sent), added during send(): the
 	 * shipper moves them to the destination's counters after it. */
 	uint64_t		 not_ingested;
+	/*
+	 * Where the batch being sent comes from, when the queue can say
+	 * (queue_peek_src): src names the queue (never 0, never reused in
+	 * the process) and events[i] is its record seq0 + i.  Two batches
+	 * with the same src, seq0 and n hold the same events, so sinks may
+	 * share one encoding between destinations (output/cfapi.c).  src 0:
+	 * unknown.  Set by the shipper before each send().
+	 */
+	uint64_t		 batch_src;
+	uint64_t		 batch_seq0;
 };
 
 struct sink {

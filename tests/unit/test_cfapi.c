@@ -333,6 +333,78 @@ TEST(gzip_refused_falls_back_to_plain)
 	fx_close(&fx);
 }
 
+/* n events "<prefix> i" through fx as the queue's records src, seq0.. */
+static enum send_result
+send_src(struct fixture *fx, const char *prefix, uint64_t src, int n)
+{
+	struct event *evs[8];
+	struct batch b = { evs, (size_t)n };
+	enum send_result r;
+	char text[64];
+	int i, ra;
+
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "%s %d", prefix, i);
+		evs[i] = mkev(text, 1);
+	}
+	fx->ctx.batch_src = src;
+	fx->ctx.batch_seq0 = 1000;
+	r = fx->sink->send(&fx->ctx, &b, &ra);
+	for (i = 0; i < n; i++)
+		event_free(evs[i]);
+	return r;
+}
+
+/*
+ * Two destinations of the same options sending the same records (same
+ * queue, first record and count) share one gzip body: the second sends
+ * the first one's bytes (here told, falsely, that its own events are the
+ * same records, so that the sharing shows).  Without a queue id nothing
+ * is shared; a plain resend after a 415 is made from its own events.
+ */
+TEST(same_records_share_one_gzip_body)
+{
+	struct fixture a, b;
+	char *log;
+
+	if (fx_open(&a, "", NULL) == -1)
+		return;
+	if (fx_open(&b, "", NULL) == -1) {
+		fx_close(&a);
+		return;
+	}
+	CHECK_INT(a.sink->open(&a.ctx), 0);
+	CHECK_INT(b.sink->open(&b.ctx), 0);
+	CHECK_INT(send_src(&a, "from a", 9001, 3), SEND_OK);
+	CHECK_INT(send_src(&b, "from b", 9001, 3), SEND_OK);
+	CHECK_INT(send_src(&b, "unshared b", 0, 3), SEND_OK);
+	/* another count is other records */
+	CHECK_INT(send_src(&b, "two of b", 9001, 2), SEND_OK);
+	log = recv_log(&b.r);
+	CHECK_INT(count_str(log, "\"text\": \"from a 2\""), 1);
+	CHECK_INT(count_str(log, "\"text\": \"from b"), 0);
+	CHECK_INT(count_str(log, "\"text\": \"unshared b 2\""), 1);
+	CHECK_INT(count_str(log, "\"text\": \"two of b 1\""), 1);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 3);
+	free(log);
+	fx_close(&b);
+	/* a shared body refused as gzip: the plain one is b's own */
+	if (fx_open(&b, "415,200", NULL) == -1) {
+		fx_close(&a);
+		return;
+	}
+	CHECK_INT(b.sink->open(&b.ctx), 0);
+	CHECK_INT(send_src(&a, "again a", 9002, 2), SEND_OK);
+	CHECK_INT(send_src(&b, "again b", 9002, 2), SEND_OK);
+	log = recv_log(&b.r);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 1);
+	CHECK_INT(count_str(log, "\"encoding\": null"), 1);
+	CHECK_INT(count_str(log, "\"text\": \"again b 1\""), 1);
+	free(log);
+	fx_close(&b);
+	fx_close(&a);
+}
+
 /* A 400 that plain text gets too is about the batch, not gzip. */
 TEST(batch_refused_either_way_keeps_gzip)
 {
@@ -476,6 +548,7 @@ main(void)
 	RUN(splits_oversized_batches);
 	RUN(status_policy_and_retry_after);
 	RUN(gzip_refused_falls_back_to_plain);
+	RUN(same_records_share_one_gzip_body);
 	RUN(batch_refused_either_way_keeps_gzip);
 	RUN(counts_events_not_ingested);
 	RUN(connection_refused_is_retry);

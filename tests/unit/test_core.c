@@ -240,6 +240,100 @@ TEST(event_binary_roundtrip)
 	event_free(ev);
 }
 
+/* The spool's fast decode gives back exactly what was serialized; a bad
+ * length is refused, never read past. */
+TEST(event_spooled_decode_roundtrip)
+{
+	struct event *ev = event_new(1733000000123LL, "t\xc3\xa9xt \"q\"\n"), *back;
+	char name[16];
+	struct buf b, j1, j2;
+	size_t i;
+
+	for (i = 0; i < 40; i++) {	/* past the inline fields and chunk */
+		snprintf(name, sizeof(name), "f%zu", i);
+		CHECK_INT(event_set(ev, name, i % 3 ? "v\tal\\ue" : ""), 0);
+	}
+	buf_init(&b, 0);
+	buf_init(&j1, 0);
+	buf_init(&j2, 0);
+	CHECK_INT(event_serialize(ev, &b), 0);
+	back = event_decode_spooled(b.data, b.len);
+	CHECK(back != NULL);
+	if (back != NULL) {
+		CHECK_INT(back->timestamp_ms, 1733000000123LL);
+		CHECK_INT(back->nfields, 40);
+		CHECK_INT(event_to_json(ev, &j1), 0);
+		CHECK_INT(event_to_json(back, &j2), 0);
+		CHECK_STR(j2.data, j1.data);
+		/* it takes new fields and a new text like any other */
+		CHECK_INT(event_set(back, "f3", "a longer value than before"), 0);
+		CHECK_INT(event_set(back, "extra", "x"), 0);
+		CHECK_INT(event_set_text(back, "new"), 0);
+		CHECK_STR(event_get(back, "f3"), "a longer value than before");
+		CHECK_STR(back->text, "new");
+		event_free(back);
+	}
+	for (i = 0; i < b.len; i++)
+		CHECK(event_decode_spooled(b.data, i) == NULL);
+	/* a text length past the end, a field count past what is left */
+	b.data[9] = (char)0xff;
+	CHECK(event_decode_spooled(b.data, b.len) == NULL);
+	buf_free(&b);
+	buf_free(&j1);
+	buf_free(&j2);
+	event_free(ev);
+}
+
+/* event_json_len() is the length event_to_json() writes. */
+TEST(event_json_len_matches_the_json)
+{
+	static const char *const texts[] = { "", "plain", "\"\\\n\r\t\b\f\x01\x1f",
+	    "caf\xc3\xa9 \xf0\x9f\x98\x80", "\x7f~" };
+	struct buf j;
+	size_t i;
+
+	buf_init(&j, 0);
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct event *ev = event_new(-5 + (int64_t)i, texts[i]);
+
+		CHECK(ev != NULL);
+		if (ev == NULL)
+			continue;
+		CHECK_INT(event_set(ev, "a_b", texts[(i + 1) % 5]), 0);
+		CHECK_INT(event_set(ev, "c", texts[(i + 2) % 5]), 0);
+		buf_reset(&j);
+		CHECK_INT(event_to_json(ev, &j), 0);
+		CHECK_INT(event_json_len(ev), j.len);
+		event_free(ev);
+	}
+	buf_free(&j);
+}
+
+/* Built-in names go through event_set_builtin(): each must be a name
+ * event_set() would take. */
+TEST(event_builtin_names_valid)
+{
+	static const char *const names[] = { "hostname", "appname",
+	    "esxwatch_collector", "esxwatch_kind", "esxwatch_severity",
+	    "esxwatch_version", "esxwatch_event_time" };
+	struct event *ev = event_new(1, "x");
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		CHECK(field_name_valid(names[i]));
+		CHECK_INT(event_set_builtin(ev, names[i], "v"), 0);
+		CHECK_INT(event_set_builtin_default(ev, names[i], "w"), 0);
+		CHECK_STR(event_get(ev, names[i]), "v");
+	}
+	/* the same short value again, then a repaired one, in place */
+	CHECK_INT(event_set(ev, "hostname", "\xff"), 0);
+	CHECK_STR(event_get(ev, "hostname"), "\xef\xbf\xbd");
+	CHECK_INT(event_set(ev, "hostname", "h"), 0);
+	CHECK_STR(event_get(ev, "hostname"), "h");
+	CHECK_INT(ev->nfields, 7);
+	event_free(ev);
+}
+
 TEST(exec_captures_output_and_status)
 {
 	const char *argv[] = { "/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL };
@@ -731,6 +825,9 @@ main(void)
 	RUN(event_text_truncated_with_marker);
 	RUN(event_json_parsed_by_real_parser);
 	RUN(event_binary_roundtrip);
+	RUN(event_spooled_decode_roundtrip);
+	RUN(event_json_len_matches_the_json);
+	RUN(event_builtin_names_valid);
 	RUN(exec_captures_output_and_status);
 	RUN(exec_no_shell_interpretation);
 	RUN(exec_timeout_kills_the_group);
