@@ -66,6 +66,7 @@ struct spool {
 	int64_t		 cursor_next_ms;	/* after a failed cursor write */
 	int64_t		 dircheck_ms;	/* the directory still there? */
 	bool		 sync_wanted;
+	bool		 hk_idle;	/* the housekeeper sleeps SPOOL_IDLE_MS */
 
 	/* counters since start */
 	uint64_t	 pushed;
@@ -280,7 +281,6 @@ static struct spool *
 spool_alloc(const char *dir, const struct spool_opts *opts)
 {
 	struct spool *sp;
-	pthread_condattr_t ca;
 
 	sp = calloc(1, sizeof(*sp));
 	if (sp == NULL)
@@ -294,11 +294,8 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	}
 	pthread_mutex_init(&sp->mu, NULL);
 	pthread_mutex_init(&sp->curmu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&sp->cv, &ca);
-	pthread_cond_init(&sp->hkcv, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init_mono(&sp->cv);
+	cond_init_mono(&sp->hkcv);
 	buf_init(&sp->rec, SPOOL_REC_MAX + SPOOL_REC_HDR);
 	buf_init(&sp->json, 0);
 	return sp;
@@ -329,7 +326,8 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 		save_dests(sp);
 	}
 	sp->st.last_sync_ms = sp->st.last_retry_ms = mono_ms();
-	if (pthread_create(&sp->hk, NULL, housekeeper, sp) != 0) {
+	if (platform_thread_start(&sp->hk, "esxw-spool", PLATFORM_STACK_SHIPPER,
+	    housekeeper, sp) != 0) {
 		log_error("spool: cannot start the housekeeping thread");
 		goto err;
 	}
@@ -575,6 +573,8 @@ spool_push(struct spool *sp, const struct event *ev)
 			pthread_cond_signal(&sp->hkcv);
 		}
 	}
+	if (sp->hk_idle)	/* asleep for SPOOL_IDLE_MS: its sync is due */
+		pthread_cond_signal(&sp->hkcv);
 	pthread_cond_broadcast(&sp->cv);
 	rc = 0;
 out:
@@ -781,18 +781,6 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 	d->npeek = out->n;
 }
 
-static void
-deadline_after(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
-}
-
 int
 spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
     int wait_ms, struct batch *out)
@@ -814,7 +802,7 @@ spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
 	if (!has_data(sp, d) && wait_ms > 0) {
 		struct timespec ts;
 
-		deadline_after(&ts, wait_ms);
+		abstime_in_ms(&ts, wait_ms);
 		while (!sp->closing && gen == sp->wake_gen && di < sp->ndests &&
 		    !has_data(sp, sp->dests[di]))
 			if (pthread_cond_timedwait(&sp->cv, &sp->mu, &ts) == ETIMEDOUT)
@@ -1076,6 +1064,22 @@ check_dir(struct spool *sp)
 	pthread_mutex_lock(&sp->mu);
 }
 
+/* Nothing unsynced, no cursor to write, nothing unread: the housekeeper
+ * sleeps SPOOL_IDLE_MS (a push wakes it).  With mu held. */
+static bool
+hk_is_idle(const struct spool *sp)
+{
+	const struct seg *l = sp->st.nsegs > 0 ? &sp->st.segs[sp->st.nsegs - 1] : NULL;
+
+	if (sp->st.memonly || sp->sync_wanted ||
+	    (sp->st.active && l != NULL && l->mem == NULL && l->synced < l->size))
+		return false;
+	for (size_t k = 0; k < sp->ndests; k++)
+		if (sp->dests[k]->dirty || has_data(sp, sp->dests[k]))
+			return false;
+	return true;
+}
+
 static void *
 housekeeper(void *arg)
 {
@@ -1085,14 +1089,17 @@ housekeeper(void *arg)
 	pthread_mutex_lock(&sp->mu);
 	while (!sp->closing) {
 		struct timespec ts;
-		int64_t now = mono_ms();
+		int64_t now = mono_ms(), period;
 		bool cursors = false;
+
+		sp->hk_idle = hk_is_idle(sp);
+		period = sp->hk_idle ? SPOOL_IDLE_MS : sp->o.sync_ms;
 
 		for (size_t k = 0; k < sp->ndests && !sp->st.nodisk &&
 		    now >= sp->cursor_next_ms; k++)
 			if (sp->dests[k]->dirty)
 				cursors = true;
-		if (!sp->st.nodisk && now - sp->dircheck_ms >= sp->o.sync_ms) {
+		if (!sp->st.nodisk && now - sp->dircheck_ms >= period) {
 			check_dir(sp);
 			continue;
 		}
@@ -1115,8 +1122,8 @@ housekeeper(void *arg)
 		}
 		/* nothing due: sleep until the next deadline or a signal */
 		pthread_mutex_unlock(&sp->curmu);
-		deadline_after(&ts, sp->st.memonly && sp->o.retry_ms < sp->o.sync_ms ?
-		    sp->o.retry_ms : sp->o.sync_ms);
+		abstime_in_ms(&ts, sp->st.memonly && sp->o.retry_ms < period ?
+		    sp->o.retry_ms : period);
 		(void)pthread_cond_timedwait(&sp->hkcv, &sp->mu, &ts);
 		pthread_mutex_unlock(&sp->mu);
 		pthread_mutex_lock(&sp->curmu);
