@@ -527,6 +527,7 @@ start_all(struct running *r)
 	if (r->logstats == NULL)
 		fatal("out of memory");
 	r->figures.filelogs = r->src.logs = r->logstats;
+	logstats_set_bell(r->logstats, r->src.changed);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
 	r->mon = monitor_start(r->cfg, &r->src);
