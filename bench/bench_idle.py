@@ -183,13 +183,21 @@ def wait_smart_round(host, limit):
     return False
 
 
+def peer(work, exe):
+    """The peer's executable (PATH or /usr/sbin) and a directory of its
+    own under work; (None, None) when it is not installed."""
+    path = shutil.which(exe) or ("/usr/sbin/" + exe if os.path.exists("/usr/sbin/" + exe) else None)
+    if path is None:
+        return None, None
+    d = os.path.join(work, exe)
+    os.makedirs(d)
+    return path, d
+
+
 def rsyslog(work):
-    exe = shutil.which("rsyslogd") or ("/usr/sbin/rsyslogd" if os.path.exists("/usr/sbin/rsyslogd")
-                                       else None)
+    exe, d = peer(work, "rsyslogd")
     if exe is None:
         return None
-    d = os.path.join(work, "rsyslog")
-    os.makedirs(d)
     log = os.path.join(d, "in.log")
     open(log, "w").close()
     conf = os.path.join(d, "rsyslog.conf")
@@ -202,12 +210,9 @@ def rsyslog(work):
 
 
 def collectd(work):
-    exe = shutil.which("collectd") or ("/usr/sbin/collectd" if os.path.exists("/usr/sbin/collectd")
-                                       else None)
+    exe, d = peer(work, "collectd")
     if exe is None:
         return None
-    d = os.path.join(work, "collectd")
-    os.makedirs(d)
     conf = os.path.join(d, "collectd.conf")
     with open(conf, "w") as f:
         f.write('BaseDir "%s"\nPIDFile "%s/pid"\nInterval 10\n'
