@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bell.h"
 #include "config.h"
 #include "log.h"
 #include "logstats.h"
@@ -15,6 +16,7 @@ struct logstats {
 	pthread_mutex_t		 mu;
 	struct logstats_snap	 cur;
 	struct logstats_snap	 next;	/* publish's work space (under mu) */
+	struct bell		*changed;	/* rung when a publish changes the table */
 };
 
 static const char *const state_names[] = {
@@ -118,16 +120,21 @@ void
 logstats_publish(struct logstats *ls, const struct logstats_snap *pic)
 {
 	struct logstats_snap *n;
+	bool changed;
 
 	if (ls == NULL)
 		return;
 	pthread_mutex_lock(&ls->mu);
 	n = &ls->next;
 	copy_used(n, pic);
+	changed = n->nfilelogs != ls->cur.nfilelogs || n->nfiles != ls->cur.nfiles;
 	for (size_t i = 0; i < n->nfilelogs; i++) {
 		const struct logstats_filelog *o = old_filelog(&ls->cur,
 		    n->filelogs[i].name);
 
+		if (o == NULL || o->state != n->filelogs[i].state ||
+		    o->nfiles != n->filelogs[i].nfiles || n->filelogs[i].lines_read > 0)
+			changed = true;
 		if (o != NULL) {
 			n->filelogs[i].lines_read += o->lines_read;
 			n->filelogs[i].lines_matched += o->lines_matched;
@@ -143,6 +150,15 @@ logstats_publish(struct logstats *ls, const struct logstats_snap *pic)
 	}
 	copy_used(&ls->cur, n);
 	pthread_mutex_unlock(&ls->mu);
+	if (changed)
+		bell_ring(ls->changed);
+}
+
+void
+logstats_set_bell(struct logstats *ls, struct bell *b)
+{
+	if (ls != NULL)
+		ls->changed = b;
 }
 
 void

@@ -71,6 +71,10 @@ void		 logstats_free(struct logstats *);
 /* Replace the table by pic, its line counts added to the totals of the
  * filelogs and files of the same name and path (others are gone). */
 void		 logstats_publish(struct logstats *, const struct logstats_snap *pic);
+/* Ring b (agent/bell.h: the status writer's) when a publish changes the
+ * table: lines read, a filelog's state or files.  Before logwatch starts. */
+struct bell;
+void		 logstats_set_bell(struct logstats *, struct bell *);
 /* A copy of the table (the rows in use: out's others are left as they are). */
 void		 logstats_read(struct logstats *, struct logstats_snap *out);
 

@@ -32,6 +32,7 @@
 
 #include "../collectors/collector.h"
 #include "agentid.h"
+#include "bell.h"
 #include "clock.h"
 #include "config.h"
 #include "exec.h"
@@ -510,7 +511,11 @@ start_all(struct running *r)
 	r->deps.totals = shipper_totals_new();
 	r->deps.agentid = agentid_new();
 	r->src.ct = sched_totals_new();
-	if (r->deps.totals == NULL || r->deps.agentid == NULL || r->src.ct == NULL)
+	/* rung by the collectors and the shipper, heard by the status writer */
+	r->src.changed = bell_new();
+	r->deps.changed = r->figures.changed = r->src.changed;
+	if (r->deps.totals == NULL || r->deps.agentid == NULL || r->src.ct == NULL ||
+	    r->src.changed == NULL)
 		fatal("out of memory");
 	if (open_queue(r) == -1)
 		fatal("cannot open the queue");
@@ -522,6 +527,7 @@ start_all(struct running *r)
 	if (r->logstats == NULL)
 		fatal("out of memory");
 	r->figures.filelogs = r->src.logs = r->logstats;
+	logstats_set_bell(r->logstats, r->src.changed);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
 	r->mon = monitor_start(r->cfg, &r->src);
@@ -611,6 +617,11 @@ stop_all(struct running *r, int rc)
 	sched_totals_free(r->src.ct);
 	r->src.ct = NULL;
 	log_close();
+	if (shipper_abandoned_threads() == 0) {
+		/* a thread left in a send may still ring it */
+		bell_free(r->src.changed);
+		r->src.changed = r->deps.changed = r->figures.changed = NULL;
+	}
 	if (shipper_abandoned_threads() > 0) {
 		/* A thread is still inside a sink (curl, TLS): no exit-time
 		 * library clean-up under its feet (it may still use the

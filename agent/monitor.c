@@ -30,6 +30,7 @@
 #include "json.h"
 #include "log.h"
 #include "monitor.h"
+#include "platform.h"
 
 /* ---- what a request asks for -------------------------------------------- */
 
@@ -614,8 +615,6 @@ monitor_start(const struct config *cfg, const struct status_source *src)
 {
 	const char *addr = cfg->monitor_listen;
 	struct monitor *m;
-	sigset_t block, old;
-	int rc;
 
 	if (addr == NULL || *addr == '\0')
 		return NULL;
@@ -640,12 +639,8 @@ monitor_start(const struct config *cfg, const struct status_source *src)
 		    "without /health and /metrics", addr, log_errstr(errno));
 		goto err;
 	}
-	/* the daemon's signals belong to the collecting thread */
-	sigfillset(&block);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	rc = pthread_create(&m->thread, NULL, monitor_main, m);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
+	if (platform_thread_start(&m->thread, "esxw-monitor", PLATFORM_STACK_SMALL,
+	    monitor_main, m) != 0) {
 		log_error("monitor: cannot start its thread");
 		goto err;
 	}

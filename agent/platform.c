@@ -7,6 +7,7 @@
 #include <malloc.h>
 #endif
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,13 @@ platform_heap_init(void)
 #ifdef __GLIBC__
 	/* two arenas: the collectors' and shippers' threads share them */
 	mallopt(M_ARENA_MAX, 2);
+	/* Fixed thresholds (setting them turns glibc's sliding ones off):
+	 * a block of 64 KiB or more (an esxcli answer, a status picture)
+	 * is mapped and given back when freed, instead of raising the
+	 * threshold and staying in the heap for good; a free top of the
+	 * heap over 128 KiB is returned. */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 #endif
 }
 
@@ -146,4 +154,48 @@ platform_heap_trim(void)
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif
+}
+
+/*
+ * Under AddressSanitizer every frame is several times larger (redzones,
+ * the fake stack): the sizes below are for the normal build.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define STACK_SCALE	4
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STACK_SCALE	4
+#endif
+#endif
+#ifndef STACK_SCALE
+#define STACK_SCALE	1
+#endif
+
+int
+platform_thread_start(pthread_t *t, const char *name, size_t stack_kb,
+    void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	sigset_t block, old;
+	int rc;
+
+	if (pthread_attr_init(&attr) != 0)
+		return -1;
+	if (stack_kb > 0)
+		(void)pthread_attr_setstacksize(&attr, stack_kb * 1024 * STACK_SCALE);
+	/* the daemon's signals belong to the main thread */
+	sigfillset(&block);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = pthread_create(t, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		return -1;
+	if (name != NULL) {
+		char n[16];	/* the kernel keeps 15 characters */
+
+		snprintf(n, sizeof(n), "%s", name);
+		(void)pthread_setname_np(*t, n);	/* a name only: may fail */
+	}
+	return 0;
 }

@@ -4,6 +4,7 @@
 #ifndef ESXWATCH_PLATFORM_H
 #define ESXWATCH_PLATFORM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -23,6 +24,21 @@ enum platform	 platform_get(const struct config *);
 void		 platform_heap_init(void);
 void		 platform_heap_trim(void);
 const char	*platform_name(enum platform);
+/*
+ * Start fn(arg) on a thread of its own: a stack of stack_kb KiB (0: the C
+ * library's default; glibc's is 8 MiB of address space, musl's 128 KiB),
+ * every signal blocked (the daemon's signals belong to the main thread),
+ * named name (esxw-..., at most 15 characters: top -H, /proc/PID/task/
+ * TID/comm; bench/bench_idle.py counts wakeups by it).  0 or -1.
+ */
+int		 platform_thread_start(pthread_t *, const char *name, size_t stack_kb,
+		    void *(*fn)(void *), void *arg);
+/* Stack sizes (KiB) of the agent's threads: what each needs with room
+ * to spare (PCRE2's JIT takes 32 KiB of the caller's stack; curl,
+ * OpenSSL and the resolver a few tens), not the 8 MiB of glibc. */
+#define PLATFORM_STACK_COLLECTOR	256
+#define PLATFORM_STACK_SHIPPER		256
+#define PLATFORM_STACK_SMALL		128	/* status writer, monitor, spool */
 /*
  * Where the events of a host with no destination (dest_conf.nodest) go.
  * A command (--once) or a run on a terminal: stdout, which someone reads

@@ -24,11 +24,13 @@
 #include <unistd.h>
 
 #include "../collectors/collector.h"
+#include "bell.h"
 #include "clock.h"
 #include "diagnose.h"
 #include "exec.h"
 #include "fs.h"
 #include "log.h"
+#include "platform.h"
 #include "scheduler.h"
 
 struct emitter {
@@ -58,6 +60,7 @@ struct scheduler {
 	struct sched_totals	*totals;
 	const char		*hostname;
 	enum platform		 platform;
+	struct bell		*changed;	/* figures->changed */
 	pthread_mutex_t		 mtx;
 	pthread_cond_t		 cond;
 	bool			 stopping;	/* under mtx */
@@ -224,6 +227,8 @@ emit(struct emitter *em, struct event *ev)
 	if (r == 0) {
 		diag_feed(ev);	/* the diagnosis stage looks at it first */
 		r = queue_push(s->q, ev);
+		if (r == 0)
+			bell_ring(s->changed);
 	}
 	if (r != 0) {
 		__atomic_add_fetch(&s->failed, 1, __ATOMIC_RELAXED);
@@ -279,6 +284,7 @@ sched_start_with(const struct config *cfg, struct queue *q,
 	s->cfg = cfg;
 	s->q = q;
 	s->totals = totals;
+	s->changed = figures != NULL ? figures->changed : NULL;
 	s->hostname = platform_hostname(cfg);
 	s->platform = platform_get(cfg);
 	pthread_mutex_init(&s->mtx, NULL);
@@ -350,6 +356,11 @@ run_entry(struct scheduler *s, struct entry *e)
 		e->next_ms = mono_ms() + (int64_t)interval * 1000;
 	if (e->ctx.state && kv_dirty(e->ctx.state))
 		kv_save(e->ctx.state);
+	/* A round of a slow collector (esxcli answers, 54 disks' tables)
+	 * leaves free blocks in the heap: given back, not kept for the next
+	 * round minutes away.  Not after logwatch's 1 s polls. */
+	if (!e->again && interval >= 10)
+		platform_heap_trim();
 }
 
 void
@@ -416,31 +427,23 @@ void
 sched_loop(struct scheduler *s, volatile sig_atomic_t *stop,
     volatile sig_atomic_t *reload, int wake_fd)
 {
-	sigset_t block, old;
-	pthread_attr_t attr;
 	size_t i;
 
-	/* The collector threads never take the daemon's signals. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 1024 * 1024);
 	pthread_mutex_lock(&s->mtx);
 	s->stopping = false;
 	pthread_mutex_unlock(&s->mtx);
+	/* The collector threads never take the daemon's signals. */
 	for (i = 0; i < s->n; i++) {
 		struct entry *e = &s->entries[i];
+		char name[48];	/* cut to 15 by the thread's name */
 
-		if (pthread_create(&e->thread, &attr, entry_thread, e) == 0)
+		snprintf(name, sizeof(name), "esxw-c-%s", e->c->name);
+		if (platform_thread_start(&e->thread, name, PLATFORM_STACK_COLLECTOR,
+		    entry_thread, e) == 0)
 			e->running = true;
 		else
 			log_error("collector %s: cannot start its thread", e->c->name);
 	}
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
 	/* The signal handlers set a flag, then write to wake_fd: a signal
 	 * between the test and poll() leaves its byte for poll() to see. */

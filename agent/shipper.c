@@ -11,14 +11,27 @@
 #include <unistd.h>
 
 #include "../output/sink.h"
+#include "bell.h"
 #include "clock.h"
 #include "dfilter.h"
 #include "log.h"
 #include "platform.h"
 #include "shipper.h"
 
+/*
+ * The retry delay (docs/outputs.md): full jitter over base * 2^n, n the
+ * failures in a row, capped at BACKOFF_CAP_MS.  A failure to connect at
+ * all (refused: nothing listens, SINK_ERR_CONNECT) is capped at
+ * BACKOFF_REFUSED_CAP_MS instead, probing it costs the receiver nothing,
+ * and its wait is drawn from the upper half of [0, cap]: a fleet that
+ * waits for the same receiver to return then arrives spread over the
+ * interval (full jitter would bunch a third of it into the first sixth).
+ * After a failure the next attempt is a probe (one event); full batches
+ * follow its success.
+ */
 #define BACKOFF_BASE_MS		1000
 #define BACKOFF_CAP_MS		(5 * 60 * 1000)
+#define BACKOFF_REFUSED_CAP_MS	10000
 /*
  * A send still in flight this long after the stop's deadline (a server
  * that accepted the connection and never answers: the sink's own timeout
@@ -42,6 +55,7 @@ struct dest {
 	bool			 abandoned;	/* under sh->mtx: left behind by the stop */
 	unsigned		 attempt;	/* consecutive failures */
 	unsigned int		 seed;
+	bool			 refused;	/* the last failure: no connection at all */
 	bool			 rejected;	/* dropped a poison event (this run) */
 	uint64_t		 rejects;	/* events rejected alone in a row
 						 * (the thread's; st has a copy) */
@@ -66,6 +80,7 @@ struct shipper {
 	struct dest		*dests;
 	size_t			 ndests;
 	struct shipper_totals	*totals;
+	struct bell		*changed;	/* deps->changed */
 	/* left behind by its stop (under mtx): abandoned threads still in a
 	 * send; once orphaned, the last of them frees the shipper */
 	size_t			 live_abandoned;
@@ -258,6 +273,7 @@ note_failure(struct dest *d, const char *why)
 		    d->st.proto, why);
 	d->st.failing = true;
 	pthread_mutex_unlock(&sh->mtx);
+	bell_ring(sh->changed);
 }
 
 /* What the sink counted during the send becomes the destination's figure. */
@@ -286,6 +302,7 @@ note_success(struct dest *d, size_t n)
 		log_info("destination %s (%s): delivering again", d->st.name, d->st.proto);
 	d->st.failing = false;
 	pthread_mutex_unlock(&sh->mtx);
+	bell_ring(sh->changed);
 }
 
 /*
@@ -488,20 +505,23 @@ static int
 backoff_ms(struct dest *d, int retry_after_s)
 {
 	int64_t cap = BACKOFF_BASE_MS;
+	int64_t limit = d->refused ? BACKOFF_REFUSED_CAP_MS : BACKOFF_CAP_MS;
 	unsigned i;
 
 	if (retry_after_s > 0)
 		return shipper_retry_after_ms(retry_after_s);
-	for (i = 0; i < d->attempt && cap < BACKOFF_CAP_MS; i++)
+	for (i = 0; i < d->attempt && cap < limit; i++)
 		cap *= 2;
-	if (cap > BACKOFF_CAP_MS)
-		cap = BACKOFF_CAP_MS;
+	if (cap > limit)
+		cap = limit;
 	/* Test knob for bench/fleet.py only: ESXWATCH_FIXED_BACKOFF=1 drops
 	 * the jitter (every agent retries at base * 2^n), the worst case the
 	 * jitter is measured against.  Never set it in production. */
 	if (getenv("ESXWATCH_FIXED_BACKOFF") != NULL &&
 	    strcmp(getenv("ESXWATCH_FIXED_BACKOFF"), "1") == 0)
 		return (int)cap;
+	if (d->refused)
+		return (int)(cap / 2 + rand_r(&d->seed) % (unsigned)(cap - cap / 2));
 	/* Full jitter, but never a busy loop. */
 	return 100 + (int)(rand_r(&d->seed) % (unsigned)cap);
 }
@@ -515,12 +535,14 @@ next_batch(struct dest *d, size_t max_bytes, struct batch *b)
 	struct shipper *sh = d->sh;
 	const struct config *cfg = sh->cfg;
 	int flush_ms = cfg->batch_flush_interval * 1000;
+	/* after a failure, a probe: one event, then full batches again */
+	size_t max_events = d->attempt > 0 ? 1 : (size_t)cfg->batch_max_events;
 
 	/* An idle destination sleeps until an event is pushed or the stop
 	 * wakes the queue (shipper_drain): the long wait is only a floor
 	 * for its wakeups, not a poll. */
-	if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-	    max_bytes, is_stopping(sh) ? 0 : IDLE_WAIT_MS, b) == -1)
+	if (queue_peek(sh->q, d->index, max_events, max_bytes,
+	    is_stopping(sh) ? 0 : IDLE_WAIT_MS, b) == -1)
 		return STEP_END;
 	if (b->n == 0) {
 		if (is_stopping(sh))
@@ -535,12 +557,11 @@ next_batch(struct dest *d, size_t max_bytes, struct batch *b)
 	/* Let a small batch fill up for flush_interval, unless more
 	 * events are already waiting (a batch cut by max_bytes: a
 	 * backlog of large events must not drain one batch a second). */
-	if (b->n < (size_t)cfg->batch_max_events && !is_stopping(sh) && flush_ms > 0 &&
+	if (b->n < max_events && !is_stopping(sh) && flush_ms > 0 &&
 	    queue_backlog(sh->q, d->index) <= b->n) {
 		batch_free_events(b);
 		nap(sh, flush_ms, false);
-		if (queue_peek(sh->q, d->index, (size_t)cfg->batch_max_events,
-		    max_bytes, 0, b) == -1)
+		if (queue_peek(sh->q, d->index, max_events, max_bytes, 0, b) == -1)
 			return STEP_END;
 		if (b->n == 0)
 			return STEP_AGAIN;
@@ -584,6 +605,8 @@ retry_later(struct dest *d, int retry_after)
 	int ms;
 
 	note_failure(d, d->ctx.error[0] ? d->ctx.error : "send failed");
+	d->refused = strncmp(d->ctx.error, SINK_ERR_CONNECT,
+	    sizeof(SINK_ERR_CONNECT) - 1) == 0;
 	ms = backoff_ms(d, retry_after);
 	log_debug("destination %s: retrying in %d ms", d->st.name, ms);
 	d->attempt++;
@@ -759,6 +782,7 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 	sh->cfg = cfg;
 	sh->q = q;
 	sh->totals = deps->totals;
+	sh->changed = deps->changed;
 	pthread_mutex_init(&sh->mtx, NULL);
 	cond_init_mono(&sh->cond);
 	sh->ndests = 1 + cfg->nservers;
@@ -797,7 +821,11 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 			    dest_proto_name(d->conf.proto));
 			continue;
 		}
-		if (pthread_create(&d->thread, NULL, dest_thread, d) == 0)
+		char tname[32];
+
+		snprintf(tname, sizeof(tname), "esxw-ship-%zu", i);
+		if (platform_thread_start(&d->thread, tname, PLATFORM_STACK_SHIPPER,
+		    dest_thread, d) == 0)
 			d->started = true;
 		else
 			log_error("destination %s: cannot start its thread", d->ctx.name);

@@ -60,6 +60,7 @@ void		 shipper_totals_free(struct shipper_totals *);
 /* What main hands every shipper (any member may be NULL). */
 struct sink;
 struct agentid;
+struct bell;
 struct shipper_deps {
 	struct shipper_totals	*totals;	/* NULL: counters from zero */
 	struct agentid		*agentid;	/* the host's identity, for the sinks */
@@ -67,6 +68,8 @@ struct shipper_deps {
 	const struct sink	*(*find)(enum dest_proto);
 	/* where a host with no destination sends (platform_nodest()) */
 	enum nodest		 nodest;
+	/* rung on every send's outcome (the status writer); NULL: none */
+	struct bell		*changed;
 };
 
 struct shipper	*shipper_start(const struct config *, struct queue *,

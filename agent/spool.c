@@ -82,7 +82,6 @@ static struct spool *
 spool_alloc(const char *dir, const struct spool_opts *opts)
 {
 	struct spool *sp;
-	pthread_condattr_t ca;
 
 	sp = calloc(1, sizeof(*sp));
 	if (sp == NULL)
@@ -97,11 +96,8 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	segstore_fd_budget(&sp->st, sp->o.budget);
 	pthread_mutex_init(&sp->mu, NULL);
 	pthread_mutex_init(&sp->curmu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&sp->cv, &ca);
-	pthread_cond_init(&sp->hkcv, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init_mono(&sp->cv);
+	cond_init_mono(&sp->hkcv);
 	buf_init(&sp->rec, SPOOL_REC_MAX + SPOOL_REC_HDR);
 	sp->instance = __atomic_add_fetch(&spool_instances, 1, __ATOMIC_RELAXED);
 	return sp;
@@ -133,7 +129,8 @@ spool_open_dir(const char *dir, const struct spool_opts *opts,
 		save_dests(sp);
 	}
 	sp->st.last_sync_ms = sp->st.last_retry_ms = mono_ms();
-	if (pthread_create(&sp->hk, NULL, housekeeper, sp) != 0) {
+	if (platform_thread_start(&sp->hk, "esxw-spool", PLATFORM_STACK_SHIPPER,
+	    housekeeper, sp) != 0) {
 		log_error("spool: cannot start the housekeeping thread");
 		goto err;
 	}
@@ -379,6 +376,8 @@ spool_push(struct spool *sp, const struct event *ev)
 			pthread_cond_signal(&sp->hkcv);
 		}
 	}
+	if (sp->hk_idle)	/* asleep for SPOOL_IDLE_MS: its sync is due */
+		pthread_cond_signal(&sp->hkcv);
 	pthread_cond_broadcast(&sp->cv);
 	rc = 0;
 out:
@@ -873,6 +872,22 @@ check_dir(struct spool *sp)
 	pthread_mutex_lock(&sp->mu);
 }
 
+/* Nothing unsynced, no cursor to write, nothing unread: the housekeeper
+ * sleeps SPOOL_IDLE_MS (a push wakes it).  With mu held. */
+static bool
+hk_is_idle(const struct spool *sp)
+{
+	const struct seg *l = sp->st.nsegs > 0 ? &sp->st.segs[sp->st.nsegs - 1] : NULL;
+
+	if (sp->st.memonly || sp->sync_wanted ||
+	    (sp->st.active && l != NULL && l->mem == NULL && l->synced < l->size))
+		return false;
+	for (size_t k = 0; k < sp->ndests; k++)
+		if (sp->dests[k]->dirty || has_data(sp, sp->dests[k]))
+			return false;
+	return true;
+}
+
 static void *
 housekeeper(void *arg)
 {
@@ -882,14 +897,17 @@ housekeeper(void *arg)
 	pthread_mutex_lock(&sp->mu);
 	while (!sp->closing) {
 		struct timespec ts;
-		int64_t now = mono_ms();
+		int64_t now = mono_ms(), period;
 		bool cursors = false;
+
+		sp->hk_idle = hk_is_idle(sp);
+		period = sp->hk_idle ? SPOOL_IDLE_MS : sp->o.sync_ms;
 
 		for (size_t k = 0; k < sp->ndests && !sp->st.nodisk &&
 		    !sp->st.dir_refused && now >= sp->cursor_next_ms; k++)
 			if (sp->dests[k]->dirty)
 				cursors = true;
-		if (!sp->st.nodisk && now - sp->dircheck_ms >= sp->o.sync_ms) {
+		if (!sp->st.nodisk && now - sp->dircheck_ms >= period) {
 			check_dir(sp);
 			continue;
 		}
@@ -921,8 +939,8 @@ housekeeper(void *arg)
 		}
 		/* nothing due: sleep until the next deadline or a signal */
 		pthread_mutex_unlock(&sp->curmu);
-		abstime_in_ms(&ts, sp->st.memonly && sp->o.retry_ms < sp->o.sync_ms ?
-		    sp->o.retry_ms : sp->o.sync_ms);
+		abstime_in_ms(&ts, sp->st.memonly && sp->o.retry_ms < period ?
+		    sp->o.retry_ms : period);
 		(void)pthread_cond_timedwait(&sp->hkcv, &sp->mu, &ts);
 		pthread_mutex_unlock(&sp->mu);
 		pthread_mutex_lock(&sp->curmu);

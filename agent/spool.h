@@ -44,6 +44,9 @@ struct spool;
 struct batch;
 
 #define SPOOL_NAME_MAX		128
+/* The housekeeper of a spool with nothing unsynced and nothing unread
+ * checks its directory this often (else every sync_ms); a push wakes it. */
+#define SPOOL_IDLE_MS		30000
 
 /* Knobs; spool_open() takes them from the configuration (storage.*) and
  * the retry interval from ESXWATCH_SPOOL_RETRY_MS, a test hook. */

@@ -49,6 +49,7 @@ struct spool {
 	int64_t		 cursor_next_ms;	/* after a failed cursor write */
 	int64_t		 dircheck_ms;	/* the directory still there? */
 	bool		 sync_wanted;
+	bool		 hk_idle;	/* the housekeeper sleeps SPOOL_IDLE_MS */
 
 	/* counters since start */
 	uint64_t	 pushed;

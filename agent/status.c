@@ -34,14 +34,6 @@
 #include "status.h"
 #include "json.h"
 
-struct status_writer {
-	pthread_mutex_t			 mu;
-	pthread_cond_t			 cv;
-	pthread_t			 thread;
-	bool				 stopping;
-	char				 path[PATH_MAX];
-	const struct status_source	*src;
-};
 
 uint64_t
 status_rss_kb(void)
@@ -713,90 +705,6 @@ status_parse(const char *text, size_t len, struct status_snap *s)
 			return -1;
 	}
 	return magic && s->pid > 0 ? 0 : -1;
-}
-
-/* ---- the writer thread --------------------------------------------------- */
-
-static void
-write_once(struct status_writer *w)
-{
-	struct status_snap *s = malloc(sizeof(*s));
-
-	if (s == NULL)
-		return;
-	status_collect(w->src, s);
-	status_write(s, w->path);
-	free(s);
-}
-
-static void *
-status_main(void *arg)
-{
-	struct status_writer *w = arg;
-
-	pthread_mutex_lock(&w->mu);
-	while (!w->stopping) {
-		struct timespec ts;
-
-		pthread_mutex_unlock(&w->mu);
-		write_once(w);
-		pthread_mutex_lock(&w->mu);
-		abstime_in_ms(&ts, STATUS_PERIOD_MS);
-		if (!w->stopping)
-			(void)pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-struct status_writer *
-status_start(const struct config *cfg, const struct status_source *src)
-{
-	const char *dir = platform_storage_dir(cfg);
-	struct status_writer *w = calloc(1, sizeof(*w));
-	sigset_t block, old;
-	int rc;
-
-	if (w == NULL)
-		return NULL;
-	if ((size_t)snprintf(w->path, sizeof(w->path), "%s/%s", dir, STATUS_FILE) >=
-	    sizeof(w->path)) {
-		free(w);
-		return NULL;
-	}
-	w->src = src;
-	pthread_mutex_init(&w->mu, NULL);
-	cond_init_mono(&w->cv);
-	/* the daemon's signals belong to the collecting thread */
-	sigfillset(&block);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	rc = pthread_create(&w->thread, NULL, status_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		log_warn("cannot start the status thread");
-		pthread_mutex_destroy(&w->mu);
-		pthread_cond_destroy(&w->cv);
-		free(w);
-		return NULL;
-	}
-	return w;
-}
-
-void
-status_stop(struct status_writer *w)
-{
-	if (w == NULL)
-		return;
-	pthread_mutex_lock(&w->mu);
-	w->stopping = true;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	pthread_join(w->thread, NULL);
-	/* one last picture, so --status shows the final figures */
-	write_once(w);
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->cv);
-	free(w);
 }
 
 /* ---- esxwatch --status ----------------------------------------------- */

@@ -4,8 +4,11 @@
  * collector.
  *
  * While the agent runs, a writer (started by main after the shipper,
- * stopped before it) rewrites storage.directory/status every
- * STATUS_PERIOD_MS (temp file + rename: a reader never sees half a file).
+ * stopped before it) rewrites storage.directory/status when something
+ * changed (status_source.changed rings: an event queued, a send's
+ * outcome), at most every STATUS_PERIOD_MS and at least every
+ * STATUS_HEARTBEAT_MS (temp file + rename: a reader never sees half a
+ * file).
  * The format is plain "key: value" lines, one "filelog: NAME" line opening
  * each filelog's block (its " file: PATH" lines each open a block of that
  * file's figures, indented once more), one "dest: NAME" line each
@@ -28,10 +31,12 @@
 #include "logstats.h"
 #include "scheduler.h"
 
+struct bell;
 struct queue;
 struct shipper;
 
-#define STATUS_PERIOD_MS	2000
+#define STATUS_PERIOD_MS	2000	/* at most this often */
+#define STATUS_HEARTBEAT_MS	60000	/* at least this often */
 #define STATUS_STALL_MS		60000	/* backlog and no delivery: failing */
 #define STATUS_MAX_DESTS	64
 #define STATUS_FILE		"status"
@@ -100,6 +105,9 @@ struct status_source {
 	const struct config	*cfg;		/* its broken filelogs; may be NULL */
 	struct logstats		*logs;		/* the filelogs' figures; NULL: none */
 	struct sched_totals	*ct;		/* the collectors' runs */
+	/* rung when the figures change (NULL: the writer has its own and
+	 * writes every heartbeat) */
+	struct bell		*changed;
 };
 
 /* Gather the running agent's figures (queue, shipper, process). */

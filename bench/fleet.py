@@ -28,10 +28,15 @@ delivered twice) events.
 
 The run is repeated with ESXWATCH_FIXED_BACKOFF=1 (agent/shipper.c: the
 retry delay without its jitter, base * 2^n: every agent retries on the same
-schedule, the worst case) and the ratio of the two peaks is printed.  The
-last line is
+schedule, the worst case) and the ratio of the two peaks is printed.
+Recovery: each agent's first delivery after the receiver came back (its
+first request answered), median and range over the fleet.  The summary is
     fleet: N agents, outage S s: peak R req/s (fixed schedule F req/s, ratio X), drained in D s, lost L, duplicated K
-where R, D, L, K are the jittered (normal) agent's figures.
+where R, D, L, K are the jittered (normal) agent's figures, and the last line
+    RESULT agents=N outage_s=S first_delivery_median_s=M ... fixed_over_jitter=X ... target=met|missed
+(targets: the median first delivery within 5 s, the jittered peak at most
+half the fixed schedule's: X >= 2).  `--agents 50 --outage 20` is the
+recovery benchmark of `make bench`.
 
 --reconnect-check: the receiver listens on 127.0.0.2, .3 and .4 (one port)
 and the agents are pointed at one name that resolves to the three
@@ -91,6 +96,8 @@ class Receiver:
         self.by_addr = {}		# addr -> requests (reset by take_counts)
         self.seen = {}			# agent id -> {seq: first arrival}
         self.down_at = None		# when the receiver was last taken away
+        self.up_at = None		# when it came back after that
+        self.first_after = {}		# agent id -> its first request answered after up_at
         self.dups_cut = 0		# duplicates whose first copy came just before down_at
         self.dups_late = 0		# duplicates 25 s or more after the first copy
         self.warm = set()		# agent ids that delivered a warm-up line
@@ -113,6 +120,10 @@ class Receiver:
     def up(self, addr=None):
         for a in [addr] if addr else self.addrs:
             self._call(self._up(a))
+        with self.lock:
+            if self.down_at is not None:
+                self.up_at = time.time()
+                self.first_after = {}
 
     def down(self, addr=None):
         with self.lock:
@@ -197,6 +208,8 @@ class Receiver:
         agent = m.group(1)
         now = time.time()
         with self.lock:
+            if self.up_at is not None and agent not in self.first_after:
+                self.first_after[agent] = now - self.up_at
             seen = self.seen.setdefault(agent, {})
             for e in obj["events"]:
                 t = e.get("text", "")
@@ -377,7 +390,8 @@ def run_outage(n, outage, fixed, args):
             reqs = [rcv.reqs.get(s, 0) for s in range(lo, hi + 1)]
             conns = [rcv.conns.get(s, 0) for s in range(lo, hi + 1)]
             viol = list(rcv.violations)
-        r = {"n": n, "outage": outage, "mode": label, "ready": ready, "events": total,
+            first = sorted(rcv.first_after.values())
+        r = {"first": first, "first_missing": ready - len(first),"n": n, "outage": outage, "mode": label, "ready": ready, "events": total,
              "peak_req": max(reqs or [0]), "peak_conn": max(conns or [0]),
              "drained": drained, "lost": lost, "dups": dups, "dups_cut": dups_cut, "violations": viol,
              "alive": fleet.alive(), "load": load()}
@@ -389,6 +403,8 @@ def run_outage(n, outage, fixed, args):
               % (label, n, outage, r["peak_req"], r["peak_conn"],
                  "%.1f s" % drained if drained is not None else "NOT (limit reached)",
                  total, lost, dups, dups_cut, dups_late, len(viol), r["alive"], r["load"]),
+              flush=True)
+        print("fleet[%s]: first delivery after the recovery: %s" % (label, describe_first(r)),
               flush=True)
         if args.verbose:
             print("fleet[%s]: req/s from recovery: %s" % (label, reqs[:200]))
@@ -403,6 +419,25 @@ def run_outage(n, outage, fixed, args):
             shutil.rmtree(work, ignore_errors=True)
         else:
             print("fleet: work dir kept: %s" % work)
+
+
+def median(v):
+    v = sorted(v)
+    if not v:
+        return None
+    h = len(v) // 2
+    return v[h] if len(v) % 2 else (v[h - 1] + v[h]) / 2.0
+
+
+def describe_first(r):
+    """The agents' first delivery after the receiver came back: median and
+    range (an agent that never delivered again is counted apart)."""
+    f = r["first"]
+    if not f:
+        return "none"
+    return "median %.1f s (%.1f .. %.1f s over %d agents)%s" % (
+        median(f), f[0], f[-1], len(f),
+        ", %d never" % r["first_missing"] if r["first_missing"] > 0 else "")
 
 
 def reconnect_check(n, args):
@@ -489,6 +524,18 @@ def main():
           "drained in %s s, lost %d, duplicated %d"
           % (args.agents, args.outage, peak, fpeak if f else "n/a", ratio,
              "%.1f" % d if d is not None else "NOT", main_r["lost"], main_r["dups"]))
+    fm = median(main_r["first"])
+    # targets (issue "Recovery"): first delivery within 5 s (median), and
+    # the jittered peak at most half the fixed schedule's
+    met = fm is not None and fm <= 5.0 and (ratio == "n/a" or fpeak >= 2 * peak)
+    print("RESULT agents=%d outage_s=%d first_delivery_median_s=%s first_delivery_min_s=%s "
+          "first_delivery_max_s=%s peak_req_per_s=%d fixed_peak_req_per_s=%s fixed_over_jitter=%s "
+          "drained_s=%s lost=%d duplicated=%d target=%s"
+          % (args.agents, args.outage, "%.1f" % fm if fm is not None else "n/a",
+             "%.1f" % main_r["first"][0] if main_r["first"] else "n/a",
+             "%.1f" % main_r["first"][-1] if main_r["first"] else "n/a",
+             peak, fpeak if f else "n/a", ratio, "%.1f" % d if d is not None else "NOT",
+             main_r["lost"], main_r["dups"], "met" if met else "missed"))
     bad = main_r["lost"] or main_r["violations"] or d is None
     return 1 if bad else 0
 

@@ -15,12 +15,15 @@ for b in bench/bench_*.sh bench/bench_*.py; do
 	*) sh "$b" || status=1 ;;
 	esac
 done
-# The fleet: events per host per day by collector (sizing), then N agents
-# against one receiver through a 60 s outage, full jitter and the fixed
-# schedule (docs/fleet.md).  Each run is bounded by its own limits; timeout
-# is the backstop.
+# The fleet: events per host per day by collector (sizing); recovery (50
+# agents, a 20 s outage: the first delivery after it, and the jittered peak
+# next to the fixed schedule's); then N agents against one receiver through
+# a 60 s outage, full jitter and the fixed schedule (docs/fleet.md).  Each
+# run is bounded by its own limits; timeout is the backstop.
 echo "== bench/fleet_volume.py"
 timeout 600 python3 bench/fleet_volume.py || status=1
+echo "== bench/fleet.py --agents 50 --outage 20"
+timeout 900 python3 bench/fleet.py --agents 50 --outage 20 || status=1
 for n in 50 200; do
 	echo "== bench/fleet.py --agents $n --outage 60"
 	timeout 1500 python3 bench/fleet.py --agents "$n" --outage 60 || status=1

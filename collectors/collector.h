@@ -36,6 +36,7 @@ struct status_snap;
  * for the agent collector: handed in by main, never read from globals.
  */
 struct logstats;
+struct bell;
 
 struct agent_figures {
 	void	(*collect)(void *arg, struct status_snap *out);
@@ -43,6 +44,8 @@ struct agent_figures {
 	/* logwatch publishes its per-filelog figures here (agent/logstats.h);
 	 * NULL: nowhere */
 	struct logstats *filelogs;
+	/* rung for every event queued (the status writer); NULL: none */
+	struct bell	*changed;
 };
 
 struct collector_ctx {

@@ -20,6 +20,15 @@ enum send_result {
 
 struct agentid;
 
+/*
+ * A send that failed because no connection could be made at all (refused,
+ * no route: nothing was sent, the destination is down) says so by this
+ * prefix of sink_ctx.error.  The shipper probes such a destination again
+ * sooner than one that failed later in the exchange (agent/shipper.c,
+ * backoff_ms(): a refused connection costs the receiver nothing).
+ */
+#define SINK_ERR_CONNECT	"cannot connect to "
+
 struct sink_ctx {
 	const char		*name;		/* destination name: "server" or NAME */
 	const struct dest_conf	*conf;

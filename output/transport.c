@@ -416,7 +416,7 @@ transport_describe(CURLcode rc, const char *errbuf, const struct dest_conf *d,
 		snprintf(out, outlen, "cannot resolve %s: %s", host, eb);
 		return;
 	case CURLE_COULDNT_CONNECT:
-		snprintf(out, outlen, "cannot connect to %s: %s", host, eb);
+		snprintf(out, outlen, SINK_ERR_CONNECT "%s: %s", host, eb);
 		return;
 	case CURLE_OPERATION_TIMEDOUT:
 		snprintf(out, outlen, "timed out talking to %s: %s", host, eb);

@@ -64,7 +64,9 @@ TEST(batches_of_max_events_in_order_and_acked)
 	config_free(cfg);
 }
 
-TEST(retry_sends_the_same_batch_again)
+/* After a failure the retry is a probe (its first event alone), the rest
+ * follows in a full batch once the probe is delivered. */
+TEST(retry_probes_with_one_event_then_sends_the_rest)
 {
 	struct config *cfg = new_cfg(100);
 	struct queue *q = open_q(cfg);
@@ -79,9 +81,12 @@ TEST(retry_sends_the_same_batch_again)
 	CHECK(wait_backlog_empty(q, 5000));
 	CHECK_INT(shipper_stats(sh, 0, &ss), 0);
 	CHECK(shipper_stop(sh, 1000, NULL));
-	CHECK_INT(fk.sends, 2);
+	CHECK_INT(fk.sends, 3);
 	CHECK_INT(fk.sizes[0], 5);
-	CHECK_INT(fk.sizes[1], 5);
+	CHECK_INT(fk.sizes[1], 1);	/* the probe */
+	CHECK_INT(fk.sizes[2], 4);
+	CHECK_STR(fk.seen[0], "line 0");	/* in order, each once */
+	CHECK_STR(fk.seen[4], "line 4");
 	CHECK_INT(fk.nseen, 5);		/* delivered once, after the retry */
 	CHECK_INT(ss.failed_sends, 1);
 	CHECK_INT(ss.sent_events, 5);
@@ -297,7 +302,7 @@ main(void)
 	if (fake_root("/tmp/test_shipper.XXXXXX") < 0)
 		return 1;
 	RUN(batches_of_max_events_in_order_and_acked);
-	RUN(retry_sends_the_same_batch_again);
+	RUN(retry_probes_with_one_event_then_sends_the_rest);
 	RUN(retry_after_capped_at_the_backoff_cap);
 	RUN(poison_dropped_alone_through_the_queue_counted_once);
 	RUN(filtered_events_settled_not_sent);
