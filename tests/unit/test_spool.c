@@ -993,24 +993,16 @@ TEST(second_agent_on_same_dir_is_memory_only)
 	push_n(a, 0, 3);
 	CHECK_INT(spool_sync(a), 0);
 	/* fcntl locks belong to processes: the second agent is a child */
+	/*
+	 * The child execs a fresh copy of this program: a forked copy of a
+	 * process whose spool threads are running may inherit a lock held in
+	 * malloc at the moment of fork() and hang on its first allocation.
+	 */
 	pid = fork();
 	if (pid == 0) {
-		struct spool *b = spool_open_dir(dir, &o, one, 1);
-		struct spool_stats st;
-		int ok;
-
-		spool_stats(b, &st);
-		ok = st.memory_only && st.queued_events == 0;
-		ok = ok && spool_backlog(b, 0) == 0;
-		{
-			struct event *ev = mkev(100);
-
-			ok = ok && spool_push(b, ev) == 0;
-			event_free(ev);
-		}
-		ok = ok && spool_sync(b) == -1;
-		spool_close(b);
-		_exit(ok ? 0 : 1);
+		execl("/proc/self/exe", "test_spool", "--second-agent", dir,
+		    (char *)NULL);
+		_exit(2);
 	}
 	CHECK(pid > 0);
 	waitpid(pid, &status, 0);
@@ -1669,9 +1661,36 @@ TEST(status_collect_from_the_spool)
 	free(s);
 }
 
-int
-main(void)
+/* The child of second_agent_on_same_dir_is_memory_only (its own process). */
+static int
+second_agent(const char *dir)
 {
+	struct spool_opts o;
+	struct spool *b;
+	struct spool_stats st;
+	struct event *ev;
+	int ok;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	b = spool_open_dir(dir, &o, one, 1);
+	spool_stats(b, &st);
+	ok = st.memory_only && st.queued_events == 0;
+	ok = ok && spool_backlog(b, 0) == 0;
+	ev = mkev(100);
+	ok = ok && spool_push(b, ev) == 0;
+	event_free(ev);
+	ok = ok && spool_sync(b) == -1;
+	spool_close(b);
+	return ok ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--second-agent") == 0) {
+		log_init(0, "/dev/null");
+		return second_agent(argv[2]);
+	}
 	T_PROG("test_spool");
 	log_init(0, "/dev/null");
 	snprintf(root, sizeof(root), "/tmp/test_spool.XXXXXX");
