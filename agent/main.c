@@ -39,6 +39,7 @@
 #include "fs.h"
 #include "log.h"
 #include "platform.h"
+#include "rx.h"
 #include "queue.h"
 #include "reload.h"
 #include "scheduler.h"
@@ -534,8 +535,9 @@ start_all(struct running *r)
 	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
-	log_info("esxwatch %s started on %s (%s)", ESXWATCH_VERSION,
-	    platform_hostname(r->cfg), platform_name(platform_get(r->cfg)));
+	log_info("esxwatch %s started on %s (%s; regexes: %s)",
+	    ESXWATCH_VERSION, platform_hostname(r->cfg),
+	    platform_name(platform_get(r->cfg)), rx_engine());
 }
 
 /* How long --once waits for delivery; ESXWATCH_ONCE_DRAIN_MS is a test

@@ -74,6 +74,21 @@ rx_init(void)
 		have_jit = 0;
 	rx_jit_allowed = have_jit != 0 && !(nj != NULL && *nj != '\0' &&
 	    strcmp(nj, "0") != 0);
+#ifdef ESXWATCH_STATIC_BUILD
+	/*
+	 * The ESXi build runs the interpreter unless ESXWATCH_JIT=1: ESXi's
+	 * userworld commonly refuses executable memory anyway, the JIT's code
+	 * pages cost some 200 KB of resident memory (7 % of the build's
+	 * budget), and behind the literal prefilter the interpreter matches
+	 * within a few per cent of the JIT (docs/performance.md).
+	 */
+	{
+		const char *j = getenv("ESXWATCH_JIT");
+
+		if (j == NULL || strcmp(j, "1") != 0)
+			rx_jit_allowed = false;
+	}
+#endif
 	if (rx_jit_allowed)
 		rx_jit_allowed = rx_jit_works();
 	if (pcre2_config(PCRE2_CONFIG_VERSION, v) < 0)

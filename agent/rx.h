@@ -15,7 +15,8 @@
  * MemoryDenyWriteExecute=yes, SELinux execmem) pcre2_jit_compile() fails
  * and the pattern runs in the interpreter: same results, lower speed.
  * ESXWATCH_NO_JIT=1 in the environment forces the interpreter (benchmarks
- * and tests measure both).
+ * and tests measure both).  The static ESXi build uses the interpreter
+ * unless ESXWATCH_JIT=1 (agent/rx.c, rx_init).
  *
  * Thread safety: a compiled struct rx is read-only after rx_compile(); the
  * match data is per thread.

@@ -462,4 +462,24 @@ def test_utc_whatever_tz_says(d):
                 fail("TZ=%s: log line time %s is not UTC now" % (tz, m.group(1)))
 
 
+def test_regexes_run_in_the_interpreter_unless_asked(d):
+    """The ESXi build matches with PCRE2's interpreter (ESXi's userworld
+    refuses executable memory, and the JIT's pages would cost resident
+    memory); ESXWATCH_JIT=1 asks for the JIT, which this Linux allows.  The
+    start line names the engine, and the collectors run either way."""
+    host = esxi_host(d)
+    agent = Agent(d, config(host, "{proto: file, path: \"-\"}"))
+    for env, want in (({}, "(interpreter)"), ({"ESXWATCH_JIT": "1"}, "(JIT)")):
+        rc, out, err = once(agent, env=env)
+        if rc != 0:
+            fail("%s: --once exit %d: %s" % (env, rc, err[-300:]))
+        m = re.search(r"started on .*regexes: (PCRE2 [^\n]*)\)", err)
+        if m is None:
+            fail("%s: no engine in the start line: %s" % (env, err[-500:]))
+        if not m.group(1).endswith(want):
+            fail("%s: engine %r, want one ending in %s" % (env, m.group(1), want))
+        if not nic_samples(harness.parse_events(out)):
+            fail("%s: no nic sample on stdout" % env)
+
+
 harness.main(globals())
