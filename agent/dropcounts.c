@@ -394,11 +394,17 @@ dropcounts_snap_dest(struct dc_snap *s, const char *name, uint64_t budget,
 }
 
 bool
-dropcounts_due(const struct dropcounts *dc, int64_t now_mono)
+dropcounts_pending(const struct dropcounts *dc)
 {
-	if (dc->path[0] == '\0' || now_mono < dc->next_ms)
+	if (dc->path[0] == '\0')
 		return false;
 	return !dc->have_saved || memcmp(&dc->cur, &dc->saved, sizeof(dc->cur)) != 0;
+}
+
+bool
+dropcounts_due(const struct dropcounts *dc, int64_t now_mono)
+{
+	return now_mono >= dc->next_ms && dropcounts_pending(dc);
 }
 
 void

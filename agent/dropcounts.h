@@ -88,6 +88,8 @@ void		dropcounts_rest(struct dropcounts *, uint64_t *gone_budget,
 void		dropcounts_snap_dest(struct dc_snap *, const char *name, uint64_t budget,
 		    uint64_t poison, uint64_t filtered);
 /* Does dc->cur differ from what was saved, and may it be written now? */
+/* The counts differ from what was last saved (a save is wanted, due or not). */
+bool		dropcounts_pending(const struct dropcounts *);
 bool		dropcounts_due(const struct dropcounts *, int64_t now_mono);
 /* Write dc->cur; next write not before now + interval_ms. */
 int		dropcounts_save(struct dropcounts *, int64_t now_mono, int interval_ms);

@@ -879,7 +879,7 @@ hk_is_idle(const struct spool *sp)
 {
 	const struct seg *l = sp->st.nsegs > 0 ? &sp->st.segs[sp->st.nsegs - 1] : NULL;
 
-	if (sp->st.memonly || sp->sync_wanted ||
+	if (sp->st.memonly || sp->sync_wanted || dropcounts_pending(&sp->dc) ||
 	    (sp->st.active && l != NULL && l->mem == NULL && l->synced < l->size))
 		return false;
 	for (size_t k = 0; k < sp->ndests; k++)
@@ -900,6 +900,7 @@ housekeeper(void *arg)
 		int64_t now = mono_ms(), period;
 		bool cursors = false;
 
+		spool_counts_snap(sp);
 		sp->hk_idle = hk_is_idle(sp);
 		period = sp->hk_idle ? SPOOL_IDLE_MS : sp->o.sync_ms;
 
@@ -911,7 +912,6 @@ housekeeper(void *arg)
 			check_dir(sp);
 			continue;
 		}
-		spool_counts_snap(sp);
 		if (!sp->st.dir_refused && dropcounts_due(&sp->dc, now)) {
 			/* before the cursors: a count is on disk before its event
 			 * is passed */
