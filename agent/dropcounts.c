@@ -401,6 +401,15 @@ dropcounts_due(const struct dropcounts *dc, int64_t now_mono)
 	return !dc->have_saved || memcmp(&dc->cur, &dc->saved, sizeof(dc->cur)) != 0;
 }
 
+int64_t
+dropcounts_wait_ms(const struct dropcounts *dc, int64_t now_mono)
+{
+	if (dc->path[0] == '\0' ||
+	    (dc->have_saved && memcmp(&dc->cur, &dc->saved, sizeof(dc->cur)) == 0))
+		return -1;
+	return dc->next_ms > now_mono ? dc->next_ms - now_mono : 0;
+}
+
 void
 dropcounts_force(struct dropcounts *dc)
 {
