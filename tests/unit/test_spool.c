@@ -276,6 +276,17 @@ TEST(append_read_ack)
 	spool_close(sp);
 }
 
+/* Everything for destination 0: n events, numbered first..last. */
+static void
+drained(struct spool *sp, int n, int first, int last)
+{
+	int f, l;
+
+	CHECK_INT(drain(sp, 0, &f, &l), n);
+	CHECK_INT(f, first);
+	CHECK_INT(l, last);
+}
+
 /* n events from `from` with one spool_push_many(); returns its result. */
 static size_t
 push_many_n(struct spool *sp, int from, int n)
@@ -367,7 +378,7 @@ TEST(push_many_writes_the_same_records_at_once)
 	struct spool_opts o;
 	struct spool *a, *b;
 	struct spool_stats st;
-	int w, first, last;
+	int w;
 
 	/* within one segment: 100 events, two runs of at most 64 */
 	opts(&o, 1 << 24, 1 << 20);
@@ -384,9 +395,7 @@ TEST(push_many_writes_the_same_records_at_once)
 	CHECK_INT(st.queued_events, 100);
 	CHECK_INT(read_ack(b, 0, 0, 10), 10);
 	CHECK_INT(push_many_n(b, 100, 5), 5);
-	CHECK_INT(drain(b, 0, &first, &last), 95);
-	CHECK_INT(first, 10);
-	CHECK_INT(last, 104);
+	drained(b, 95, 10, 104);
 	spool_close(a);
 	spool_close(b);
 
@@ -401,9 +410,7 @@ TEST(push_many_writes_the_same_records_at_once)
 	spool_close(b);
 	/* and they are read back after a restart */
 	b = spool_open_dir(many, &o, one, 1);
-	CHECK_INT(drain(b, 0, &first, &last), 1000);
-	CHECK_INT(first, 0);
-	CHECK_INT(last, 999);
+	drained(b, 1000, 0, 999);
 	spool_close(b);
 }
 
@@ -416,7 +423,6 @@ TEST(push_many_on_a_disk_that_refuses_writes)
 	struct spool *sp;
 	struct spool_stats st;
 	struct rlimit old, small;
-	int first, last;
 
 	opts(&o, 1 << 20, 64 * 1024);
 	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, one, 1);
@@ -433,9 +439,7 @@ TEST(push_many_on_a_disk_that_refuses_writes)
 	CHECK(st.memory_only);
 	CHECK_INT(st.queued_events, 210);
 	CHECK_INT(st.torn_tails, 0);
-	CHECK_INT(drain(sp, 0, &first, &last), 210);
-	CHECK_INT(first, 0);
-	CHECK_INT(last, 209);
+	drained(sp, 210, 0, 209);
 	spool_close(sp);
 }
 
