@@ -33,6 +33,12 @@ queue_push(struct queue *q, const struct event *ev)
 	return spool_push((struct spool *)q, ev);
 }
 
+size_t
+queue_push_many(struct queue *q, const struct event *const *evs, size_t n)
+{
+	return spool_push_many((struct spool *)q, evs, n);
+}
+
 int
 queue_sync(struct queue *q)
 {

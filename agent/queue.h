@@ -4,7 +4,7 @@
  * events from its own cursor and acknowledges what it delivered.
  *
  * This header is the seam the durable spool implements; the collecting
- * side only ever calls queue_push() and queue_sync().
+ * side only ever calls queue_push(), queue_push_many() and queue_sync().
  */
 #ifndef ESXWATCH_QUEUE_H
 #define ESXWATCH_QUEUE_H
@@ -52,6 +52,11 @@ int		 queue_set_dests(struct queue *, const char *const *dests, size_t ndests);
 
 /* Collecting side.  The event is copied.  0 = queued. */
 int		 queue_push(struct queue *, const struct event *);
+/* n events in order, as n queue_push() calls would queue them, with as
+ * few writes as the queue can: returns how many, from the first, are
+ * queued (n = all; each is as safe as after queue_push()).  Stops at the
+ * first it cannot queue. */
+size_t		 queue_push_many(struct queue *, const struct event *const *evs, size_t n);
 /* Everything pushed so far survives a crash once this returns 0. */
 int		 queue_sync(struct queue *);
 

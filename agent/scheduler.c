@@ -200,16 +200,14 @@ set_event_time(struct event *ev)
  * a rule capture cannot change them); appname, kind and severity are the
  * collector's when it set them (a forwarded log line's program).
  */
-int
-emit(struct emitter *em, struct event *ev)
+static int
+enrich(struct emitter *em, struct event *ev)
 {
 	struct scheduler *s = em->sched;
 	const struct kvlist *tags = &s->cfg->tags;
 	size_t i;
 	int r = 0;
 
-	if (ev == NULL)
-		return -1;
 	/* the agent's own names: valid by construction (event.h) */
 	if (event_set_builtin(ev, "hostname", s->hostname) == -1 ||
 	    event_set_builtin_default(ev, "appname", "esxwatch") == -1 ||
@@ -224,19 +222,81 @@ emit(struct emitter *em, struct event *ev)
 		if (field_name_valid(tags->v[i].key))
 			r = event_set_builtin_default(ev, tags->v[i].key,
 			    tags->v[i].value);
-	if (r == 0) {
+	if (r == 0)
 		diag_feed(ev);	/* the diagnosis stage looks at it first */
+	return r;
+}
+
+static void
+emit_failed(struct emitter *em, size_t n)
+{
+	__atomic_add_fetch(&em->sched->failed, n, __ATOMIC_RELAXED);
+	log_limited(LOG_ERROR, "emit", 60, "could not queue an event from %s",
+	    em->collector);
+}
+
+int
+emit(struct emitter *em, struct event *ev)
+{
+	struct scheduler *s = em->sched;
+	int r;
+
+	if (ev == NULL)
+		return -1;
+	r = enrich(em, ev);
+	if (r == 0) {
 		r = queue_push(s->q, ev);
 		if (r == 0)
 			bell_ring(s->changed);
 	}
-	if (r != 0) {
-		__atomic_add_fetch(&s->failed, 1, __ATOMIC_RELAXED);
-		log_limited(LOG_ERROR, "emit", 60, "could not queue an event from %s",
-		    em->collector);
-	}
+	if (r != 0)
+		emit_failed(em, 1);
 	event_free(ev);
 	return r;
+}
+
+#define EMIT_RUN	64
+
+/* Up to EMIT_RUN events: enriched, then queued with one queue_push_many()
+ * where the queue takes them all.  Returns how many were not queued. */
+static size_t
+emit_run(struct emitter *em, struct event **evs, size_t n)
+{
+	const struct event *ok[EMIT_RUN];
+	size_t i, k = 0, m = 0, q, failed = 0;
+
+	for (i = 0; i < n; i++)
+		if (evs[i] == NULL || enrich(em, evs[i]) != 0)
+			failed++;
+		else
+			ok[k++] = evs[i];
+	while (m < k) {
+		q = queue_push_many(em->sched->q, ok + m, k - m);
+		if (q > 0)
+			bell_ring(em->sched->changed);
+		m += q;
+		if (m < k) {	/* the queue refused that one: the rest go on */
+			failed++;
+			m++;
+		}
+	}
+	return failed;
+}
+
+size_t
+emit_many(struct emitter *em, struct event **evs, size_t n)
+{
+	size_t i, k, failed = 0;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < EMIT_RUN ? n - i : EMIT_RUN;
+		failed += emit_run(em, evs + i, k);
+	}
+	if (failed > 0)
+		emit_failed(em, failed);
+	for (i = 0; i < n; i++)
+		event_free(evs[i]);
+	return failed;
 }
 
 int

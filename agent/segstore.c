@@ -831,6 +831,52 @@ done:
 }
 
 /*
+ * Records in one write: record j of the n is recs[ends[j-1] - from ..
+ * ends[j] - from) (ends[-1] = from), sequence seq + j.  Writes the
+ * longest first part that fits in the active file segment (starting one
+ * where segstore_append() would for the first record) and returns how
+ * many records that is, exactly as that many segstore_append() calls
+ * would have left the store.  0: nothing appended (memory only, no room,
+ * or the write failed and was cut back): append the next record with
+ * segstore_append(), which rolls the segment or handles the error.
+ */
+size_t
+segstore_append_run(struct segstore *st, const unsigned char *recs, const size_t *ends,
+    size_t n, size_t from, uint64_t seq)
+{
+	struct seg *s;
+	uint64_t room;
+	size_t k = 0;
+
+	if (n == 0 || st->memonly)
+		return 0;
+	s = st->active ? &st->segs[st->nsegs - 1] : NULL;
+	if (s == NULL || s->mem != NULL) {
+		if (ends[0] - from > st->segment_size)
+			return 0;	/* one record bigger than a segment */
+		s = new_active(st);
+		if (s == NULL || s->mem != NULL || s->fd < 0)
+			return 0;
+	}
+	room = s->size < st->segment_size ? st->segment_size - s->size : 0;
+	while (k < n && ends[k] - from <= room)
+		k++;
+	if (k == 0)
+		return 0;
+	if (fs_write_all(s->fd, recs, ends[k - 1] - from, (off_t)s->size) != 0) {
+		if (ftruncate(s->fd, (off_t)s->size) < 0)
+			log_warn("spool: cannot cut segment %016" PRIx64 ": %s", s->id,
+			    log_errstr(errno));
+		return 0;
+	}
+	if (s->size == 0)
+		s->first_seq = seq;
+	s->size += ends[k - 1] - from;
+	s->end_seq = seq + k;
+	return k;
+}
+
+/*
  * fsync the segment being written without holding the lock through the
  * disk wait: a dup of its descriptor stays valid even if the segment is
  * sealed meanwhile.  Called with mu held; returns with mu held.

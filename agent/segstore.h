@@ -112,6 +112,10 @@ uint64_t	 segstore_total_bytes(const struct segstore *);
 /* Writing. */
 int		 segstore_append(struct segstore *, const unsigned char *rec, size_t len,
 		    uint64_t seq);
+/* Records in one write (segstore.c): how many were appended, 0 = append
+ * the next one with segstore_append(). */
+size_t		 segstore_append_run(struct segstore *, const unsigned char *recs,
+		    const size_t *ends, size_t n, size_t from, uint64_t seq);
 void		 segstore_seal(struct segstore *);
 void		 segstore_memonly(struct segstore *, const char *what, int err);
 /* fsync the active segment; mu (held) is released during the disk wait. */

@@ -33,6 +33,10 @@
 #include "spool.h"
 #include "spool_int.h"
 
+/* Records of one run end here in sp->rec (spool_push_many). */
+#define SPOOL_RUN_BYTES	(64u * 1024)
+#define SPOOL_RUN_MAX	64
+
 static void	*housekeeper(void *);
 static void	 save_cursors(struct spool *);
 static void	 save_dests(struct spool *);
@@ -98,7 +102,7 @@ spool_alloc(const char *dir, const struct spool_opts *opts)
 	pthread_mutex_init(&sp->curmu, NULL);
 	cond_init_mono(&sp->cv);
 	cond_init_mono(&sp->hkcv);
-	buf_init(&sp->rec, SPOOL_REC_MAX + SPOOL_REC_HDR);
+	buf_init(&sp->rec, SPOOL_RUN_BYTES + SPOOL_REC_MAX + SPOOL_REC_HDR);
 	sp->instance = __atomic_add_fetch(&spool_instances, 1, __ATOMIC_RELAXED);
 	return sp;
 }
@@ -327,37 +331,31 @@ drop_segment(struct spool *sp, size_t i, const char *why)
 }
 
 
-int
-spool_push(struct spool *sp, const struct event *ev)
+/* ev as one sealed record (sequence seq) at the end of sp->rec: 0, or -1
+ * with sp->rec as it was. */
+static int
+rec_add(struct spool *sp, const struct event *ev, uint64_t seq)
 {
-	unsigned char *h;
-	size_t plen;
-	uint64_t seq;
-	int rc = -1;
+	static const char zero[SPOOL_REC_HDR];
+	size_t at = sp->rec.len;
 
-	pthread_mutex_lock(&sp->mu);
-	if (sp->ndests == 0) {
-		/* nowhere to go: nothing to keep (as the in-memory queue) */
-		pthread_mutex_unlock(&sp->mu);
-		return 0;
-	}
-	buf_reset(&sp->rec);
-	if (buf_append(&sp->rec, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
-	    SPOOL_REC_HDR) < 0 || event_serialize(ev, &sp->rec) < 0) {
+	if (buf_append(&sp->rec, zero, SPOOL_REC_HDR) < 0 ||
+	    event_serialize(ev, &sp->rec) < 0 ||
+	    sp->rec.len - at > SPOOL_REC_MAX + SPOOL_REC_HDR) {
+		sp->rec.len = at;
 		log_limited(LOG_ERROR, "spool:serialize", 60,
 		    "spool: cannot serialize an event (too large?)");
-		goto out;
+		return -1;
 	}
-	plen = sp->rec.len - SPOOL_REC_HDR;
-	seq = sp->st.next_seq;
-	h = (unsigned char *)sp->rec.data;
-	spoolrec_seal(h, plen, seq);
-	if (segstore_append(&sp->st, h, sp->rec.len, seq) < 0) {
-		log_limited(LOG_ERROR, "spool:push", 60, "spool: out of memory, event lost");
-		goto out;
-	}
-	sp->st.next_seq++;
-	sp->pushed++;
+	spoolrec_seal((unsigned char *)sp->rec.data + at, sp->rec.len - at - SPOOL_REC_HDR,
+	    seq);
+	return 0;
+}
+
+/* After each append, as before any next one: the budgets. */
+static void
+keep_budget(struct spool *sp)
+{
 	while (sp->st.nsegs > 1 && segstore_total_bytes(&sp->st) > sp->o.budget)
 		drop_segment(sp, 0, "storage.max_disk_buffer is full");
 	/* Memory is bounded on its own; what is on disk stays. */
@@ -368,6 +366,12 @@ spool_push(struct spool *sp, const struct event *ev)
 			break;
 		drop_segment(sp, i, "the in-memory buffer is full (the disk refuses writes)");
 	}
+}
+
+/* After records were appended: the sync cadence, wakeups (once a run). */
+static void
+pushed(struct spool *sp)
+{
 	if (!sp->st.memonly && sp->st.active) {
 		struct seg *s = &sp->st.segs[sp->st.nsegs - 1];
 
@@ -379,10 +383,89 @@ spool_push(struct spool *sp, const struct event *ev)
 	if (sp->hk_idle)	/* asleep for SPOOL_IDLE_MS: its sync is due */
 		pthread_cond_signal(&sp->hkcv);
 	pthread_cond_broadcast(&sp->cv);
-	rc = 0;
-out:
+}
+
+/*
+ * One run: up to SPOOL_RUN_MAX events serialized into sp->rec and written
+ * with segstore_append_run() (one write per segment they land in), record
+ * by record where it cannot (a new segment, memory, a refused write).  *bad: an event could
+ * not be serialized (it ends the run).  Returns how many were appended.
+ */
+static size_t
+push_run(struct spool *sp, const struct event *const *evs, size_t n, bool *bad)
+{
+	size_t ends[SPOOL_RUN_MAX], m = 0, i, from = 0;
+	uint64_t seq = sp->st.next_seq;
+	const unsigned char *data;
+
+	buf_reset(&sp->rec);
+	*bad = false;
+	while (m < n && m < SPOOL_RUN_MAX && sp->rec.len < SPOOL_RUN_BYTES) {
+		if (rec_add(sp, evs[m], seq + m) < 0) {
+			*bad = true;
+			break;
+		}
+		ends[m++] = sp->rec.len;
+	}
+	if (m == 0)
+		return 0;
+	data = (const unsigned char *)sp->rec.data;
+	for (i = 0; i < m; from = ends[i - 1]) {
+		size_t k = segstore_append_run(&sp->st, data + from, ends + i, m - i,
+		    from, seq + i);
+
+		if (k == 0) {	/* this one alone: a new segment, memory, ... */
+			if (segstore_append(&sp->st, data + from, ends[i] - from,
+			    seq + i) < 0) {
+				log_limited(LOG_ERROR, "spool:push", 60,
+				    "spool: out of memory, event lost");
+				*bad = true;
+				break;
+			}
+			k = 1;
+		}
+		i += k;
+		keep_budget(sp);
+	}
+	sp->st.next_seq += i;
+	sp->pushed += i;
+	return i;
+}
+
+/*
+ * The events in order, each as its own record exactly as spool_push()
+ * writes it, in as few writes as the segments allow: every record counted
+ * here is in the kernel's page cache (or, memory-only, in the spool) when
+ * this returns.  Returns how many, from the first, were queued.
+ */
+size_t
+spool_push_many(struct spool *sp, const struct event *const *evs, size_t n)
+{
+	size_t done = 0, k;
+	bool bad = false;
+
+	pthread_mutex_lock(&sp->mu);
+	if (sp->ndests == 0) {
+		/* nowhere to go: nothing to keep (as the in-memory queue) */
+		pthread_mutex_unlock(&sp->mu);
+		return n;
+	}
+	while (done < n && !bad) {
+		k = push_run(sp, evs + done, n - done, &bad);
+		done += k;
+		if (k == 0)
+			break;
+	}
+	if (done > 0)
+		pushed(sp);
 	pthread_mutex_unlock(&sp->mu);
-	return rc;
+	return done;
+}
+
+int
+spool_push(struct spool *sp, const struct event *ev)
+{
+	return spool_push_many(sp, &ev, 1) == 1 ? 0 : -1;
 }
 
 int
@@ -938,9 +1021,16 @@ housekeeper(void *arg)
 			continue;
 		}
 		/* nothing due: sleep until the next deadline or a signal */
+		if (sp->st.memonly && sp->o.retry_ms < period)
+			period = sp->o.retry_ms;
+		if (!sp->st.dir_refused) {	/* changed counts: their save */
+			int64_t w = dropcounts_wait_ms(&sp->dc, now);
+
+			if (w >= 0 && w < period)
+				period = w > 0 ? w : 1;
+		}
 		pthread_mutex_unlock(&sp->curmu);
-		abstime_in_ms(&ts, sp->st.memonly && sp->o.retry_ms < period ?
-		    sp->o.retry_ms : period);
+		abstime_in_ms(&ts, period);
 		(void)pthread_cond_timedwait(&sp->hkcv, &sp->mu, &ts);
 		pthread_mutex_unlock(&sp->mu);
 		pthread_mutex_lock(&sp->curmu);

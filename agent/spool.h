@@ -99,6 +99,8 @@ void		 spool_close(struct spool *);
 int		 spool_set_dests(struct spool *, const char *const *dests, size_t ndests);
 
 int		 spool_push(struct spool *, const struct event *);
+/* The first events of evs that were queued (see queue_push_many()). */
+size_t		 spool_push_many(struct spool *, const struct event *const *evs, size_t n);
 int		 spool_sync(struct spool *);
 
 /* Returns the number of events put in *out, or -1. */

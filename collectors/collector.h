@@ -80,6 +80,10 @@ struct collector {
 
 /* Hand an event to the agent (takes ownership, even on error). */
 int		 emit(struct emitter *, struct event *);
+/* emit() for n events at once, queued in order with as few queue writes
+ * as it can (queue_push_many()); frees every one (NULLs count as failed).
+ * Returns how many could not be queued (0 = all). */
+size_t		 emit_many(struct emitter *, struct event **evs, size_t n);
 /* Returns 0 once everything emitted so far is safely queued (durable with
  * the spool): call it before persisting a position such as a log bookmark. */
 int		 emit_sync(struct emitter *);

@@ -27,6 +27,7 @@
 #include "../agent/logstats.h"
 #include "../agent/rx.h"
 #include "../agent/utf8.h"
+#include "emitbatch.h"
 #include "follow.h"
 #include "logline.h"
 #include "logwatch.h"
@@ -93,6 +94,7 @@ struct lw {
 	struct kvstore	*bm;
 	bool		 first_scan;
 	struct emitter	*em;		/* of the current (last) collect() */
+	struct emit_batch batch;	/* flushed after each read, before a sync */
 	struct lw_file	*cur;
 	int64_t		 now;
 	int64_t		 saved_at;	/* last bookmark save (ms) */
@@ -297,7 +299,7 @@ storm_summary(void *arg, const char *rule, const char *entity, uint64_t n,
 	}
 	if (ru != NULL && ru->hint[0] != '\0')
 		event_set(ev, "esxwatch_hint", ru->hint);
-	emit(lw->em, ev);
+	emit_batch_add(&lw->batch, lw->em, ev);
 }
 
 /*
@@ -543,7 +545,7 @@ handle(struct lw *lw, struct lw_file *lf, const char *text, size_t len,
 	}
 	if (matched)
 		lw->alerts++;
-	emit(lw->em, ev);
+	emit_batch_add(&lw->batch, lw->em, ev);
 }
 
 static void
@@ -822,6 +824,7 @@ save_bookmarks(struct lw *lw, struct emitter *em)
 	bool changed = false;
 	size_t i;
 
+	emit_batch_flush(&lw->batch, em);	/* held events first */
 	for (i = 0; i < lw->nfiles; i++) {
 		follow_pos(lw->files[i]->fo, pos, sizeof(pos));
 		if (pos[0] != '\0' && strcmp(pos, lw->files[i]->saved) != 0)
@@ -1096,6 +1099,7 @@ lw_collect(struct collector_ctx *ctx, struct emitter *em)
 		if (r == 1)
 			more = 1;
 		flush_pending(lw, lf);
+		emit_batch_flush(&lw->batch, em);
 	}
 	lw->cur = NULL;
 	/* A backlog is read in bounded calls back to back: sync the queue
@@ -1134,6 +1138,7 @@ lw_free(struct lw *lw)
 	if (lw->bm != NULL)
 		kv_close(lw->bm);
 	buf_free(&lw->text);
+	emit_batch_discard(&lw->batch);	/* empty: collect() and fini() flush */
 	free(lw->pic);
 	free(lw);
 }

@@ -1,7 +1,8 @@
 /*
  * scheduler: the collecting side without the real collectors or the queue.
  * This file defines the registry (collectors_all, collector_find) and the
- * queue's collecting side (queue_push, queue_sync), so the linker takes
+ * queue's collecting side (queue_push, queue_push_many, queue_sync), so
+ * the linker takes
  * these instead of registry.o and the spool: the scheduler runs fake
  * collectors whose calls are counted, and every emitted event lands here.
  */
@@ -38,13 +39,25 @@ int
 queue_push(struct queue *q, const struct event *ev)
 {
 	(void)q;
-	if (atomic_load(&push_fail))
+	if (atomic_load(&push_fail) || strstr(ev->text, "refuse me") != NULL)
 		return -1;
 	pthread_mutex_lock(&qmu);
 	if (ngot < MAXEV)
 		got[ngot++] = event_dup(ev);
 	pthread_mutex_unlock(&qmu);
 	return 0;
+}
+
+/* As the spool: in order, stopping at the first it refuses. */
+size_t
+queue_push_many(struct queue *q, const struct event *const *evs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (queue_push(q, evs[i]) != 0)
+			break;
+	return i;
 }
 
 int
@@ -93,6 +106,8 @@ static atomic_int	 last_emit_rc;
 static atomic_int	 slow_hold;	/* the slow collector blocks while set */
 static atomic_int	 slow_inside;	/* ... and says it is blocked */
 static atomic_int	 quick_fail;	/* the quick collector fails while set */
+static atomic_int	 quick_many;	/* ... emits a run with emit_many() */
+static atomic_int	 last_many_rc;
 
 static int
 quick_init(struct collector_ctx *ctx)
@@ -118,6 +133,14 @@ quick_collect(struct collector_ctx *ctx, struct emitter *em)
 		event_set(ev, "appname", "vobd");
 	}
 	atomic_store(&last_emit_rc, emit(em, ev));
+	if (atomic_load(&quick_many)) {
+		/* 70 events: more than one queue run; the third is refused */
+		struct event *run[70];
+
+		for (int i = 0; i < 70; i++)
+			run[i] = event_newf(0, "many %d%s", i, i == 2 ? " refuse me" : "");
+		atomic_store(&last_many_rc, (int)emit_many(em, run, 70));
+	}
 	return atomic_load(&quick_fail) ? -1 : 0;
 }
 
@@ -449,6 +472,43 @@ TEST(emit_reports_a_refused_push)
 	config_free(cfg);
 }
 
+/* emit_many(): every event enriched as emit() does it, queued in order;
+ * one the queue refuses is counted and the rest still go. */
+TEST(emit_many_queues_in_order_and_counts_a_refusal)
+{
+	volatile sig_atomic_t stop = 0;
+	struct config *cfg = load();
+	struct scheduler *s;
+	int k = 0;
+
+	counts_reset();
+	if (cfg == NULL)
+		return;
+	s = sched_start(cfg, (struct queue *)&fake_queue);
+	atomic_store(&quick_many, 1);
+	sched_run_once(s, &stop);
+	atomic_store(&quick_many, 0);
+	CHECK_INT(atomic_load(&last_many_rc), 1);
+	pthread_mutex_lock(&qmu);
+	for (int i = 0; i < ngot; i++) {
+		char want[32];
+
+		if (strncmp(got[i]->text, "many ", 5) != 0)
+			continue;
+		if (k == 2)
+			k++;	/* the refused one */
+		snprintf(want, sizeof(want), "many %d", k++);
+		CHECK_STR(got[i]->text, want);
+		CHECK_STR(event_get(got[i], "hostname"), "testhost");
+		CHECK_STR(event_get(got[i], "esxwatch_collector"), "nic");
+		CHECK_STR(event_get(got[i], "site"), "lab");
+	}
+	pthread_mutex_unlock(&qmu);
+	CHECK_INT(k, 70);
+	sched_stop(s);
+	config_free(cfg);
+}
+
 struct loop_arg {
 	struct scheduler	*s;
 	volatile sig_atomic_t	 stop, reload;
@@ -591,6 +651,7 @@ main(void)
 	RUN(emit_enriches_events);
 	RUN(state_saved_after_collect);
 	RUN(emit_reports_a_refused_push);
+	RUN(emit_many_queues_in_order_and_counts_a_refusal);
 	RUN(loop_intervals_and_a_hung_collector);
 	RUN(totals_count_runs_and_errors_across_schedulers);
 	got_clear();

@@ -87,6 +87,17 @@ pread(int fd, void *p, size_t len, off_t off)
 	return (ssize_t)syscall(SYS_pread64, fd, p, len, off);
 }
 
+/* pwrite() likewise: count the writes to segment files. */
+static int	 pwrite_segs;
+
+ssize_t
+pwrite(int fd, const void *p, size_t len, off_t off)
+{
+	if (is_seg_fd(fd))
+		__atomic_add_fetch(&pwrite_segs, 1, __ATOMIC_SEQ_CST);
+	return (ssize_t)syscall(SYS_pwrite64, fd, p, len, off);
+}
+
 static struct event *
 mkev(int i)
 {
@@ -262,6 +273,173 @@ TEST(append_read_ack)
 	CHECK_INT(spool_peek(sp, 0, 10, 1, 0, &b), 1);
 	spool_batch_free(&b);
 	CHECK_INT(spool_sync(sp), 0);
+	spool_close(sp);
+}
+
+/* Everything for destination 0: n events, numbered first..last. */
+static void
+drained(struct spool *sp, int n, int first, int last)
+{
+	int f, l;
+
+	CHECK_INT(drain(sp, 0, &f, &l), n);
+	CHECK_INT(f, first);
+	CHECK_INT(l, last);
+}
+
+/* n events from `from` with one spool_push_many(); returns its result. */
+static size_t
+push_many_n(struct spool *sp, int from, int n)
+{
+	struct event **evs = calloc((size_t)n, sizeof(*evs));
+	size_t r;
+
+	for (int i = 0; i < n; i++)
+		evs[i] = mkev(from + i);
+	r = spool_push_many(sp, (const struct event *const *)evs, (size_t)n);
+	for (int i = 0; i < n; i++)
+		event_free(evs[i]);
+	free(evs);
+	return r;
+}
+
+/* The bytes of file dir/name; *len set; NULL if absent. */
+static unsigned char *
+slurp(const char *dir, const char *name, size_t *len)
+{
+	char path[PATH_MAX];
+	unsigned char *d;
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || (d = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	if (read(fd, d, *len) != (ssize_t)*len)
+		*len = 0;
+	close(fd);
+	return d;
+}
+
+/* Every segment file of dir a is in dir b with the same bytes, and b has
+ * no other; returns how many there are. */
+static int
+same_segments(const char *a, const char *b)
+{
+	DIR *d = opendir(a);
+	struct dirent *e;
+	int n = 0, nb = 0;
+
+	CHECK(d != NULL);
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t la = 0, lb = 0, l = strlen(e->d_name);
+		unsigned char *x, *y;
+
+		if (l < 4 || strcmp(e->d_name + l - 4, ".seg") != 0)
+			continue;
+		x = slurp(a, e->d_name, &la);
+		y = slurp(b, e->d_name, &lb);
+		if (y == NULL || la != lb || memcmp(x, y, la) != 0)
+			T_FAILF("segment %s differs (%zu and %zu bytes)", e->d_name, la, lb);
+		free(x);
+		free(y);
+		n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	d = opendir(b);
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+
+		if (l >= 4 && strcmp(e->d_name + l - 4, ".seg") == 0)
+			nb++;
+	}
+	if (d != NULL)
+		closedir(d);
+	CHECK_INT(nb, n);
+	return n;
+}
+
+/*
+ * spool_push_many() writes exactly the records spool_push() would, each in
+ * the segment file (the kernel's page cache: safe from kill -9) when it
+ * returns, with no sync asked; in one write per run where the segment has
+ * room, record by record across a segment's end.
+ */
+TEST(push_many_writes_the_same_records_at_once)
+{
+	char one_by_one[300], many[300];
+	struct spool_opts o;
+	struct spool *a, *b;
+	struct spool_stats st;
+	int w;
+
+	/* within one segment: 100 events, two runs of at most 64 */
+	opts(&o, 1 << 24, 1 << 20);
+	a = spool_open_dir(newdir(one_by_one, sizeof(one_by_one)), &o, one, 1);
+	b = spool_open_dir(newdir(many, sizeof(many)), &o, one, 1);
+	CHECK(a != NULL && b != NULL);
+	push_n(a, 0, 100);
+	w = __atomic_load_n(&pwrite_segs, __ATOMIC_SEQ_CST);
+	CHECK_INT(push_many_n(b, 0, 100), 100);
+	CHECK_INT(__atomic_load_n(&pwrite_segs, __ATOMIC_SEQ_CST) - w, 2);
+	CHECK_INT(same_segments(one_by_one, many), 1);
+	spool_stats(b, &st);
+	CHECK_INT(st.pushed_events, 100);
+	CHECK_INT(st.queued_events, 100);
+	CHECK_INT(read_ack(b, 0, 0, 10), 10);
+	CHECK_INT(push_many_n(b, 100, 5), 5);
+	drained(b, 95, 10, 104);
+	spool_close(a);
+	spool_close(b);
+
+	/* 8 KB segments: runs cross segment ends */
+	opts(&o, 1 << 24, 8 * 1024);
+	a = spool_open_dir(newdir(one_by_one, sizeof(one_by_one)), &o, one, 1);
+	b = spool_open_dir(newdir(many, sizeof(many)), &o, one, 1);
+	push_n(a, 0, 1000);
+	CHECK_INT(push_many_n(b, 0, 1000), 1000);
+	CHECK(same_segments(one_by_one, many) > 5);
+	spool_close(a);
+	spool_close(b);
+	/* and they are read back after a restart */
+	b = spool_open_dir(many, &o, one, 1);
+	drained(b, 1000, 0, 999);
+	spool_close(b);
+}
+
+/* A refused batch write leaves no partial record: the events go to memory
+ * one by one, in order, all counted as queued. */
+TEST(push_many_on_a_disk_that_refuses_writes)
+{
+	char dir[300];
+	struct spool_opts o;
+	struct spool *sp;
+	struct spool_stats st;
+	struct rlimit old, small;
+
+	opts(&o, 1 << 20, 64 * 1024);
+	sp = spool_open_dir(newdir(dir, sizeof(dir)), &o, one, 1);
+	CHECK_INT(push_many_n(sp, 0, 10), 10);
+	CHECK_INT(spool_sync(sp), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	small = old;
+	small.rlim_cur = 4096;
+	setrlimit(RLIMIT_FSIZE, &small);
+	CHECK_INT(push_many_n(sp, 10, 200), 200);
+	setrlimit(RLIMIT_FSIZE, &old);
+	spool_stats(sp, &st);
+	CHECK(st.memory_only);
+	CHECK_INT(st.queued_events, 210);
+	CHECK_INT(st.torn_tails, 0);
+	drained(sp, 210, 0, 209);
 	spool_close(sp);
 }
 
@@ -1697,6 +1875,8 @@ main(int argc, char **argv)
 	if (mkdtemp(root) == NULL)
 		return 1;
 	RUN(append_read_ack);
+	RUN(push_many_writes_the_same_records_at_once);
+	RUN(push_many_on_a_disk_that_refuses_writes);
 	RUN(reopen_resumes_at_cursor);
 	RUN(segments_deleted_when_passed);
 	RUN(file_modes);
