@@ -287,6 +287,21 @@ drained(struct spool *sp, int n, int first, int last)
 	CHECK_INT(l, last);
 }
 
+/* The spool of dir opened again: nothing counted damaged, and destination
+ * 0 gets n events, numbered first..last. */
+static void
+reopened_intact(const char *dir, const struct spool_opts *o, int n, int first,
+    int last)
+{
+	struct spool *sp = spool_open_dir(dir, o, one, 1);
+	struct spool_stats st;
+
+	spool_stats(sp, &st);
+	CHECK_INT(st.dropped_corrupt, 0);
+	drained(sp, n, first, last);
+	spool_close(sp);
+}
+
 /* n events from `from` with one spool_push_many(); returns its result. */
 static size_t
 push_many_n(struct spool *sp, int from, int n)
@@ -796,9 +811,8 @@ TEST(segment_files_deleted_while_running)
 {
 	char dir[300], p[400];
 	struct spool_opts o;
-	struct spool_stats st;
 	struct spool *sp;
-	int nseg, first, last, guard = 0;
+	int nseg, guard = 0;
 
 	opts(&o, 1 << 20, 4 * 1024);
 	newdir(dir, sizeof(dir));
@@ -814,13 +828,7 @@ TEST(segment_files_deleted_while_running)
 		usleep(20 * 1000);
 	CHECK_INT(count_files(dir, ".seg"), nseg);
 	spool_close(sp);
-	sp = spool_open_dir(dir, &o, one, 1);
-	spool_stats(sp, &st);
-	CHECK_INT(st.dropped_corrupt, 0);
-	CHECK_INT(drain(sp, 0, &first, &last), 200);
-	CHECK_INT(first, 0);
-	CHECK_INT(last, 199);
-	spool_close(sp);
+	reopened_intact(dir, &o, 200, 0, 199);
 }
 
 /* The directory deleted and a symlink planted in its place before the
@@ -834,7 +842,7 @@ TEST(link_planted_for_a_deleted_directory_refused)
 	struct spool_stats st;
 	struct spool *sp;
 	struct stat sb;
-	int first, last, guard = 0;
+	int guard = 0;
 
 	opts(&o, 1 << 20, 4 * 1024);
 	newdir(dir, sizeof(dir));
@@ -872,13 +880,7 @@ TEST(link_planted_for_a_deleted_directory_refused)
 	} while ((st.memory_only || access(p, F_OK) != 0) && guard++ < 250);
 	CHECK(!st.memory_only);
 	spool_close(sp);
-	sp = spool_open_dir(dir, &o, one, 1);
-	spool_stats(sp, &st);
-	CHECK_INT(st.dropped_corrupt, 0);
-	CHECK_INT(drain(sp, 0, &first, &last), 195);
-	CHECK_INT(first, 10);
-	CHECK_INT(last, 204);
-	spool_close(sp);
+	reopened_intact(dir, &o, 195, 10, 204);
 }
 
 /* A stop while a planted link is in the place of the deleted directory:
@@ -919,7 +921,7 @@ TEST(disk_full_during_write_back_keeps_the_open_files)
 	struct spool_stats st;
 	struct spool *sp;
 	struct rlimit lim, small;
-	int first, last, nseg, guard = 0;
+	int nseg, guard = 0;
 
 	opts(&o, 1 << 20, 4 * 1024);
 	o.mem_max = 8 * 1024;
@@ -955,13 +957,7 @@ TEST(disk_full_during_write_back_keeps_the_open_files)
 	CHECK(count_files(dir, ".seg") >= nseg);
 	CHECK(!st.memory_only);
 	spool_close(sp);
-	sp = spool_open_dir(dir, &o, one, 1);
-	spool_stats(sp, &st);
-	CHECK_INT(st.dropped_corrupt, 0);
-	CHECK_INT(drain(sp, 0, &first, &last), 201);
-	CHECK_INT(first, 0);
-	CHECK_INT(last, 200);
-	spool_close(sp);
+	reopened_intact(dir, &o, 201, 0, 200);
 }
 
 TEST(budget_drops_oldest_and_counts)
