@@ -178,7 +178,7 @@ class Agent:
 
     def stdout_events(self):
         with open(self.stdout_path, errors="replace") as f:
-            return parse_events(f.read())
+            return parse_events(whole_lines(f.read()))
 
 
 
@@ -189,6 +189,21 @@ def free_port(kind=socket.SOCK_STREAM, host="127.0.0.1"):
     p = s.getsockname()[1]
     s.close()
     return p
+
+
+def whole_lines(text):
+    """text up to its last newline: a line still being written is left for
+    the next read."""
+    return text[:text.rfind("\n") + 1]
+
+
+def file_events(path):
+    """The events in a file sink's output (or any JSON-lines file the agent
+    writes), whole lines only; [] while the file does not exist."""
+    if not os.path.exists(path):
+        return []
+    with open(path, errors="replace") as f:
+        return parse_events(whole_lines(f.read()))
 
 
 def parse_events(text):

@@ -33,14 +33,7 @@ def config(h, out, extra=""):
             "filelog: {}\n%s" % (h.tools_dir, out, extra))
 
 
-def read_events(path):
-    """The whole lines of a file sink's output: a line the agent is still
-    writing (no newline yet) is read the next time."""
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        text = f.read()
-    return harness.parse_events(text[:text.rfind("\n") + 1])
+read_events = harness.file_events
 
 
 def test_version_and_help(d):

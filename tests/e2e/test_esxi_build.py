@@ -232,8 +232,7 @@ def test_syscalls_daemon_within_allowlist(d):
 
         def samples():
             try:
-                with open(out) as f:
-                    return len(nic_samples(harness.parse_events(f.read())))
+                return len(nic_samples(harness.file_events(out)))
             except (OSError, AssertionError):
                 return 0
         harness.wait_for(lambda: samples() >= 2, timeout=30, what="two nic samples")

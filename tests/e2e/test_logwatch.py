@@ -64,11 +64,7 @@ def config(root, filelogs, extra=""):
 
 
 def out_events(root):
-    p = os.path.join(root, "out.jsonl")
-    if not os.path.exists(p):
-        return []
-    with open(p, errors="replace") as f:
-        return harness.parse_events(f.read())
+    return harness.file_events(os.path.join(root, "out.jsonl"))
 
 
 def logwatch_events(root):
