@@ -1,5 +1,7 @@
 # esxwatch — see README.md.  `make run` and `make test` set everything up.
 VERSION	:= 0.1.0
+# Parallel compile jobs of `make test` (its builds; the tests run one at a time).
+JOBS	?= $(shell nproc 2>/dev/null || echo 2)
 CC	?= cc
 PKGS	:= libcurl yaml-0.1 zlib libpcre2-8
 
@@ -90,8 +92,8 @@ lint:
 # against the real binary.  Last line: "N passed, N failed".
 test: test-deps
 	$(MAKE) lint
-	$(MAKE) all unit
-	$(MAKE) SANITIZE=1 all unit
+	$(MAKE) -j$(JOBS) all unit
+	$(MAKE) -j$(JOBS) SANITIZE=1 all unit
 	-$(MAKE) esxi
 	@sh tests/run-all.sh
 

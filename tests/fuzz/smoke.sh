@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 secs=${FUZZ_SMOKE_SECONDS:-5}
-if ! make -s fuzz >build/fuzz-build.log 2>&1; then
+if ! make -s -j"$(nproc)" fuzz >build/fuzz-build.log 2>&1; then
 	echo "FAIL: fuzz/build: make fuzz failed (build/fuzz-build.log)"
 	tail -20 build/fuzz-build.log
 	exit 1
