@@ -407,14 +407,6 @@ dropcounts_due(const struct dropcounts *dc, int64_t now_mono)
 	return now_mono >= dc->next_ms && dropcounts_pending(dc);
 }
 
-int64_t
-dropcounts_wait_ms(const struct dropcounts *dc, int64_t now_mono)
-{
-	if (!dropcounts_pending(dc))
-		return -1;
-	return dc->next_ms > now_mono ? dc->next_ms - now_mono : 0;
-}
-
 void
 dropcounts_force(struct dropcounts *dc)
 {

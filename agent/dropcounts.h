@@ -92,8 +92,6 @@ void		dropcounts_snap_dest(struct dc_snap *, const char *name, uint64_t budget,
 bool		dropcounts_pending(const struct dropcounts *);
 bool		dropcounts_due(const struct dropcounts *, int64_t now_mono);
 /* Write dc->cur; next write not before now + interval_ms. */
-/* Changed counts wait to be saved: ms until dropcounts_due(); -1 none. */
-int64_t		dropcounts_wait_ms(const struct dropcounts *, int64_t now_mono);
 int		dropcounts_save(struct dropcounts *, int64_t now_mono, int interval_ms);
 /* Write dc->cur at the next chance (the directory was re-created). */
 void		dropcounts_force(struct dropcounts *);

@@ -1023,12 +1023,6 @@ housekeeper(void *arg)
 		/* nothing due: sleep until the next deadline or a signal */
 		if (sp->st.memonly && sp->o.retry_ms < period)
 			period = sp->o.retry_ms;
-		if (!sp->st.dir_refused) {	/* changed counts: their save */
-			int64_t w = dropcounts_wait_ms(&sp->dc, now);
-
-			if (w >= 0 && w < period)
-				period = w > 0 ? w : 1;
-		}
 		pthread_mutex_unlock(&sp->curmu);
 		abstime_in_ms(&ts, period);
 		(void)pthread_cond_timedwait(&sp->hkcv, &sp->mu, &ts);
