@@ -644,7 +644,12 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			}
 			continue;
 		}
-		jlen = event_json_len(ev);
+		/* the batch's size in flat JSON, near enough: the serialized
+		 * form has a length where JSON has quotes, a colon and a comma;
+		 * only escapes make JSON longer, and a sink splits a batch its
+		 * request limit cannot take (encode_part), so no exact count
+		 * (a second pass over every string) is needed here */
+		jlen = plen;
 		if (out->n > 0 && bytes + jlen > max_bytes) {
 			event_free(ev);
 			break;
@@ -971,6 +976,18 @@ hk_is_idle(const struct spool *sp)
 	return true;
 }
 
+/* A dirty cursor held back until cursor_next_ms.  With mu held. */
+static bool
+cursor_waits(const struct spool *sp, int64_t now)
+{
+	if (now >= sp->cursor_next_ms)
+		return false;
+	for (size_t k = 0; k < sp->ndests; k++)
+		if (sp->dests[k]->dirty)
+			return true;
+	return false;
+}
+
 static void *
 housekeeper(void *arg)
 {
@@ -1004,6 +1021,12 @@ housekeeper(void *arg)
 			continue;
 		}
 		if (cursors) {
+			/* at most one round of cursor files per sync period while
+			 * batches keep being acknowledged: a crash in between sends
+			 * that period's events again (at-least-once), and a busy
+			 * destination costs one rename + fsync a second, not one
+			 * per batch */
+			sp->cursor_next_ms = now + sp->o.sync_ms;
 			pthread_mutex_unlock(&sp->mu);
 			save_cursors(sp);
 			pthread_mutex_lock(&sp->mu);
@@ -1023,6 +1046,8 @@ housekeeper(void *arg)
 		/* nothing due: sleep until the next deadline or a signal */
 		if (sp->st.memonly && sp->o.retry_ms < period)
 			period = sp->o.retry_ms;
+		if (cursor_waits(sp, now) && sp->cursor_next_ms - now < period)
+			period = sp->cursor_next_ms - now;
 		pthread_mutex_unlock(&sp->curmu);
 		abstime_in_ms(&ts, period);
 		(void)pthread_cond_timedwait(&sp->hkcv, &sp->mu, &ts);

@@ -46,7 +46,7 @@ struct spool {
 	size_t		 ndests;
 
 	uint64_t	 wake_gen;
-	int64_t		 cursor_next_ms;	/* after a failed cursor write */
+	int64_t		 cursor_next_ms;	/* no cursor files before this */
 	int64_t		 dircheck_ms;	/* the directory still there? */
 	bool		 sync_wanted;
 	bool		 hk_idle;	/* the housekeeper sleeps SPOOL_IDLE_MS */
