@@ -695,18 +695,3 @@ err:
 	event_free(ev);
 	return NULL;
 }
-
-size_t
-event_json_len(const struct event *ev)
-{
-	char ts[32];
-	size_t n, i;
-
-	/* {"timestamp":N,"text":T} and ,"name":"value" per field */
-	n = (size_t)snprintf(ts, sizeof(ts), "%" PRId64, ev->timestamp_ms);
-	n += sizeof("{\"timestamp\":,\"text\":}") - 1 + json_str_len(ev->text);
-	for (i = 0; i < ev->nfields; i++)
-		n += 2 + json_str_len(ev->fields[i].name) +
-		    json_str_len(ev->fields[i].value);
-	return n;
-}

@@ -102,7 +102,5 @@ struct event	*event_deserialize(const void *data, size_t len);
  * UTF-8 are not validated again.  One allocation per event.
  */
 struct event	*event_decode_spooled(const void *data, size_t len);
-/* The length event_to_json() would write, without writing it. */
-size_t		 event_json_len(const struct event *);
 
 #endif

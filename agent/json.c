@@ -100,33 +100,6 @@ json_esc(char *o, const char *s, size_t n)
 	return o;
 }
 
-size_t
-json_str_len(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 2, k;
-
-	while (*p != '\0') {
-		if (json_class[*p] == 0) {
-			n++;
-			p++;
-			continue;
-		}
-		if (json_class[*p] == 1) {
-			/* \" \\ \n \r \t \b \f, or \u00XX */
-			n += strchr("\"\\\n\r\t\b\f", *p) != NULL ? 2 : 6;
-			p++;
-			continue;
-		}
-		for (k = 1; k < 4 && p[k] != '\0'; k++)
-			;
-		k = utf8_seq(p, k);
-		n += k > 0 ? k : 3;	/* an invalid byte: U+FFFD */
-		p += k > 0 ? k : 1;
-	}
-	return n;
-}
-
 /* Input bytes escaped per piece when the whole string does not fit the
  * buffer's worst case (a buffer close to its limit). */
 #define JSON_PIECE	512

@@ -25,9 +25,6 @@ char		*json_esc(char *o, const char *s, size_t n);
 /* Append s[0..n) as a JSON string (quotes included), escaped as above.
  * -1 (buffer unchanged) past the buffer's limit. */
 int		 json_put_str(struct buf *, const char *s, size_t n);
-/* The length json_put_str() writes for the NUL-terminated s, without
- * writing it. */
-size_t		 json_str_len(const char *s);
 
 /* ---- reading ---- */
 

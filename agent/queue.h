@@ -62,7 +62,9 @@ int		 queue_sync(struct queue *);
 
 /*
  * Shipping side.  queue_peek() fills *out (caller frees with
- * batch_free_events) with up to max_events events / max_bytes of JSON from
+ * batch_free_events) with up to max_events events / about max_bytes of
+ * flat JSON (the spool counts its records' serialized size, which only
+ * escapes exceed; sinks split what their request limit cannot take) from
  * destination d's cursor, waiting at most wait_ms for the first one.
  * queue_ack() moves the cursor past the first n events of the last peek;
  * queue_drop() does the same but counts them as dropped (poison).

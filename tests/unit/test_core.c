@@ -284,31 +284,6 @@ TEST(event_spooled_decode_roundtrip)
 	event_free(ev);
 }
 
-/* event_json_len() is the length event_to_json() writes. */
-TEST(event_json_len_matches_the_json)
-{
-	static const char *const texts[] = { "", "plain", "\"\\\n\r\t\b\f\x01\x1f",
-	    "caf\xc3\xa9 \xf0\x9f\x98\x80", "\x7f~" };
-	struct buf j;
-	size_t i;
-
-	buf_init(&j, 0);
-	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-		struct event *ev = event_new(-5 + (int64_t)i, texts[i]);
-
-		CHECK(ev != NULL);
-		if (ev == NULL)
-			continue;
-		CHECK_INT(event_set(ev, "a_b", texts[(i + 1) % 5]), 0);
-		CHECK_INT(event_set(ev, "c", texts[(i + 2) % 5]), 0);
-		buf_reset(&j);
-		CHECK_INT(event_to_json(ev, &j), 0);
-		CHECK_INT(event_json_len(ev), j.len);
-		event_free(ev);
-	}
-	buf_free(&j);
-}
-
 /* Built-in names go through event_set_builtin(): each must be a name
  * event_set() would take. */
 TEST(event_builtin_names_valid)
@@ -826,7 +801,6 @@ main(void)
 	RUN(event_json_parsed_by_real_parser);
 	RUN(event_binary_roundtrip);
 	RUN(event_spooled_decode_roundtrip);
-	RUN(event_json_len_matches_the_json);
 	RUN(event_builtin_names_valid);
 	RUN(exec_captures_output_and_status);
 	RUN(exec_no_shell_interpretation);
