@@ -97,10 +97,17 @@ diag_observe(struct diag *d, const struct event *ev)
 		return;
 	if (kind == NULL)
 		kind = "";
+	/* a forwarded log line no rule matched (forward: all) feeds no
+	 * diagnosis: each looks at a logwatch event only for its rule or
+	 * its SCSI sense (diagrules.c) */
+	bool plain = strcmp(col, "logwatch") == 0 &&
+	    event_get(ev, "esxwatch_rule") == NULL &&
+	    event_get(ev, "esxwatch_scsi_sense") == NULL;
+
 	lock(d);
 	if (ev->timestamp_ms > d->now)
 		d->now = ev->timestamp_ms;
-	for (size_t i = 0; i < diag_nrules; i++)
+	for (size_t i = 0; !plain && i < diag_nrules; i++)
 		if (diag_rules[i].observe != NULL)
 			diag_rules[i].observe(d, ev, col, kind);
 	unlock(d);
