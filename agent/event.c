@@ -409,8 +409,10 @@ event_set(struct event *ev, const char *name, const char *value)
 
 #if defined(__SANITIZE_ADDRESS__) || defined(ESXWATCH_DEBUG)
 #define ASSERT_BUILTIN(n)	assert(field_name_valid(n))
+#define ASSERT_ABSENT(ev, n)	assert(find_field(ev, n) == NULL)
 #else
 #define ASSERT_BUILTIN(n)	((void)0)
+#define ASSERT_ABSENT(ev, n)	((void)0)
 #endif
 
 int
@@ -418,6 +420,25 @@ event_set_builtin(struct event *ev, const char *name, const char *value)
 {
 	ASSERT_BUILTIN(name);
 	return set_valid(ev, name, value);
+}
+
+int
+event_add_builtin(struct event *ev, const char *name, const char *value)
+{
+	struct field *f;
+	char *v;
+
+	ASSERT_BUILTIN(name);
+	ASSERT_ABSENT(ev, name);
+	if (ev->nfields == ev->cap && fields_grow(ev) == -1)
+		return -1;
+	v = arena_value(ev, value != NULL ? value : "");
+	if (v == NULL)
+		return -1;
+	f = &ev->fields[ev->nfields++];
+	f->name = (char *)(uintptr_t)name;	/* static: never written or freed */
+	f->value = v;
+	return 0;
 }
 
 int

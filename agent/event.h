@@ -79,6 +79,12 @@ int		 event_set_default(struct event *, const char *name, const char *value);
 int		 event_set_builtin(struct event *, const char *name, const char *value);
 int		 event_set_builtin_default(struct event *, const char *name,
 		    const char *value);
+/*
+ * Add a built-in field the event does not have yet (the caller knows: a
+ * collector filling a new event): no search for an existing one.  name
+ * must have static storage (a literal): the event points at it.
+ */
+int		 event_add_builtin(struct event *, const char *name, const char *value);
 const char	*event_get(const struct event *, const char *name);
 int		 event_set_text(struct event *, const char *text);
 

@@ -403,17 +403,20 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 	ev = event_new(ll.ts_ms ? ll.ts_ms : lw->now, lw->text.data);
 	if (ev == NULL)
 		return NULL;
-	event_set(ev, "esxwatch_kind", m ? "alert" : "sample");
-	event_set(ev, "esxwatch_severity", m ? m->rule->severity : "info");
-	event_set(ev, "appname", ll.appname[0] ? ll.appname : fc->name);
-	event_set(ev, "esxwatch_file", lf->path);
-	event_set(ev, "esxwatch_filelog", fc->name);
+	/* a new event: these are its first fields, none there yet */
+	event_add_builtin(ev, "esxwatch_kind", m ? "alert" : "sample");
+	event_add_builtin(ev, "esxwatch_severity", m ? m->rule->severity : "info");
+	event_add_builtin(ev, "appname", ll.appname[0] ? ll.appname : fc->name);
+	event_add_builtin(ev, "esxwatch_file", lf->path);
+	event_add_builtin(ev, "esxwatch_filelog", fc->name);
 	if (logline_vob_id(line, len, vob, sizeof(vob)) > 0)
-		event_set(ev, "esxwatch_vob_id", vob);
+		event_add_builtin(ev, "esxwatch_vob_id", vob);
 	if (truncated)
-		event_set(ev, "esxwatch_truncated", "yes");
+		event_add_builtin(ev, "esxwatch_truncated", "yes");
+	/* a capture is esxwatch_NAME: never filepath */
+	event_add_builtin(ev, "filepath", lf->path);	/* liagent's own field */
 	if (m != NULL) {
-		event_set(ev, "esxwatch_rule", m->rule->name);
+		event_add_builtin(ev, "esxwatch_rule", m->rule->name);
 		for (i = 0; i < m->ncaps; i++)
 			set_capture(ev, sense_invalid(line, len, &m->caps[i]) ?
 			    "scsi_sense_invalid" : m->caps[i].name, m->caps[i].value);
@@ -421,7 +424,6 @@ make_event(struct lw *lw, struct lw_file *lf, const char *line, size_t len,
 		if (m->rule->hint[0] != '\0')
 			event_set(ev, "esxwatch_hint", m->rule->hint);
 	}
-	event_set(ev, "filepath", lf->path);	/* liagent's own field */
 	for (i = 0; i < fc->tags.n; i++)
 		if (field_name_valid(fc->tags.v[i].key))
 			event_set_default(ev, fc->tags.v[i].key, fc->tags.v[i].value);
