@@ -533,34 +533,62 @@ event_to_json(const struct event *ev, struct buf *out)
  * length (4), value.  Only ever read back by this same code, but it comes
  * from disk, so event_deserialize() checks every length.
  */
-static int
-put_u(struct buf *b, uint64_t v, int n)
+static unsigned char *
+put_u(unsigned char *o, uint64_t v, int n)
 {
-	unsigned char s[8];
-	int i;
-
-	for (i = 0; i < n; i++)
-		s[i] = (unsigned char)(v >> (8 * i));
-	return buf_append(b, s, (size_t)n);
+	for (int i = 0; i < n; i++)
+		*o++ = (unsigned char)(v >> (8 * i));
+	return o;
 }
 
+static unsigned char *
+put_bytes(unsigned char *o, const char *s, size_t n)
+{
+	memcpy(o, s, n);
+	return o + n;
+}
+
+/* The size is counted first and reserved once: one growth at most, then
+ * plain stores (the spool serializes every event it takes). */
 int
 event_serialize(const struct event *ev, struct buf *out)
 {
-	size_t i, tl = strlen(ev->text);
+	size_t i, tl = strlen(ev->text), need = 1 + 8 + 4 + tl + 4;
+	size_t lens_small[2 * 32], *lens = lens_small;
+	unsigned char *o;
+	int r = -1;
 
-	if (buf_putc(out, 1) == -1 || put_u(out, (uint64_t)ev->timestamp_ms, 8) == -1 ||
-	    put_u(out, tl, 4) == -1 || buf_append(out, ev->text, tl) == -1 ||
-	    put_u(out, ev->nfields, 4) == -1)
-		return -1;
-	for (i = 0; i < ev->nfields; i++) {
-		size_t nl = strlen(ev->fields[i].name), vl = strlen(ev->fields[i].value);
-
-		if (put_u(out, nl, 2) == -1 || buf_append(out, ev->fields[i].name, nl) == -1 ||
-		    put_u(out, vl, 4) == -1 || buf_append(out, ev->fields[i].value, vl) == -1)
+	if (ev->nfields > 32) {
+		lens = malloc(2 * ev->nfields * sizeof(*lens));
+		if (lens == NULL)
 			return -1;
 	}
-	return 0;
+	for (i = 0; i < ev->nfields; i++) {
+		lens[2 * i] = strlen(ev->fields[i].name);
+		lens[2 * i + 1] = strlen(ev->fields[i].value);
+		need += 2 + lens[2 * i] + 4 + lens[2 * i + 1];
+	}
+	if (buf_reserve(out, need) == -1)
+		goto out;
+	o = (unsigned char *)out->data + out->len;
+	*o++ = 1;
+	o = put_u(o, (uint64_t)ev->timestamp_ms, 8);
+	o = put_u(o, tl, 4);
+	o = put_bytes(o, ev->text, tl);
+	o = put_u(o, ev->nfields, 4);
+	for (i = 0; i < ev->nfields; i++) {
+		o = put_u(o, lens[2 * i], 2);
+		o = put_bytes(o, ev->fields[i].name, lens[2 * i]);
+		o = put_u(o, lens[2 * i + 1], 4);
+		o = put_bytes(o, ev->fields[i].value, lens[2 * i + 1]);
+	}
+	out->len += need;
+	out->data[out->len] = '\0';
+	r = 0;
+out:
+	if (lens != lens_small)
+		free(lens);
+	return r;
 }
 
 struct reader {
