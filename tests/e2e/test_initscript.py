@@ -76,8 +76,19 @@ start)
 	while [ ! -s "$pidfile" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	;;
 kill)
-	[ -s "$pidfile" ] && kill -HUP "$(cat "$pidfile")"
-	sleep 0.2
+	# Return once the respawner is gone (a zombie counts as gone): one
+	# whose trap ran late, under load, would start the agent again beside
+	# the next start's, or remove that one's pid file.
+	if [ -s "$pidfile" ]; then
+		p=$(cat "$pidfile")
+		kill -HUP "$p" 2>/dev/null
+		i=0
+		while [ $i -lt 50 ] && [ -r "/proc/$p/stat" ] &&
+		    [ "$(sed 's/^.*) \(.\).*$/\1/' "/proc/$p/stat" 2>/dev/null)" != Z ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+	fi
 	rm -f "$pidfile"
 	;;
 query)
