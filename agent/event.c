@@ -359,6 +359,23 @@ fields_grow(struct event *ev)
 	return 0;
 }
 
+/* A new last field: name (already where it lives) = a copy of value. */
+static int
+append_field(struct event *ev, char *name, const char *value)
+{
+	char *v;
+
+	if (name == NULL || (ev->nfields == ev->cap && fields_grow(ev) == -1))
+		return -1;
+	v = arena_value(ev, value);
+	if (v == NULL)
+		return -1;
+	ev->fields[ev->nfields].name = name;
+	ev->fields[ev->nfields].value = v;
+	ev->nfields++;
+	return 0;
+}
+
 /* event_set() once the name is known to be valid. */
 static int
 set_valid(struct event *ev, const char *name, const char *value)
@@ -383,18 +400,7 @@ set_valid(struct event *ev, const char *name, const char *value)
 		f->value = v;
 		return 0;
 	}
-	if (ev->nfields == ev->cap && fields_grow(ev) == -1)
-		return -1;
-	v = arena_value(ev, value);
-	if (v == NULL)
-		return -1;
-	f = &ev->fields[ev->nfields];
-	f->name = arena_strndup(ev, name, strlen(name));
-	if (f->name == NULL)
-		return -1;
-	f->value = v;
-	ev->nfields++;
-	return 0;
+	return append_field(ev, arena_strndup(ev, name, strlen(name)), value);
 }
 
 int
@@ -425,20 +431,10 @@ event_set_builtin(struct event *ev, const char *name, const char *value)
 int
 event_add_builtin(struct event *ev, const char *name, const char *value)
 {
-	struct field *f;
-	char *v;
-
 	ASSERT_BUILTIN(name);
 	ASSERT_ABSENT(ev, name);
-	if (ev->nfields == ev->cap && fields_grow(ev) == -1)
-		return -1;
-	v = arena_value(ev, value != NULL ? value : "");
-	if (v == NULL)
-		return -1;
-	f = &ev->fields[ev->nfields++];
-	f->name = (char *)(uintptr_t)name;	/* static: never written or freed */
-	f->value = v;
-	return 0;
+	/* static: never written or freed */
+	return append_field(ev, (char *)(uintptr_t)name, value != NULL ? value : "");
 }
 
 int
