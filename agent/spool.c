@@ -976,11 +976,12 @@ hk_is_idle(const struct spool *sp)
 	return true;
 }
 
-/* A dirty cursor held back until cursor_next_ms.  With mu held. */
+/* A cursor file to write, now or once cursor_next_ms comes.  With mu
+ * held. */
 static bool
-cursor_waits(const struct spool *sp, int64_t now)
+cursors_dirty(const struct spool *sp)
 {
-	if (now >= sp->cursor_next_ms)
+	if (sp->st.nodisk || sp->st.dir_refused)
 		return false;
 	for (size_t k = 0; k < sp->ndests; k++)
 		if (sp->dests[k]->dirty)
@@ -998,16 +999,14 @@ housekeeper(void *arg)
 	while (!sp->closing) {
 		struct timespec ts;
 		int64_t now = mono_ms(), period;
-		bool cursors = false;
+		bool dirty, cursors;
 
 		spool_counts_snap(sp);
 		sp->hk_idle = hk_is_idle(sp);
 		period = sp->hk_idle ? SPOOL_IDLE_MS : sp->o.sync_ms;
 
-		for (size_t k = 0; k < sp->ndests && !sp->st.nodisk &&
-		    !sp->st.dir_refused && now >= sp->cursor_next_ms; k++)
-			if (sp->dests[k]->dirty)
-				cursors = true;
+		dirty = cursors_dirty(sp);
+		cursors = dirty && now >= sp->cursor_next_ms;
 		if (!sp->st.nodisk && now - sp->dircheck_ms >= period) {
 			check_dir(sp);
 			continue;
@@ -1046,7 +1045,7 @@ housekeeper(void *arg)
 		/* nothing due: sleep until the next deadline or a signal */
 		if (sp->st.memonly && sp->o.retry_ms < period)
 			period = sp->o.retry_ms;
-		if (cursor_waits(sp, now) && sp->cursor_next_ms - now < period)
+		if (dirty && sp->cursor_next_ms - now < period)
 			period = sp->cursor_next_ms - now;
 		pthread_mutex_unlock(&sp->curmu);
 		abstime_in_ms(&ts, period);
