@@ -36,6 +36,8 @@ struct follow {
 	size_t		 fplen;		/* 0 = no fingerprint yet */
 	bool		 skipping;	/* inside an over-long line */
 	bool		 draining;	/* fd is a rotated-away file: read to EOF */
+	bool		 quiet;		/* read to the end of q_*: see unchanged() */
+	struct timespec	 q_mtim, q_ctim;
 	enum follow_start start;	/* for the next open */
 	bool		 have_bm;	/* bm_* valid: resume or recover */
 	uint64_t	 bm_ino, bm_off;
@@ -512,6 +514,25 @@ close_live(struct follow *f)
 		close(f->fd);
 	f->fd = -1;
 	f->draining = false;
+	f->quiet = false;
+}
+
+/*
+ * The live file is as it was when we last read it to its end: the same
+ * size (= our offset) and the same modification and change times.  A
+ * write grows it, a truncation or a rewrite sets both times, so nothing
+ * needs reading or checking (the fingerprint is not re-read) until one of
+ * them moves.  Only a rewrite to the very same size within one tick of a
+ * coarse file-system clock could hide, until the next write.
+ */
+static bool
+unchanged(const struct follow *f, const struct stat *st)
+{
+	return f->quiet && (uint64_t)st->st_size == f->off &&
+	    st->st_mtim.tv_sec == f->q_mtim.tv_sec &&
+	    st->st_mtim.tv_nsec == f->q_mtim.tv_nsec &&
+	    st->st_ctim.tv_sec == f->q_ctim.tv_sec &&
+	    st->st_ctim.tv_nsec == f->q_ctim.tv_nsec;
 }
 
 /*
@@ -539,6 +560,7 @@ follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
     follow_line_fn cb, void *arg)
 {
 	struct stat st, fst;
+	bool fst_ok = false;	/* fst: the live file before this read */
 	int r, guard;
 
 	if (f->fd < 0) {
@@ -551,11 +573,18 @@ follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
 
 		if (gone || (uint64_t)st.st_ino != f->ino)
 			f->draining = true;	/* renamed away: finish it */
-		else if (fstat(f->fd, &fst) == 0 &&
-		    ((uint64_t)fst.st_size < f->off ||
-		    !same_fp(f->fd, f->fp, f->fplen)))
-			rotated_in_place(f, cb, arg);
+		else if (fstat(f->fd, &fst) == 0) {
+			if (unchanged(f, &fst))
+				return 0;
+			fst_ok = true;
+			if ((uint64_t)fst.st_size < f->off ||
+			    !same_fp(f->fd, f->fp, f->fplen)) {
+				rotated_in_place(f, cb, arg);
+				fst_ok = false;
+			}
+		}
 	}
+	f->quiet = false;
 	if (f->draining) {
 		r = read_fd(f, true, max_bytes, max_lines, cb, arg);
 		if (r == 1 || r < 0)
@@ -578,9 +607,16 @@ follow_read(struct follow *f, size_t max_bytes, size_t max_lines,
 	}
 	for (guard = 0; guard < 4; guard++) {
 		r = read_fd(f, false, max_bytes, max_lines, cb, arg);
-		if (r != 2)
+		if (r != 2) {
+			if (r == 0 && fst_ok && f->off == (uint64_t)fst.st_size) {
+				f->quiet = true;
+				f->q_mtim = fst.st_mtim;
+				f->q_ctim = fst.st_ctim;
+			}
 			return r;
+		}
 		rotated_in_place(f, cb, arg);
+		fst_ok = false;
 	}
 	return 1;
 }

@@ -170,15 +170,25 @@ drain(struct follow *f)
 	return r;
 }
 
-/* A fresh test directory, text written and read: its bookmark in bm. */
-static void
-bookmark_after(const char *name, const char *text, char *bm)
+/* A fresh test directory and a follower of its log from the start. */
+static struct follow *
+from_head(const char *name)
 {
 	struct follow *f;
 
 	setup(name);
 	f = follow_new(path);
 	follow_start(f, NULL, FOLLOW_HEAD);
+	return f;
+}
+
+/* A fresh test directory, text written and read: its bookmark in bm. */
+static void
+bookmark_after(const char *name, const char *text, char *bm)
+{
+	struct follow *f;
+
+	f = from_head(name);
 	append(path, text);
 	drain(f);
 	follow_pos(f, bm, FOLLOW_POS_MAX);
@@ -281,9 +291,7 @@ TEST(rename_gzip_rotation_while_open)
 {
 	struct follow *f;
 
-	setup("rename");
-	f = follow_new(path);
-	follow_start(f, NULL, FOLLOW_HEAD);
+	f = from_head("rename");
 	append(path, "a1\na2\n");
 	drain(f);
 	append(path, "b1\nb2-partial-at-rotation");	/* unread when rotated */
@@ -311,9 +319,7 @@ through_rotations(const char *name, void (*rotate)(void), const char *const *par
 {
 	struct follow *f;
 
-	setup(name);
-	f = follow_new(path);
-	follow_start(f, NULL, FOLLOW_HEAD);
+	f = from_head(name);
 	append(path, parts[0]);
 	drain(f);
 	for (size_t i = 1; i < nparts; i++) {
@@ -394,9 +400,7 @@ TEST(copytruncate_rotation)
 {
 	struct follow *f;
 
-	setup("copytrunc");
-	f = follow_new(path);
-	follow_start(f, NULL, FOLLOW_HEAD);
+	f = from_head("copytrunc");
 	append(path, "2023-01-01 first line of the file\na2\n");
 	drain(f);
 	append(path, "b1\nb2\n");
@@ -412,6 +416,35 @@ TEST(copytruncate_rotation)
 	append(path, "2023-01-03 d1 a much longer line than before to pass the offset\n");
 	drain(f);
 	CHECK_STR(got, "c2|2023-01-03 d1 a much longer line than before to pass the offset|");
+	follow_free(f);
+	cleanup();
+}
+
+/*
+ * A file read to its end is not re-checked while its size and times stay
+ * the same; a copytruncate regrown to exactly our offset still moves its
+ * times (past one tick of the file-system clock), so it is still seen.
+ */
+TEST(copytruncate_regrown_to_the_same_size)
+{
+	struct follow *f;
+
+	f = from_head("samesize");
+	append(path, "2023-01-01 aaaa\n");
+	CHECK_INT(drain(f), 0);
+	CHECK_INT(follow_read(f, 0, 0, cb, NULL), 0);	/* unchanged */
+	CHECK_STR(got, "2023-01-01 aaaa|");
+	usleep(30000);
+	rotate_copytruncate();
+	append(path, "2023-01-02 bbbb\n");
+	CHECK_INT((int)file_size_of(path), (int)follow_offset(f));
+	reset();
+	CHECK_INT(drain(f), 0);
+	CHECK_STR(got, "2023-01-02 bbbb|");
+	reset();
+	append(path, "c\n");
+	drain(f);
+	CHECK_STR(got, "c|");
 	follow_free(f);
 	cleanup();
 }
@@ -533,6 +566,7 @@ main(void)
 	RUN(rename_gzip_rotation_while_open);
 	RUN(several_rotations_between_two_reads);
 	RUN(copytruncate_rotation);
+	RUN(copytruncate_regrown_to_the_same_size);
 	RUN(cut_gzip_copy_read_up_to_the_cut);
 	RUN(bookmark_resume_and_rotations_while_down);
 	RUN(symlinked_log_rotated_while_down);
