@@ -401,16 +401,20 @@ LoadPlugin csv
 # ---- sinks -------------------------------------------------------------
 
 class Sink:
-    """A counting sink in a child process: tcp (lines) or cfapi (events)."""
+    """A counting sink in a child process: tcp (lines) or cfapi (events).
+    With bodies (cfapi), every inflated request body is also appended to
+    that file: the JSON the agent compressed, for `gzip -1` on the same
+    bytes."""
 
-    def __init__(self, procs, tmp, kind):
+    def __init__(self, procs, tmp, kind, bodies=None):
         self.portfile = os.path.join(tmp, "sink-%s.port" % kind)
         self.countfile = os.path.join(tmp, "sink-%s.count" % kind)
         for f in (self.portfile, self.countfile):
             if os.path.exists(f):
                 os.unlink(f)
         self.p = procs.start([sys.executable, os.path.abspath(__file__), "sink", kind,
-                              self.portfile, self.countfile], log=os.path.join(tmp, "sink.log"))
+                              self.portfile, self.countfile] + ([bodies] if bodies else []),
+                             log=os.path.join(tmp, "sink.log"))
         wait_for("the %s sink listens" % kind, lambda: os.path.exists(self.portfile),
                  timeout=10, alive=[self.p])
         with open(self.portfile) as f:
@@ -424,9 +428,10 @@ class Sink:
             return 0
 
 
-def _sink_main(kind, portfile, countfile):
+def _sink_main(kind, portfile, countfile, bodies=None):
     total = [0]
     lock = threading.Lock()
+    saved = open(bodies, "wb") if bodies else None
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", 0))
@@ -464,6 +469,10 @@ def _sink_main(kind, portfile, countfile):
             if "\ncontent-encoding: gzip" in h:
                 body = zlib.decompress(body, 47)
             n = body.count(b'"text":')
+            if saved:
+                with lock:
+                    saved.write(body)
+                    saved.flush()  # SIGTERM ends the sink with os._exit
             add(n)
             out = b'{"status":"ok","message":"events ingested","ingested":%d}' % n
             c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -529,7 +538,7 @@ def need(*tools):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "sink" and sys.argv[2] in ("tcp", "cfapi"):
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "sink" and sys.argv[2] in ("tcp", "cfapi"):
         signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
-        _sink_main(sys.argv[2], sys.argv[3], sys.argv[4])
-    sys.exit("usage: tailbench.py sink tcp|cfapi PORTFILE COUNTFILE")
+        _sink_main(*sys.argv[2:])
+    sys.exit("usage: tailbench.py sink tcp|cfapi PORTFILE COUNTFILE [BODIES]")
