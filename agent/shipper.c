@@ -60,6 +60,7 @@ struct dest {
 	uint64_t		 rejects;	/* events rejected alone in a row
 						 * (the thread's; st has a copy) */
 	struct event		**batch0;	/* the batch in flight */
+	size_t			 batch_n;	/* its length */
 	uint64_t		 src, seq0;	/* its records (batch.src), 0: unknown */
 	unsigned char		*poison;	/* per event of it: rejected alone */
 	size_t			 poison_cap;
@@ -336,10 +337,16 @@ deliver(struct dest *d, struct event **events, size_t n, size_t *done,
 	/* what the queue said of the batch, for a part of it too */
 	d->ctx.batch_src = d->src;
 	d->ctx.batch_seq0 = d->seq0 + (uint64_t)(events - d->batch0);
+	/* a prefix only of the whole batch: a half must go whole */
+	d->ctx.prefix_ok = d->src != 0 && events == d->batch0 && n == d->batch_n;
+	d->ctx.sent_prefix = 0;
 	r = d->sink->send(&d->ctx, &b, retry_after);
 	if (r == SEND_OK) {
 		d->rejects = 0;
 		*done = n;
+		if (d->ctx.prefix_ok && d->ctx.sent_prefix > 0 &&
+		    d->ctx.sent_prefix < n)
+			*done = d->ctx.sent_prefix;
 		return SEND_OK;
 	}
 	if (r == SEND_RETRY)
@@ -398,6 +405,7 @@ poison_reset(struct dest *d, struct event **events, size_t n)
 	}
 	memset(d->poison, 0, n);
 	d->batch0 = events;
+	d->batch_n = n;
 	return 0;
 }
 
@@ -528,6 +536,31 @@ backoff_ms(struct dest *d, int retry_after_s)
 
 enum step { STEP_SEND, STEP_AGAIN, STEP_END, STEP_ABANDONED };
 
+/*
+ * With several destinations, a batch ends at the next multiple of
+ * max_events of the queue's record numbers: destinations that read the
+ * same records at different moments (one cut short by its flush wait,
+ * another not) cut them alike from there on, so cfapi destinations share
+ * one encoding of each batch (output/cfapi.c).  The events past the cut
+ * are the next batch.
+ */
+static void
+align_batch(struct dest *d, size_t max_events, struct batch *b)
+{
+	uint64_t seq0;
+	size_t room;
+
+	if (d->sh->ndests < 2 || max_events < 2 ||
+	    queue_peek_src(d->sh->q, d->index, &seq0) == 0)
+		return;
+	room = max_events - (size_t)(seq0 % max_events);
+	if (b->n <= room)
+		return;
+	for (size_t i = room; i < b->n; i++)
+		event_free(b->events[i]);
+	b->n = room;
+}
+
 /* The next batch to send from d's cursor into *b. */
 static enum step
 next_batch(struct dest *d, size_t max_bytes, struct batch *b)
@@ -566,6 +599,7 @@ next_batch(struct dest *d, size_t max_bytes, struct batch *b)
 		if (b->n == 0)
 			return STEP_AGAIN;
 	}
+	align_batch(d, max_events, b);
 	return STEP_SEND;
 }
 

@@ -61,9 +61,14 @@ struct cfapi {
 	uint64_t		 not_ingested;
 	/* the batch being sent, for a plain body after a shared gzip one */
 	const struct batch	*cur;
+	struct batch		 part;		/* cur when a prefix is sent */
 	size_t			 cur_count;
 	bool			 body_stale;	/* body is not cur's JSON */
+	bool			 counted;	/* in cfapi_live */
 };
+
+/* cfapi sinks open in the process: below two, nothing is shared. */
+static int cfapi_live;
 
 /*
  * One encoding per batch for every cfapi destination with the same
@@ -72,9 +77,15 @@ struct cfapi {
  * batch.seq0, n).  A destination that finds its batch here sends those
  * bytes instead of encoding and compressing the same events again; one
  * that finds it being encoded waits for it (CPU work, no I/O: a short
- * wait, bounded anyway).  Bounded: SHARED_MAX bodies of SHARED_BODY_MAX.
+ * wait, bounded anyway).  A destination whose batch starts at the same
+ * record but holds more events (it peeked later, or after its flush
+ * wait) sends the shared body for the first ones when the shipper lets
+ * it (sink_ctx.prefix_ok): its next batch then starts where the other
+ * destination's does, so destinations that drifted apart share again.
+ * Bounded: SHARED_MAX bodies of SHARED_BODY_MAX, enough for a batch
+ * each of 16 destinations a batch or so apart.
  */
-#define SHARED_MAX	8
+#define SHARED_MAX	32
 #define SHARED_BODY_MAX	(512u * 1024)
 #define SHARED_WAIT_MS	2000
 
@@ -93,19 +104,28 @@ static pthread_cond_t shared_cv = PTHREAD_COND_INITIALIZER;
 static struct shared_body shared[SHARED_MAX];
 static uint64_t shared_clock;
 
+/* The entry for b: the same events, or (prefix_ok) the most of its first
+ * ones; NULL if none. */
 static struct shared_body *
 shared_find(const struct sink_ctx *ctx, const struct cfapi *c,
     const struct batch *b)
 {
+	struct shared_body *best = NULL;
+
 	for (size_t i = 0; i < SHARED_MAX; i++) {
 		struct shared_body *e = &shared[i];
 
-		if (e->state != SHARED_EMPTY && e->src == ctx->batch_src &&
-		    e->seq0 == ctx->batch_seq0 && e->n == b->n &&
-		    e->max_events == c->max_events && e->max_bytes == c->max_bytes)
+		if (e->state == SHARED_EMPTY || e->src != ctx->batch_src ||
+		    e->seq0 != ctx->batch_seq0 || e->max_events != c->max_events ||
+		    e->max_bytes != c->max_bytes)
+			continue;
+		if (e->n == b->n)
 			return e;
+		if (ctx->prefix_ok && e->n > 0 && e->n < b->n &&
+		    (best == NULL || e->n > best->n))
+			best = e;
 	}
-	return NULL;
+	return best;
 }
 
 /* The least recently used entry nobody is encoding into (NULL: none). */
@@ -122,13 +142,13 @@ shared_victim(void)
 }
 
 /*
- * The shared gzip body of b into c->zbody: 1 there was one; 0 this
- * destination encodes it and hands it over with shared_put() (*claim,
- * NULL when there is no room to share it).
+ * The shared gzip body of b (or of its first *n events) into c->zbody: 1
+ * there was one; 0 this destination encodes it and hands it over with
+ * shared_put() (*claim, NULL when there is no room to share it).
  */
 static int
 shared_take(const struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
-    struct shared_body **claim)
+    struct shared_body **claim, size_t *n)
 {
 	struct timespec until;
 	struct shared_body *e;
@@ -147,6 +167,7 @@ shared_take(const struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
 	if (e != NULL && e->state == SHARED_READY) {
 		buf_reset(&c->zbody);
 		hit = buf_append(&c->zbody, e->z.data, e->z.len) == 0;
+		*n = e->n;
 		e->used = ++shared_clock;
 	} else if (e == NULL) {
 		e = shared_victim();
@@ -329,6 +350,8 @@ cfapi_free(struct cfapi *c)
 {
 	if (c == NULL)
 		return;
+	if (c->counted)
+		__atomic_sub_fetch(&cfapi_live, 1, __ATOMIC_RELAXED);
 	hconn_close(&c->h);
 	lisession_free(&c->sess);
 	gzip_free(c->gz);
@@ -444,6 +467,8 @@ cfapi_open(struct sink_ctx *ctx)
 	    " (authenticated)" : "");
 	curl_free(esc);
 	buf_free(&url);
+	c->counted = true;
+	__atomic_add_fetch(&cfapi_live, 1, __ATOMIC_RELAXED);
 	ctx->priv = c;
 	return 0;
 err:
@@ -692,15 +717,26 @@ send_shared(struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
     int *retry_after, enum send_result *r)
 {
 	struct shared_body *claim;
-	size_t count;
+	size_t count, n = b->n;
 
-	if (ctx->batch_src == 0 || !gzip_now(c))
+	if (ctx->batch_src == 0 || !gzip_now(c) ||
+	    __atomic_load_n(&cfapi_live, __ATOMIC_RELAXED) < 2)
 		return 0;
 	c->cur_count = b->n;
-	if (shared_take(ctx, c, b, &claim)) {
+	if (shared_take(ctx, c, b, &claim, &n)) {
+		if (n < b->n) {
+			/* the first n events: a plain body, if it comes to
+			 * it, is theirs, and the shipper keeps the rest */
+			c->part.events = b->events;
+			c->part.n = n;
+			c->cur = &c->part;
+			c->cur_count = n;
+		}
 		c->body_stale = true;	/* plain, if it comes to it: made then */
-		*r = post_one(ctx, c, b->n, true, retry_after);
+		*r = post_one(ctx, c, n, true, retry_after);
 		c->body_stale = false;
+		if (*r == SEND_OK && n < b->n)
+			ctx->sent_prefix = n;
 		return 1;
 	}
 	if (claim == NULL)
@@ -725,6 +761,7 @@ cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 
 	*retry_after = 0;
 	ctx->error[0] = '\0';
+	ctx->sent_prefix = 0;
 	c->body_stale = false;
 	if (b->n == 0)
 		return SEND_OK;

@@ -50,6 +50,16 @@ struct sink_ctx {
 	 */
 	uint64_t		 batch_src;
 	uint64_t		 batch_seq0;
+	/*
+	 * prefix_ok (set by the shipper): the batch is the whole run the
+	 * queue handed out, so send() may deliver only its first events,
+	 * returning SEND_OK with sent_prefix set to how many (0: all of
+	 * them); the rest is the next batch.  cfapi does so to take another
+	 * destination's encoding of the same first events, so destinations
+	 * that drifted apart share again.
+	 */
+	bool			 prefix_ok;
+	size_t			 sent_prefix;
 };
 
 struct sink {

@@ -355,6 +355,21 @@ send_src(struct fixture *fx, const char *prefix, uint64_t src, int n)
 	return r;
 }
 
+/* Two cfapi destinations of the same options, open. */
+static int
+open_pair(struct fixture *a, struct fixture *b)
+{
+	if (fx_open(a, "", NULL) == -1)
+		return -1;
+	if (fx_open(b, "", NULL) == -1) {
+		fx_close(a);
+		return -1;
+	}
+	CHECK_INT(a->sink->open(&a->ctx), 0);
+	CHECK_INT(b->sink->open(&b->ctx), 0);
+	return 0;
+}
+
 /*
  * Two destinations of the same options sending the same records (same
  * queue, first record and count) share one gzip body: the second sends
@@ -367,14 +382,8 @@ TEST(same_records_share_one_gzip_body)
 	struct fixture a, b;
 	char *log;
 
-	if (fx_open(&a, "", NULL) == -1)
+	if (open_pair(&a, &b) == -1)
 		return;
-	if (fx_open(&b, "", NULL) == -1) {
-		fx_close(&a);
-		return;
-	}
-	CHECK_INT(a.sink->open(&a.ctx), 0);
-	CHECK_INT(b.sink->open(&b.ctx), 0);
 	CHECK_INT(send_src(&a, "from a", 9001, 3), SEND_OK);
 	CHECK_INT(send_src(&b, "from b", 9001, 3), SEND_OK);
 	CHECK_INT(send_src(&b, "unshared b", 0, 3), SEND_OK);
@@ -400,6 +409,37 @@ TEST(same_records_share_one_gzip_body)
 	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 1);
 	CHECK_INT(count_str(log, "\"encoding\": null"), 1);
 	CHECK_INT(count_str(log, "\"text\": \"again b 1\""), 1);
+	free(log);
+	fx_close(&b);
+	fx_close(&a);
+}
+
+/*
+ * A destination whose batch starts at the same record as a shared body
+ * but holds more events sends that body for the first ones when its
+ * shipper allows a prefix (sent_prefix says how many; the rest is its
+ * next batch); without prefix_ok it sends its own batch whole.
+ */
+TEST(a_longer_batch_sends_the_shared_prefix)
+{
+	struct fixture a, b;
+	char *log;
+
+	if (open_pair(&a, &b) == -1)
+		return;
+	CHECK_INT(send_src(&a, "first of a", 9101, 2), SEND_OK);
+	CHECK_INT(send_src(&a, "other of a", 9102, 2), SEND_OK);
+	b.ctx.prefix_ok = true;
+	CHECK_INT(send_src(&b, "longer b", 9101, 3), SEND_OK);
+	CHECK_INT(b.ctx.sent_prefix, 2);
+	b.ctx.prefix_ok = false;
+	CHECK_INT(send_src(&b, "whole b", 9102, 3), SEND_OK);
+	CHECK_INT(b.ctx.sent_prefix, 0);
+	log = recv_log(&b.r);
+	CHECK_INT(count_str(log, "\"text\": \"whole b 2\""), 1);
+	CHECK_INT(count_str(log, "\"text\": \"first of a 1\""), 1);
+	CHECK_INT(count_str(log, "\"text\": \"longer b"), 0);
+	CHECK_INT(count_str(log, "\"n\": 2"), 1);
 	free(log);
 	fx_close(&b);
 	fx_close(&a);
@@ -549,6 +589,7 @@ main(void)
 	RUN(status_policy_and_retry_after);
 	RUN(gzip_refused_falls_back_to_plain);
 	RUN(same_records_share_one_gzip_body);
+	RUN(a_longer_batch_sends_the_shared_prefix);
 	RUN(batch_refused_either_way_keeps_gzip);
 	RUN(counts_events_not_ingested);
 	RUN(connection_refused_is_retry);

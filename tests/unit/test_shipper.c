@@ -294,6 +294,95 @@ TEST(rejecting_everything_is_failing_not_poison)
 	config_free(cfg);
 }
 
+/* Two destinations (server and b) over a fresh storage directory. */
+static struct config *
+two_dest_cfg(int max)
+{
+	char path[128], yaml[512];
+	struct config *cfg;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/two.yaml", fake_dir);
+	snprintf(yaml, sizeof(yaml),
+	    "server: {hostname: 127.0.0.1, proto: syslog}\n"
+	    "servers:\n  b: {hostname: 127.0.0.1, proto: syslog}\n"
+	    "storage: {directory: \"%s/two\"}\n"
+	    "batch: {max_events: %d}\n", fake_dir, max);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return NULL;
+	fputs(yaml, f);
+	fclose(f);
+	cfg = config_load(path, NULL, NULL);
+	if (cfg != NULL)
+		cfg->batch_flush_interval = 0;	/* no waiting to fill up */
+	return cfg;
+}
+
+static bool
+wait_both_settled(struct queue *q, int ms)
+{
+	int64_t end = mono_ms() + ms;
+
+	while ((queue_backlog(q, 0) > 0 || queue_backlog(q, 1) > 0) &&
+	    mono_ms() < end)
+		poll(NULL, 0, 10);
+	return queue_backlog(q, 0) == 0 && queue_backlog(q, 1) == 0;
+}
+
+/* Lines from..from+n-1 pushed, then a shipper until both have them all. */
+static void
+ship_to_both(struct config *cfg, struct queue *q, int from, int n)
+{
+	struct shipper *sh;
+
+	fake_reset(0, NULL);
+	push(q, from, n, -1);
+	sh = shipper_start(cfg, q, &fake_deps);
+	CHECK(wait_seen(2 * (size_t)n, 5000));
+	CHECK(wait_both_settled(q, 5000));
+	CHECK(shipper_stop(sh, 1000, NULL));
+}
+
+/*
+ * With several destinations a batch ends at a multiple of
+ * batch.max_events of the queue's record numbers (from 1): two
+ * destinations that resume at line 3 (record 4) cut records 4-9, 10-19,
+ * 20-28 alike (so that cfapi destinations share one encoding of each),
+ * not 4-13, 14-23, 24-28.
+ */
+TEST(several_destinations_cut_batches_alike)
+{
+	const char *names[] = { "server", "b" };
+	struct config *cfg = two_dest_cfg(10);
+	struct queue *q;
+	size_t sorted[6];
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(cfg->nservers, 1);
+	q = queue_open(cfg, names, 2);
+	ship_to_both(cfg, q, 0, 3);
+	ship_to_both(cfg, q, 3, 25);
+	CHECK_INT(fk.sends, 6);
+	for (size_t i = 0; i < 6; i++) {
+		size_t v = fk.sizes[i], j = i;
+
+		for (; j > 0 && sorted[j - 1] > v; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = v;
+	}
+	CHECK_INT(sorted[0], 6);
+	CHECK_INT(sorted[1], 6);
+	CHECK_INT(sorted[2], 9);
+	CHECK_INT(sorted[3], 9);
+	CHECK_INT(sorted[4], 10);
+	CHECK_INT(sorted[5], 10);
+	queue_close(q);
+	config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -308,5 +397,6 @@ main(void)
 	RUN(filtered_events_settled_not_sent);
 	RUN(counters_outlive_a_shipper);
 	RUN(rejecting_everything_is_failing_not_poison);
+	RUN(several_destinations_cut_batches_alike);
 	return t_done();
 }
