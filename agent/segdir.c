@@ -382,6 +382,5 @@ segstore_check_dir(struct segstore *st, uint64_t from_seq,
 		st->last_retry_ms = 0;
 	}
 	st->gen++;
-	st->tgen++;
 	return 1;
 }

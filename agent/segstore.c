@@ -236,41 +236,6 @@ segstore_bytes(struct segstore *st, struct segwin *w, struct seg *s, uint64_t of
 	return 0;
 }
 
-/*
- * Was the record at (s, off) checked already?  Only if this reader comes
- * to it straight from the record before (so off is a record's start, not
- * bytes inside one that look like a header) and it lies in the run of
- * back-to-back records whose CRCs were checked: genuine records never
- * overlap, so a record start in that run is one of its records.  With
- * several destinations, each record's CRC is computed once, not once
- * per destination.
- */
-static bool
-rec_checked(const struct segstore *st, const struct segwin *w,
-    const struct seg *s, uint64_t off, uint64_t end)
-{
-	return w->next_ok && w->next_seg == s->id && w->next_off == off &&
-	    s->vgen == st->tgen && off >= s->vlo && end <= s->vhi;
-}
-
-/* The record [off, end) of s was checked: extend the run (or start one). */
-static void
-rec_mark(const struct segstore *st, struct seg *s, uint64_t off, uint64_t end)
-{
-	if (s->vgen != st->tgen || s->vhi == s->vlo) {
-		s->vgen = st->tgen;
-		s->vlo = off;
-		s->vhi = end;
-	} else if (off == s->vhi)
-		s->vhi = end;
-	else if (end == s->vlo)
-		s->vlo = off;		/* a reader behind the run meets it */
-	else if (off > s->vhi) {
-		s->vlo = off;		/* a gap: the run starts again */
-		s->vhi = end;
-	}
-}
-
 /* The record at (s, off): 1 valid (payload in *p), 0 damaged, -1 error. */
 int
 segstore_rec_at(struct segstore *st, struct segwin *w, struct seg *s, uint64_t off,
@@ -278,42 +243,22 @@ segstore_rec_at(struct segstore *st, struct segwin *w, struct seg *s, uint64_t o
 {
 	const unsigned char *h;
 	uint32_t len;
-	uint64_t end;
 	long v;
 
-	if (s->size - off < SPOOL_REC_HDR) {
-		w->next_ok = false;
+	if (s->size - off < SPOOL_REC_HDR)
 		return 0;
-	}
-	if (segstore_bytes(st, w, s, off, SPOOL_REC_HDR, &h) < 0) {
-		w->next_ok = false;
+	if (segstore_bytes(st, w, s, off, SPOOL_REC_HDR, &h) < 0)
 		return -1;
-	}
+	if (spoolrec_get32(h) != SPOOL_REC_MAGIC)
+		return 0;
 	len = spoolrec_get32(h + 4);
-	if (spoolrec_get32(h) != SPOOL_REC_MAGIC || len > SPOOL_REC_MAX ||
-	    len > s->size - off - SPOOL_REC_HDR) {
-		w->next_ok = false;
+	if (len > SPOOL_REC_MAX || len > s->size - off - SPOOL_REC_HDR)
 		return 0;
-	}
-	end = off + SPOOL_REC_HDR + len;
-	if (segstore_bytes(st, w, s, off, SPOOL_REC_HDR + len, &h) < 0) {
-		w->next_ok = false;
+	if (segstore_bytes(st, w, s, off, SPOOL_REC_HDR + len, &h) < 0)
 		return -1;
-	}
-	if (rec_checked(st, w, s, off, end)) {
-		*seq = spoolrec_seq(h);
-		v = (long)len;
-	} else {
-		v = spoolrec_valid(h, SPOOL_REC_HDR + len, seq);
-		if (v < 0) {
-			w->next_ok = false;
-			return 0;
-		}
-		rec_mark(st, s, off, end);
-	}
-	w->next_ok = true;
-	w->next_seg = s->id;
-	w->next_off = end;
+	v = spoolrec_valid(h, SPOOL_REC_HDR + len, seq);
+	if (v < 0)
+		return 0;
 	*p = h + SPOOL_REC_HDR;
 	*plen = (size_t)v;
 	return 1;

@@ -36,9 +36,6 @@ struct seg {
 	int		 fd;		/* -1 when closed */
 	unsigned char	*mem;		/* non-NULL: a memory segment */
 	size_t		 memcap;
-	/* [vlo, vhi): back-to-back records whose CRCs a reader checked,
-	 * while the store's tgen was vgen (see segstore_rec_at) */
-	uint64_t	 vlo, vhi, vgen;
 };
 
 /* A position in the stream: before the record at (seg, off), whose
@@ -57,9 +54,6 @@ struct segwin {
 	uint64_t	 gen;		/* the store's gen when filled */
 	bool		 ok;
 	int		 err;		/* errno of the last failed read */
-	/* where the record after the last one this reader took begins */
-	bool		 next_ok;
-	uint64_t	 next_seg, next_off;
 };
 
 #define SEG_GAPS_MAX	32
@@ -79,8 +73,6 @@ struct segstore {
 	bool		 dir_refused;	/* deleted, not safe to re-create: no writes */
 	uint64_t	 next_seq, next_id;
 	uint64_t	 gen;		/* bumped when read windows go stale */
-	uint64_t	 tgen;		/* bumped when segment files were
-					 * written back: checked runs go stale */
 	int64_t		 last_sync_ms, last_retry_ms;
 	uint64_t	 corrupt, torn;	/* since counts_since (dropcounts.h) */
 	size_t		 fd_max;	/* segment files kept open (segdir.c) */

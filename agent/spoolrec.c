@@ -73,12 +73,6 @@ spoolrec_valid(const unsigned char *data, size_t avail, uint64_t *seq)
 		*seq = get64(data + 8);
 	return (long)len;
 }
-
-uint64_t
-spoolrec_seq(const unsigned char *hdr)
-{
-	return get64(hdr + 8);
-}
 size_t
 spoolrec_scan(const unsigned char *data, size_t len, spool_rec_fn cb, void *arg,
     struct spoolrec_scan *sc)

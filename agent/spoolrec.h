@@ -34,8 +34,6 @@ void		 spoolrec_seal(unsigned char *hdr, size_t plen, uint64_t seq);
  * whole or it is not there.
  */
 long		 spoolrec_valid(const unsigned char *data, size_t avail, uint64_t *seq);
-/* The sequence in a record's header (its validity is the caller's). */
-uint64_t	 spoolrec_seq(const unsigned char *hdr);
 
 /* The state of a scan over consecutive segment images. */
 struct spoolrec_scan {
