@@ -80,6 +80,7 @@ struct shipper {
 	int64_t			 deadline_ms;	/* give up at this time (0 = never) */
 	struct dest		*dests;
 	size_t			 ndests;
+	size_t			 ncfapi;	/* cfapi destinations among them */
 	struct shipper_totals	*totals;
 	struct bell		*changed;	/* deps->changed */
 	/* left behind by its stop (under mtx): abandoned threads still in a
@@ -537,12 +538,14 @@ backoff_ms(struct dest *d, int retry_after_s)
 enum step { STEP_SEND, STEP_AGAIN, STEP_END, STEP_ABANDONED };
 
 /*
- * With several destinations, a batch ends at the next multiple of
- * max_events of the queue's record numbers: destinations that read the
+ * With several cfapi destinations, a full batch ends at the next multiple
+ * of max_events of the queue's record numbers: destinations that read the
  * same records at different moments (one cut short by its flush wait,
- * another not) cut them alike from there on, so cfapi destinations share
- * one encoding of each batch (output/cfapi.c).  The events past the cut
- * are the next batch.
+ * another not) cut them alike from there on, so they share one encoding
+ * of each batch (output/cfapi.c).  The events past the cut are the next
+ * batch.  A batch cut short by max_bytes is left alone: from the same
+ * record every destination cuts it alike anyway, and cutting it again
+ * would only add requests.
  */
 static void
 align_batch(struct dest *d, size_t max_events, struct batch *b)
@@ -550,7 +553,8 @@ align_batch(struct dest *d, size_t max_events, struct batch *b)
 	uint64_t seq0;
 	size_t room;
 
-	if (d->sh->ndests < 2 || max_events < 2 ||
+	if (d->sh->ncfapi < 2 || d->conf.proto != PROTO_CFAPI ||
+	    max_events < 2 || b->n < max_events ||
 	    queue_peek_src(d->sh->q, d->index, &seq0) == 0)
 		return;
 	room = max_events - (size_t)(seq0 % max_events);
@@ -837,6 +841,8 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 		if (d->conf.nodest)
 			no_destination(d, deps->nodest);
 		d->sink = find(d->conf.proto);
+		if (d->conf.proto == PROTO_CFAPI)
+			sh->ncfapi++;
 		d->ctx.name = i == 0 ? "server" : d->conf.name;
 		d->ctx.conf = &d->conf;
 		d->ctx.cfg = cfg;

@@ -83,10 +83,12 @@ static int cfapi_live;
  * it (sink_ctx.prefix_ok): its next batch then starts where the other
  * destination's does, so destinations that drifted apart share again.
  * Bounded: SHARED_MAX bodies of SHARED_BODY_MAX, enough for a batch
- * each of 16 destinations a batch or so apart.
+ * each of 16 destinations a batch or so apart, and SHARED_BYTES_MAX in
+ * all (a body that would pass it is not kept, its room given back).
  */
 #define SHARED_MAX	32
 #define SHARED_BODY_MAX	(512u * 1024)
+#define SHARED_BYTES_MAX (4u * 1024 * 1024)
 #define SHARED_WAIT_MS	2000
 
 enum shared_state { SHARED_EMPTY, SHARED_BUSY, SHARED_READY };
@@ -121,7 +123,8 @@ shared_find(const struct sink_ctx *ctx, const struct cfapi *c,
 			continue;
 		if (e->n == b->n)
 			return e;
-		if (ctx->prefix_ok && e->n > 0 && e->n < b->n &&
+		/* not a failed destination's one-event probe */
+		if (ctx->prefix_ok && e->n > 1 && e->n < b->n &&
 		    (best == NULL || e->n > best->n))
 			best = e;
 	}
@@ -187,6 +190,17 @@ shared_take(const struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
 	return hit;
 }
 
+/* The memory the kept bodies hold (under shared_mu). */
+static size_t
+shared_room(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < SHARED_MAX; i++)
+		n += shared[i].z.cap;
+	return n;
+}
+
 /* The claimed entry gets c->zbody (ok) or is given up; waiters wake. */
 static void
 shared_put(struct shared_body *e, const struct cfapi *c, bool ok)
@@ -199,6 +213,10 @@ shared_put(struct shared_body *e, const struct cfapi *c, bool ok)
 	if (ok && c->zbody.len <= SHARED_BODY_MAX &&
 	    buf_append(&e->z, c->zbody.data, c->zbody.len) == 0)
 		e->state = SHARED_READY;
+	if (shared_room() > SHARED_BYTES_MAX) {
+		buf_free(&e->z);
+		e->state = SHARED_EMPTY;
+	}
 	pthread_cond_broadcast(&shared_cv);
 	pthread_mutex_unlock(&shared_mu);
 }

@@ -294,7 +294,7 @@ TEST(rejecting_everything_is_failing_not_poison)
 	config_free(cfg);
 }
 
-/* Two destinations (server and b) over a fresh storage directory. */
+/* Two cfapi destinations (server and b) over a fresh storage directory. */
 static struct config *
 two_dest_cfg(int max)
 {
@@ -304,8 +304,8 @@ two_dest_cfg(int max)
 
 	snprintf(path, sizeof(path), "%s/two.yaml", fake_dir);
 	snprintf(yaml, sizeof(yaml),
-	    "server: {hostname: 127.0.0.1, proto: syslog}\n"
-	    "servers:\n  b: {hostname: 127.0.0.1, proto: syslog}\n"
+	    "server: {hostname: 127.0.0.1, proto: cfapi}\n"
+	    "servers:\n  b: {hostname: 127.0.0.1, proto: cfapi}\n"
 	    "storage: {directory: \"%s/two\"}\n"
 	    "batch: {max_events: %d}\n", fake_dir, max);
 	f = fopen(path, "w");
@@ -345,11 +345,11 @@ ship_to_both(struct config *cfg, struct queue *q, int from, int n)
 }
 
 /*
- * With several destinations a batch ends at a multiple of
+ * With several cfapi destinations a full batch ends at a multiple of
  * batch.max_events of the queue's record numbers (from 1): two
  * destinations that resume at line 3 (record 4) cut records 4-9, 10-19,
- * 20-28 alike (so that cfapi destinations share one encoding of each),
- * not 4-13, 14-23, 24-28.
+ * 20-28 alike (so that they share one encoding of each), not 4-13,
+ * 14-23, 24-28.
  */
 TEST(several_destinations_cut_batches_alike)
 {
