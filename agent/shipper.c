@@ -718,9 +718,10 @@ dest_thread(void *arg)
 			batch_free_events(&b);
 			continue;
 		}
-		/* a filtered batch is not the queue's run of records */
-		d->src = kept == b.events ? queue_peek_src(sh->q, d->index,
-		    &d->seq0) : 0;
+		/* a filtered batch is not the queue's run of records; with
+		 * no other cfapi destination there is nobody to share with */
+		d->src = kept == b.events && sh->ncfapi > 1 ?
+		    queue_peek_src(sh->q, d->index, &d->seq0) : 0;
 		if (nkept == 0 || poison_reset(d, kept, nkept) < 0) {
 			batch_free_events(&b);	/* out of memory */
 			nap(sh, 200, false);

@@ -64,11 +64,7 @@ struct cfapi {
 	struct batch		 part;		/* cur when a prefix is sent */
 	size_t			 cur_count;
 	bool			 body_stale;	/* body is not cur's JSON */
-	bool			 counted;	/* in cfapi_live */
 };
-
-/* cfapi sinks open in the process: below two, nothing is shared. */
-static int cfapi_live;
 
 /*
  * One encoding per batch for every cfapi destination with the same
@@ -368,8 +364,6 @@ cfapi_free(struct cfapi *c)
 {
 	if (c == NULL)
 		return;
-	if (c->counted)
-		__atomic_sub_fetch(&cfapi_live, 1, __ATOMIC_RELAXED);
 	hconn_close(&c->h);
 	lisession_free(&c->sess);
 	gzip_free(c->gz);
@@ -485,8 +479,6 @@ cfapi_open(struct sink_ctx *ctx)
 	    " (authenticated)" : "");
 	curl_free(esc);
 	buf_free(&url);
-	c->counted = true;
-	__atomic_add_fetch(&cfapi_live, 1, __ATOMIC_RELAXED);
 	ctx->priv = c;
 	return 0;
 err:
@@ -737,8 +729,7 @@ send_shared(struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
 	struct shared_body *claim;
 	size_t count, n = b->n;
 
-	if (ctx->batch_src == 0 || !gzip_now(c) ||
-	    __atomic_load_n(&cfapi_live, __ATOMIC_RELAXED) < 2)
+	if (ctx->batch_src == 0 || !gzip_now(c))
 		return 0;
 	c->cur_count = b->n;
 	if (shared_take(ctx, c, b, &claim, &n)) {

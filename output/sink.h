@@ -46,7 +46,8 @@ struct sink_ctx {
 	 * the process) and events[i] is its record seq0 + i.  Two batches
 	 * with the same src, seq0 and n hold the same events, so sinks may
 	 * share one encoding between destinations (output/cfapi.c).  src 0:
-	 * unknown.  Set by the shipper before each send().
+	 * unknown, or no other cfapi destination to share with (nothing is
+	 * kept then).  Set by the shipper before each send().
 	 */
 	uint64_t		 batch_src;
 	uint64_t		 batch_seq0;
