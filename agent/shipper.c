@@ -80,7 +80,7 @@ struct shipper {
 	int64_t			 deadline_ms;	/* give up at this time (0 = never) */
 	struct dest		*dests;
 	size_t			 ndests;
-	size_t			 ncfapi;	/* cfapi destinations among them */
+	size_t			 nshare;	/* of a sink that shares_batches */
 	struct shipper_totals	*totals;
 	struct bell		*changed;	/* deps->changed */
 	/* left behind by its stop (under mtx): abandoned threads still in a
@@ -538,12 +538,12 @@ backoff_ms(struct dest *d, int retry_after_s)
 enum step { STEP_SEND, STEP_AGAIN, STEP_END, STEP_ABANDONED };
 
 /*
- * With several cfapi destinations, a full batch ends at the next multiple
- * of max_events of the queue's record numbers: destinations that read the
- * same records at different moments (one cut short by its flush wait,
- * another not) cut them alike from there on, so they share one encoding
- * of each batch (output/cfapi.c).  The events past the cut are the next
- * batch.  A batch cut short by max_bytes is left alone: from the same
+ * With several destinations whose sink shares encodings (cfapi), a full
+ * batch ends at the next multiple of max_events of the queue's record
+ * numbers: destinations that read the same records at different moments
+ * (one cut short by its flush wait, another not) cut them alike from there
+ * on, so they share one encoding of each batch (output/cfapi.c).  The
+ * events past the cut are the next batch.  A batch cut short by max_bytes is left alone: from the same
  * record every destination cuts it alike anyway, and cutting it again
  * would only add requests.
  */
@@ -553,7 +553,7 @@ align_batch(struct dest *d, size_t max_events, struct batch *b)
 	uint64_t seq0;
 	size_t room;
 
-	if (d->sh->ncfapi < 2 || d->conf.proto != PROTO_CFAPI ||
+	if (d->sh->nshare < 2 || !d->sink->shares_batches ||
 	    max_events < 2 || b->n < max_events ||
 	    queue_peek_src(d->sh->q, d->index, &seq0) == 0)
 		return;
@@ -719,8 +719,8 @@ dest_thread(void *arg)
 			continue;
 		}
 		/* a filtered batch is not the queue's run of records; with
-		 * no other cfapi destination there is nobody to share with */
-		d->src = kept == b.events && sh->ncfapi > 1 ?
+		 * no other destination of a sharing sink, nobody to share with */
+		d->src = kept == b.events && sh->nshare > 1 ?
 		    queue_peek_src(sh->q, d->index, &d->seq0) : 0;
 		if (nkept == 0 || poison_reset(d, kept, nkept) < 0) {
 			batch_free_events(&b);	/* out of memory */
@@ -842,8 +842,8 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 		if (d->conf.nodest)
 			no_destination(d, deps->nodest);
 		d->sink = find(d->conf.proto);
-		if (d->conf.proto == PROTO_CFAPI)
-			sh->ncfapi++;
+		if (d->sink != NULL && d->sink->shares_batches)
+			sh->nshare++;
 		d->ctx.name = i == 0 ? "server" : d->conf.name;
 		d->ctx.conf = &d->conf;
 		d->ctx.cfg = cfg;

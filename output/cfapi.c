@@ -821,6 +821,7 @@ const struct sink sink_cfapi = {
 	/* {"name":"k","content":"v"} per field against "k":"v": about twice
 	 * the flat JSON for collector events (measured on nic samples). */
 	.encoded_pct = 220,
+	.shares_batches = true,
 	.port = 9000,
 	.tls_port = 9543,
 	.finish = cfapi_finish,

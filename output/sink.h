@@ -77,6 +77,12 @@ struct sink {
 	 * fails, and its first half would arrive twice.
 	 */
 	unsigned	 encoded_pct;
+	/*
+	 * The sink shares one encoding of the same records between its
+	 * destinations (sink_ctx.batch_src): with two or more of them the
+	 * shipper cuts their batches alike (agent/shipper.c align_batch).
+	 */
+	bool		 shares_batches;
 	/* The protocol's default ports (dest_port), plain and with TLS. */
 	int		 port, tls_port;
 	/*

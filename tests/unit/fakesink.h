@@ -89,11 +89,17 @@ static const struct sink fake_sink __attribute__((unused)) = {
 	.close = fake_close,
 };
 
+/* The same, as a sink that shares encodings (what cfapi is). */
+static const struct sink fake_sharing_sink __attribute__((unused)) = {
+	.name = "fake", .proto = PROTO_CFAPI, .open = fake_open, .send = fake_send,
+	.close = fake_close, .shares_batches = true,
+};
+
+/* cfapi destinations get the sharing fake, every other one the plain one. */
 static inline const struct sink *
 fake_find(enum dest_proto p)
 {
-	(void)p;
-	return &fake_sink;
+	return p == PROTO_CFAPI ? &fake_sharing_sink : &fake_sink;
 }
 
 static const struct shipper_deps fake_deps __attribute__((unused)) = {
