@@ -857,12 +857,17 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 		if (d->conf.nodest)
 			snprintf(d->st.no_destination, sizeof(d->st.no_destination),
 			    "%s", platform_nodest_name(deps->nodest));
-		if (d->sink == NULL) {
+		if (d->sink == NULL)
 			log_error("destination %s: no sink for protocol %s", d->ctx.name,
 			    dest_proto_name(d->conf.proto));
-			continue;
-		}
+	}
+	/* every destination counted (nshare) before any thread reads it */
+	for (i = 0; i < sh->ndests; i++) {
+		struct dest *d = &sh->dests[i];
 		char tname[32];
+
+		if (d->sink == NULL)
+			continue;
 
 		snprintf(tname, sizeof(tname), "esxw-ship-%zu", i);
 		if (platform_thread_start(&d->thread, tname, PLATFORM_STACK_SHIPPER,
