@@ -53,6 +53,14 @@ queue_peek(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
 }
 
 int
+queue_peek_count(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
+    int wait_ms)
+{
+	return spool_peek_count((struct spool *)q, d, max_events, max_bytes,
+	    wait_ms);
+}
+
+int
 queue_ack(struct queue *q, size_t d, size_t n)
 {
 	return spool_ack((struct spool *)q, d, n);

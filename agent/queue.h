@@ -71,6 +71,14 @@ int		 queue_sync(struct queue *);
  */
 int		 queue_peek(struct queue *, size_t d, size_t max_events,
 		    size_t max_bytes, int wait_ms, struct batch *out);
+/*
+ * What queue_peek() would hand out, read and checked but not decoded:
+ * how many events (or -1).  queue_peek_src() names them and queue_ack()
+ * and the others settle them as after a peek; a sink that holds another
+ * destination's encoding of those records sends it without the events.
+ */
+int		 queue_peek_count(struct queue *, size_t d, size_t max_events,
+		    size_t max_bytes, int wait_ms);
 int		 queue_ack(struct queue *, size_t d, size_t n);
 /* The one way an event is dropped as poison: counted here, once. */
 int		 queue_drop(struct queue *, size_t d, size_t n);

@@ -62,6 +62,8 @@ struct dest {
 	struct event		**batch0;	/* the batch in flight */
 	size_t			 batch_n;	/* its length */
 	uint64_t		 src, seq0;	/* its records (batch.src), 0: unknown */
+	unsigned		 count_miss;	/* counted batches not sent so, in a row */
+	unsigned		 count_skip;	/* batches to decode before counting again */
 	unsigned char		*poison;	/* per event of it: rejected alone */
 	size_t			 poison_cap;
 	struct dfilter		*filter;	/* NULL: every event goes */
@@ -560,14 +562,34 @@ align_batch(struct dest *d, size_t max_events, struct batch *b)
 	room = max_events - (size_t)(seq0 % max_events);
 	if (b->n <= room)
 		return;
-	for (size_t i = room; i < b->n; i++)
+	for (size_t i = room; b->events != NULL && i < b->n; i++)
 		event_free(b->events[i]);
 	b->n = room;
 }
 
-/* The next batch to send from d's cursor into *b. */
+/* The queue's next records for d: decoded into *b, or (counted) only
+ * counted (b->events NULL, b->n of them).  -1 once the queue has no
+ * such destination. */
+static int
+peek_batch(struct dest *d, size_t max_events, size_t max_bytes, int wait_ms,
+    bool counted, struct batch *b)
+{
+	int n;
+
+	if (!counted)
+		return queue_peek(d->sh->q, d->index, max_events, max_bytes,
+		    wait_ms, b);
+	b->events = NULL;
+	b->n = 0;
+	n = queue_peek_count(d->sh->q, d->index, max_events, max_bytes, wait_ms);
+	if (n > 0)
+		b->n = (size_t)n;
+	return n;
+}
+
+/* The next batch to send from d's cursor into *b (counted: peek_batch). */
 static enum step
-next_batch(struct dest *d, size_t max_bytes, struct batch *b)
+next_batch(struct dest *d, size_t max_bytes, bool counted, struct batch *b)
 {
 	struct shipper *sh = d->sh;
 	const struct config *cfg = sh->cfg;
@@ -578,8 +600,8 @@ next_batch(struct dest *d, size_t max_bytes, struct batch *b)
 	/* An idle destination sleeps until an event is pushed or the stop
 	 * wakes the queue (shipper_drain): the long wait is only a floor
 	 * for its wakeups, not a poll. */
-	if (queue_peek(sh->q, d->index, max_events, max_bytes,
-	    is_stopping(sh) ? 0 : IDLE_WAIT_MS, b) == -1)
+	if (peek_batch(d, max_events, max_bytes, is_stopping(sh) ? 0 : IDLE_WAIT_MS,
+	    counted, b) == -1)
 		return STEP_END;
 	if (b->n == 0) {
 		if (is_stopping(sh))
@@ -598,7 +620,7 @@ next_batch(struct dest *d, size_t max_bytes, struct batch *b)
 	    queue_backlog(sh->q, d->index) <= b->n) {
 		batch_free_events(b);
 		nap(sh, flush_ms, false);
-		if (queue_peek(sh->q, d->index, max_events, max_bytes, 0, b) == -1)
+		if (peek_batch(d, max_events, max_bytes, 0, counted, b) == -1)
 			return STEP_END;
 		if (b->n == 0)
 			return STEP_AGAIN;
@@ -687,6 +709,100 @@ abandoned_exit(struct dest *d)
 	return NULL;
 }
 
+/*
+ * With other destinations to share encodings with, d's batch is first
+ * only counted: its records read and checked (each one's CRC) but not
+ * decoded.  Eligible: a sink that sends such batches, no filter (a
+ * filtered batch is not the queue's run of records), full batches (a
+ * failing destination's one-event probe shares nothing).  A destination
+ * whose counted batches find nothing to send (it is the first to reach
+ * them, or its options share nothing) reads them twice; after k such
+ * misses in a row it decodes the next 2^k - 1 batches (at most 15)
+ * straight away.
+ */
+#define COUNT_MISS_MAX	4
+
+static bool
+may_count(struct dest *d)
+{
+	if (d->sh->nshare < 2 || d->sink->send_counted == NULL ||
+	    d->filter != NULL || d->attempt > 0 ||
+	    d->sh->cfg->batch_max_events < 2)
+		return false;
+	if (d->count_skip > 0) {
+		d->count_skip--;
+		return false;
+	}
+	return true;
+}
+
+/* A counted batch sent (hit) or to be decoded: the next ones' way. */
+static void
+count_outcome(struct dest *d, bool hit)
+{
+	if (hit) {
+		d->count_miss = 0;
+		return;
+	}
+	if (d->count_miss < COUNT_MISS_MAX)
+		d->count_miss++;
+	d->count_skip = (1u << d->count_miss) - 1;
+}
+
+/*
+ * Send the counted batch *b by another destination's encoding of its
+ * records (sink.send_counted).  STEP_SEND: not so, *b is to be decoded
+ * and sent the usual way; STEP_AGAIN: sent, or a retry is due; STEP_END,
+ * STEP_ABANDONED as for open_sink().
+ */
+static enum step
+send_counted(struct dest *d, struct batch *b)
+{
+	enum send_result r = SEND_RETRY;
+	size_t done = 0, delivered;
+	int retry_after = 0, sent;
+	enum step st;
+
+	d->src = queue_peek_src(d->sh->q, d->index, &d->seq0);
+	if (d->src == 0)
+		return STEP_SEND;
+	if (poison_reset(d, NULL, b->n) < 0) {
+		nap(d->sh, 200, false);	/* out of memory */
+		return STEP_AGAIN;
+	}
+	if (!enter_sink(d))
+		return STEP_END;
+	st = open_sink(d, b);
+	if (st != STEP_SEND)
+		return st;
+	d->ctx.error[0] = '\0';
+	d->ctx.batch_src = d->src;
+	d->ctx.batch_seq0 = d->seq0;
+	d->ctx.prefix_ok = true;
+	d->ctx.sent_prefix = 0;
+	sent = d->sink->send_counted(&d->ctx, b->n, &retry_after, &r);
+	if (!leave_sink(d))
+		return STEP_ABANDONED;
+	fold_not_ingested(d);
+	count_outcome(d, sent);
+	if (!sent)
+		return STEP_SEND;
+	if (r == SEND_OK) {
+		d->rejects = 0;
+		done = b->n;
+		if (d->ctx.sent_prefix > 0 && d->ctx.sent_prefix < b->n)
+			done = d->ctx.sent_prefix;
+	}
+	delivered = settle(d, b->n, done);
+	if (done > 0)
+		note_success(d, delivered);
+	if (r == SEND_OK)
+		d->attempt = 0;
+	else
+		retry_later(d, retry_after);
+	return STEP_AGAIN;
+}
+
 static void *
 dest_thread(void *arg)
 {
@@ -707,11 +823,29 @@ dest_thread(void *arg)
 
 		if (giving_up(sh))
 			break;
-		st = next_batch(d, max_bytes, &b);
+		st = next_batch(d, max_bytes, may_count(d), &b);
 		if (st == STEP_END)
 			break;
 		if (st == STEP_AGAIN)
 			continue;
+		if (b.events == NULL) {
+			size_t n = b.n;
+
+			st = send_counted(d, &b);
+			if (st == STEP_ABANDONED)
+				return abandoned_exit(d);
+			if (st == STEP_END)
+				break;
+			if (st == STEP_AGAIN)
+				continue;
+			/* the same records again, decoded this time */
+			if (queue_peek(sh->q, d->index, n, max_bytes, 0, &b) == -1)
+				break;
+			if (b.n == 0) {
+				nap(sh, 200, false);	/* as next_batch() */
+				continue;
+			}
+		}
 		if (filter_batch(d, &b, &kept, &nkept) == 0 && nkept == 0) {
 			/* nothing for this destination: settled, no send */
 			settle(d, b.n, 0);

@@ -586,19 +586,24 @@ batch_source(const struct spool *sp, struct dest *d, size_t n)
 	}
 }
 
-static void
+/*
+ * The next records from d's cursor into out, decoded; with out NULL only
+ * read and checked (each record's CRC), not decoded (spool_peek_count).
+ * Returns how many.
+ */
+static size_t
 read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes,
     struct batch *out)
 {
 	struct seg_pos p = d->cur;
-	size_t bytes = 0, cap = 0;
+	size_t bytes = 0, cap = 0, n = 0;
 
 	d->npeek = d->peek_used = 0;
-	while (out->n < max_events) {
+	while (n < max_events) {
 		size_t i = segstore_find(&sp->st, p.seg);
 		const unsigned char *payload;
 		struct seg *s;
-		struct event *ev;
+		struct event *ev = NULL;
 		uint64_t seq;
 		size_t plen, jlen;
 		int r;
@@ -622,23 +627,22 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 		}
 		r = segstore_rec_at(&sp->st, &d->win, s, p.off, &seq, &payload, &plen);
 		if (r < 0) {
-			if (out->n > 0 || !read_error_skip(sp, d, i, &p))
+			if (n > 0 || !read_error_skip(sp, d, i, &p))
 				break;
 			continue;
 		}
 		if (r == 0) {
-			skip_damaged(sp, d, s, &p, out->n);
+			skip_damaged(sp, d, s, &p, n);
 			continue;
 		}
 		/* the record's CRC vouches for it: not validated again */
-		ev = event_decode_spooled(payload, plen);
-		if (ev == NULL) {
+		if (out != NULL && (ev = event_decode_spooled(payload, plen)) == NULL) {
 			log_limited(LOG_WARN, "spool:decode", 60, "spool: undecodable "
 			    "record %" PRIu64 " skipped", seq);
 			sp->st.corrupt++;
 			p.off += SPOOL_REC_HDR + plen;
 			p.seq = seq + 1;
-			if (out->n == 0) {
+			if (n == 0) {
 				d->cur = p;
 				d->dirty = true;
 			}
@@ -650,33 +654,36 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 		 * request limit cannot take (encode_part), so no exact count
 		 * (a second pass over every string) is needed here */
 		jlen = plen;
-		if (out->n > 0 && bytes + jlen > max_bytes) {
+		if (n > 0 && bytes + jlen > max_bytes) {
 			event_free(ev);
 			break;
 		}
-		if (peek_reserve(d, out->n + 1) < 0 || spool_batch_add(out, ev, &cap) < 0) {
+		if (peek_reserve(d, n + 1) < 0 ||
+		    (out != NULL && spool_batch_add(out, ev, &cap) < 0)) {
 			event_free(ev);
 			break;
 		}
 		bytes += jlen;
 		p.off += SPOOL_REC_HDR + plen;
 		p.seq = seq + 1;
-		d->peek[out->n - 1] = p;
-		d->peek_seq[out->n - 1] = seq;
+		d->peek[n] = p;
+		d->peek_seq[n] = seq;
+		n++;
 	}
-	d->npeek = out->n;
-	batch_source(sp, d, out->n);
+	d->npeek = n;
+	batch_source(sp, d, n);
+	return n;
 }
 
-int
-spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
+/* d's next records into out (NULL: counted only); -1: no such destination. */
+static int
+peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
     int wait_ms, struct batch *out)
 {
 	struct dest *d;
 	uint64_t gen;
+	size_t n;
 
-	out->events = NULL;
-	out->n = 0;
 	if (max_events == 0)
 		return 0;
 	pthread_mutex_lock(&sp->mu);
@@ -700,9 +707,25 @@ spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
 		}
 		d = sp->dests[di];
 	}
-	read_batch(sp, d, max_events, max_bytes, out);
+	n = read_batch(sp, d, max_events, max_bytes, out);
 	pthread_mutex_unlock(&sp->mu);
-	return (int)out->n;
+	return (int)n;
+}
+
+int
+spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
+    int wait_ms, struct batch *out)
+{
+	out->events = NULL;
+	out->n = 0;
+	return peek(sp, di, max_events, max_bytes, wait_ms, out);
+}
+
+int
+spool_peek_count(struct spool *sp, size_t di, size_t max_events,
+    size_t max_bytes, int wait_ms)
+{
+	return peek(sp, di, max_events, max_bytes, wait_ms, NULL);
 }
 
 /* How the next peeked events were settled. */

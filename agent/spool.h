@@ -106,6 +106,9 @@ int		 spool_sync(struct spool *);
 /* Returns the number of events put in *out, or -1. */
 int		 spool_peek(struct spool *, size_t d, size_t max_events,
 		    size_t max_bytes, int wait_ms, struct batch *out);
+/* The same records read and checked, not decoded: how many, or -1. */
+int		 spool_peek_count(struct spool *, size_t d, size_t max_events,
+		    size_t max_bytes, int wait_ms);
 int		 spool_ack(struct spool *, size_t d, size_t n);
 int		 spool_drop(struct spool *, size_t d, size_t n);
 /* Settled without a send: the destination's filter keeps them out. */

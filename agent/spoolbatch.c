@@ -28,7 +28,7 @@ spool_batch_free(struct batch *b)
 {
 	if (b == NULL)
 		return;
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; b->events != NULL && i < b->n; i++)
 		event_free(b->events[i]);
 	free(b->events);
 	b->events = NULL;

@@ -407,11 +407,25 @@ batch_free_events(struct batch *b)
 {
 	size_t i;
 
-	for (i = 0; i < b->n; i++)
+	for (i = 0; b->events != NULL && i < b->n; i++)
 		event_free(b->events[i]);
 	free(b->events);
 	b->events = NULL;
 	b->n = 0;
+}
+
+/* No record numbers to share by (queue_peek_src): a peek, counted. */
+int
+queue_peek_count(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
+    int wait_ms)
+{
+	struct batch b;
+	int r = queue_peek(q, d, max_events, max_bytes, wait_ms, &b);
+
+	if (r == 0)
+		r = (int)b.n;
+	batch_free_events(&b);
+	return r;
 }
 
 uint64_t

@@ -64,6 +64,14 @@ struct cfapi {
 	struct batch		 part;		/* cur when a prefix is sent */
 	size_t			 cur_count;
 	bool			 body_stale;	/* body is not cur's JSON */
+	/* a counted batch no destination had encoded: this one encodes it
+	 * once the shipper has decoded it (cfapi_send_counted) */
+	struct shared_body	*claim;
+	/* a counted batch's gzip answered so that the same batch goes
+	 * plain (gzip_fallback): sent so once its events are decoded */
+	enum fallback { FB_NONE, FB_REFUSED, FB_5XX } fb_pending;
+	long			 fb_status;
+	bool			 need_events;
 };
 
 /*
@@ -140,10 +148,23 @@ shared_victim(void)
 	return v;
 }
 
+static void	claim_drop(struct cfapi *);
+
+/* Is e the entry this destination claimed for b (cfapi_send_counted)? */
+static bool
+claimed_for(const struct shared_body *e, const struct sink_ctx *ctx,
+    const struct batch *b)
+{
+	return e->state == SHARED_BUSY && e->src == ctx->batch_src &&
+	    e->seq0 == ctx->batch_seq0 && e->n == b->n;
+}
+
 /*
  * The shared gzip body of b (or of its first *n events) into c->zbody: 1
  * there was one; 0 this destination encodes it and hands it over with
- * shared_put() (*claim, NULL when there is no room to share it).
+ * shared_put() (*claim, NULL when there is no room to share it).  A
+ * counted batch (b->events NULL) keeps its claim in c->claim for the
+ * send of its decoded events.
  */
 static int
 shared_take(const struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
@@ -154,6 +175,17 @@ shared_take(const struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
 	int hit = 0;
 
 	*claim = NULL;
+	if (c->claim != NULL) {
+		pthread_mutex_lock(&shared_mu);
+		if (claimed_for(c->claim, ctx, b) && b->events != NULL) {
+			*claim = c->claim;
+			c->claim = NULL;
+		}
+		pthread_mutex_unlock(&shared_mu);
+		if (*claim != NULL)
+			return 0;
+		claim_drop(c);
+	}
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += SHARED_WAIT_MS / 1000;
 	pthread_mutex_lock(&shared_mu);
@@ -180,7 +212,10 @@ shared_take(const struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
 		e->max_events = c->max_events;
 		e->max_bytes = c->max_bytes;
 		e->used = ++shared_clock;
-		*claim = e;
+		if (b->events == NULL)
+			c->claim = e;
+		else
+			*claim = e;
 	}
 	pthread_mutex_unlock(&shared_mu);
 	return hit;
@@ -215,6 +250,16 @@ shared_put(struct shared_body *e, const struct cfapi *c, bool ok)
 	}
 	pthread_cond_broadcast(&shared_cv);
 	pthread_mutex_unlock(&shared_mu);
+}
+
+/* A claim this destination holds for a counted batch, given up. */
+static void
+claim_drop(struct cfapi *c)
+{
+	struct shared_body *e = c->claim;
+
+	c->claim = NULL;
+	shared_put(e, c, false);
 }
 
 static char *
@@ -364,6 +409,7 @@ cfapi_free(struct cfapi *c)
 {
 	if (c == NULL)
 		return;
+	claim_drop(c);
 	hconn_close(&c->h);
 	lisession_free(&c->sess);
 	gzip_free(c->gz);
@@ -616,44 +662,64 @@ post_plain(struct sink_ctx *ctx, struct cfapi *c)
 	return post_body(ctx, c, false);
 }
 
+/* The answer to the plain body of a fallback: what it says of gzip. */
+static void
+fallback_done(struct sink_ctx *ctx, struct cfapi *c, enum fallback why,
+    long gzip_status)
+{
+	bool ok = c->h.status >= 200 && c->h.status < 300;
+
+	if (why == FB_REFUSED) {
+		/* refused plain too: the batch was the problem (a poison
+		 * event), not gzip; keep compressing */
+		if (!ok)
+			c->gzip_off = false;
+		return;
+	}
+	if (!ok)
+		return;
+	c->gzip_never = true;
+	if (!c->gzip_5xx_logged)
+		log_warn("%s: the server answered HTTP %ld twice in a row "
+		    "to gzip bodies and accepted the same batch "
+		    "uncompressed: sending uncompressed from now on",
+		    ctx->name, gzip_status);
+	c->gzip_5xx_logged = true;
+}
+
 /*
  * gzip answered with 415/400 (refused on this connection) or, twice in a
  * row, with a 5xx other than Log Insight's documented overload answer
- * (503 with Retry-After): send the same batch plain.  0 or -1 (retry).
+ * (503 with Retry-After): send the same batch plain.  0, -1 (retry) or,
+ * for a counted batch (no events to make the plain body of), 1: the
+ * plain body goes once its events are decoded (fb_pending).
  */
 static int
 gzip_fallback(struct sink_ctx *ctx, struct cfapi *c)
 {
 	long st = c->h.status;
 	bool is5xx = st >= 500 && !(st == 503 && c->h.retry_after > 0);
+	enum fallback why;
 
 	c->gzip_5xx = is5xx ? c->gzip_5xx + 1 : 0;
 	if (st == 415 || st == 400) {
 		log_warn("%s: the server answered HTTP %ld to a gzip body; "
 		    "sending uncompressed on this connection", ctx->name, st);
 		c->gzip_off = true;
-		if (post_plain(ctx, c) == -1)
-			return -1;
-		/* refused plain too: the batch was the problem (a poison
-		 * event), not gzip; keep compressing */
-		if (c->h.status < 200 || c->h.status >= 300)
-			c->gzip_off = false;
+		why = FB_REFUSED;
+	} else if (c->gzip_5xx >= 2) {
+		c->gzip_5xx = 0;
+		why = FB_5XX;
+	} else
 		return 0;
+	if (c->cur == NULL) {
+		c->fb_pending = why;
+		c->fb_status = st;
+		return 1;
 	}
-	if (c->gzip_5xx < 2)
-		return 0;
-	c->gzip_5xx = 0;
 	if (post_plain(ctx, c) == -1)
 		return -1;
-	if (c->h.status >= 200 && c->h.status < 300) {
-		c->gzip_never = true;
-		if (!c->gzip_5xx_logged)
-			log_warn("%s: the server answered HTTP %ld twice in a row "
-			    "to gzip bodies and accepted the same batch "
-			    "uncompressed: sending uncompressed from now on",
-			    ctx->name, st);
-		c->gzip_5xx_logged = true;
-	}
+	fallback_done(ctx, c, why, st);
 	return 0;
 }
 
@@ -664,7 +730,8 @@ gzip_now(struct cfapi *c)
 	/* gzip again on a new connection: it may be a different node. */
 	if (c->gzip_off && hconn_will_reconnect(&c->h))
 		c->gzip_off = false;
-	return c->compress && !c->gzip_off && !c->gzip_never;
+	return c->compress && !c->gzip_off && !c->gzip_never &&
+	    c->fb_pending == FB_NONE;
 }
 
 /* zready: c->zbody already holds the gzip of the request. */
@@ -675,7 +742,9 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, bool zready,
 	bool gz;
 	long long ingested;
 	enum send_result r;
+	enum fallback fb = c->fb_pending;
 	char ex[256];
+	int f = 0;
 
 	gz = gzip_now(c);
 	if (gz && !zready && gzip_compress(c->gz, c->body.data, c->body.len,
@@ -683,9 +752,17 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, bool zready,
 		snprintf(ctx->error, sizeof(ctx->error), "gzip failed");
 		return SEND_RETRY;
 	}
-	if (post_body(ctx, c, gz) == -1 ||
-	    (gz && gzip_fallback(ctx, c) == -1))
+	if (post_body(ctx, c, gz) == -1)
 		return SEND_RETRY;
+	if (fb != FB_NONE) {
+		/* the plain body of a counted batch's fallback */
+		c->fb_pending = FB_NONE;
+		fallback_done(ctx, c, fb, c->fb_status);
+	}
+	if (gz && (f = gzip_fallback(ctx, c)) != 0) {
+		c->need_events = f == 1;
+		return SEND_RETRY;
+	}
 	r = transport_http_policy(c->h.status);
 	excerpt(&c->h.resp, ex, sizeof(ex));
 	switch (r) {
@@ -775,7 +852,9 @@ cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 	if (b->n == 0)
 		return SEND_OK;
 	c->cur = b;
-	if (send_shared(ctx, c, b, retry_after, &r) == 1)
+	e = send_shared(ctx, c, b, retry_after, &r);
+	claim_drop(c);	/* a counted batch's claim, if this was not it */
+	if (e == 1)
 		return r;
 	while (i < b->n) {
 		e = encode_part(ctx, c, b, i, &count);
@@ -793,6 +872,42 @@ cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 nomem:
 	snprintf(ctx->error, sizeof(ctx->error), "out of memory encoding a batch");
 	return SEND_RETRY;
+}
+
+/*
+ * n records another destination may have encoded (sink.send_counted): its
+ * shared gzip body, or the most of their first ones (prefix_ok), sent
+ * without the events.  None yet: this destination claims the encoding
+ * and the shipper decodes the records for cfapi_send().
+ */
+static int
+cfapi_send_counted(struct sink_ctx *ctx, size_t n, int *retry_after,
+    enum send_result *r)
+{
+	struct cfapi *c = ctx->priv;
+	struct batch counted = { NULL, n };
+	struct shared_body *none;
+	size_t got = n;
+
+	*retry_after = 0;
+	ctx->error[0] = '\0';
+	ctx->sent_prefix = 0;
+	c->need_events = false;
+	if (n == 0 || ctx->batch_src == 0 || !gzip_now(c) ||
+	    !shared_take(ctx, c, &counted, &none, &got))
+		return 0;
+	c->cur = NULL;
+	c->cur_count = got;
+	*r = post_one(ctx, c, got, true, retry_after);
+	if (c->need_events || *r == SEND_REJECT) {
+		/* a plain body, or halves to find the refused event in:
+		 * the events are needed */
+		c->need_events = false;
+		return 0;
+	}
+	if (*r == SEND_OK && got < n)
+		ctx->sent_prefix = got;
+	return 1;
 }
 
 static void
@@ -822,6 +937,7 @@ const struct sink sink_cfapi = {
 	 * the flat JSON for collector events (measured on nic samples). */
 	.encoded_pct = 220,
 	.shares_batches = true,
+	.send_counted = cfapi_send_counted,
 	.port = 9000,
 	.tls_port = 9543,
 	.finish = cfapi_finish,

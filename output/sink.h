@@ -83,6 +83,17 @@ struct sink {
 	 * shipper cuts their batches alike (agent/shipper.c align_batch).
 	 */
 	bool		 shares_batches;
+	/*
+	 * Optional, with shares_batches: send the n records sink_ctx names
+	 * (batch_src, batch_seq0; prefix_ok as for send()) without their
+	 * events, by another destination's encoding of them.  1: done, *r
+	 * says how (SEND_OK or SEND_RETRY, sent_prefix as for send()); 0:
+	 * not so (no such encoding, or the events are needed: a plain
+	 * body, a refused batch to split), and the shipper decodes the
+	 * records and calls send().
+	 */
+	int		(*send_counted)(struct sink_ctx *, size_t n,
+			    int *retry_after_s, enum send_result *r);
 	/* The protocol's default ports (dest_port), plain and with TLS. */
 	int		 port, tls_port;
 	/*

@@ -445,6 +445,111 @@ TEST(a_longer_batch_sends_the_shared_prefix)
 	fx_close(&a);
 }
 
+/* n of the queue's records src, 1000.. through fx, counted (no events). */
+static int
+send_counted(struct fixture *fx, uint64_t src, size_t n, bool prefix_ok,
+    enum send_result *r)
+{
+	int ra;
+
+	*r = SEND_REJECT;
+	fx->ctx.batch_src = src;
+	fx->ctx.batch_seq0 = 1000;
+	fx->ctx.prefix_ok = prefix_ok;
+	return fx->sink->send_counted(&fx->ctx, n, &ra, r);
+}
+
+/*
+ * A counted batch (its records not decoded) goes by another destination's
+ * gzip body of them, or of its first ones when a prefix will do; with no
+ * such body it is not sent, and the destination encodes the batch once
+ * it has the events, for the others to send in turn.
+ */
+TEST(a_counted_batch_sends_the_shared_body)
+{
+	struct fixture a, b;
+	enum send_result r;
+	char *log;
+
+	if (open_pair(&a, &b) == -1)
+		return;
+	CHECK_INT(send_src(&a, "from a", 9301, 3), SEND_OK);
+	CHECK_INT(send_counted(&b, 9301, 3, false, &r), 1);
+	CHECK_INT(r, SEND_OK);
+	CHECK_INT(b.ctx.sent_prefix, 0);
+	CHECK_INT(send_counted(&b, 9301, 5, false, &r), 0);
+	CHECK_INT(send_counted(&b, 9301, 5, true, &r), 1);
+	CHECK_INT(r, SEND_OK);
+	CHECK_INT(b.ctx.sent_prefix, 3);
+	/* nothing kept: b encodes it from its events, a sends b's body */
+	CHECK_INT(send_counted(&b, 9302, 2, false, &r), 0);
+	CHECK_INT(send_src(&b, "from b", 9302, 2), SEND_OK);
+	CHECK_INT(send_counted(&a, 9302, 2, false, &r), 1);
+	CHECK_INT(r, SEND_OK);
+	log = recv_log(&b.r);
+	CHECK_INT(count_str(log, "\"text\": \"from a 2\""), 2);
+	CHECK_INT(count_str(log, "\"text\": \"from b 1\""), 1);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 3);
+	free(log);
+	log = recv_log(&a.r);
+	CHECK_INT(count_str(log, "\"text\": \"from b 1\""), 1);
+	free(log);
+	fx_close(&b);
+	fx_close(&a);
+}
+
+/*
+ * A counted batch whose gzip body the server refuses (415), or answers
+ * with a 5xx twice in a row, goes plain as any batch does: made from its
+ * events once the shipper has decoded them, one plain request after the
+ * gzip ones, and no gzip again where the plain one was taken after 5xx.
+ */
+TEST(a_counted_batch_falls_back_to_plain_from_its_events)
+{
+	struct fixture a, b;
+	enum send_result r;
+	char *log;
+
+	if (fx_open(&a, "", NULL) == -1)
+		return;
+	if (fx_open(&b, "415,200", NULL) == -1) {
+		fx_close(&a);
+		return;
+	}
+	CHECK_INT(a.sink->open(&a.ctx), 0);
+	CHECK_INT(b.sink->open(&b.ctx), 0);
+	CHECK_INT(send_src(&a, "a", 9401, 2), SEND_OK);
+	CHECK_INT(send_counted(&b, 9401, 2, false, &r), 0);
+	CHECK_INT(send_src(&b, "b own", 9401, 2), SEND_OK);
+	log = recv_log(&b.r);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 1);
+	CHECK_INT(count_str(log, "\"encoding\": null"), 1);
+	CHECK_INT(count_str(log, "\"text\": \"b own 1\""), 1);
+	free(log);
+	fx_close(&b);
+
+	if (fx_open(&b, "502,502,200", NULL) == -1) {
+		fx_close(&a);
+		return;
+	}
+	CHECK_INT(b.sink->open(&b.ctx), 0);
+	CHECK_INT(send_src(&a, "a", 9402, 2), SEND_OK);
+	CHECK_INT(send_counted(&b, 9402, 2, false, &r), 1);
+	CHECK_INT(r, SEND_RETRY);
+	CHECK_INT(send_counted(&b, 9402, 2, false, &r), 0);
+	CHECK_INT(send_src(&b, "b plain", 9402, 2), SEND_OK);
+	/* uncompressed from now on: nothing to send counted */
+	CHECK_INT(send_src(&a, "a", 9403, 2), SEND_OK);
+	CHECK_INT(send_counted(&b, 9403, 2, false, &r), 0);
+	log = recv_log(&b.r);
+	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 2);
+	CHECK_INT(count_str(log, "\"encoding\": null"), 1);
+	CHECK_INT(count_str(log, "\"text\": \"b plain 1\""), 1);
+	free(log);
+	fx_close(&b);
+	fx_close(&a);
+}
+
 /* A 400 that plain text gets too is about the batch, not gzip. */
 TEST(batch_refused_either_way_keeps_gzip)
 {
@@ -590,6 +695,8 @@ main(void)
 	RUN(gzip_refused_falls_back_to_plain);
 	RUN(same_records_share_one_gzip_body);
 	RUN(a_longer_batch_sends_the_shared_prefix);
+	RUN(a_counted_batch_sends_the_shared_body);
+	RUN(a_counted_batch_falls_back_to_plain_from_its_events);
 	RUN(batch_refused_either_way_keeps_gzip);
 	RUN(counts_events_not_ingested);
 	RUN(connection_refused_is_retry);

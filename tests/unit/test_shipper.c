@@ -332,16 +332,23 @@ wait_both_settled(struct queue *q, int ms)
 
 /* Lines from..from+n-1 pushed, then a shipper until both have them all. */
 static void
-ship_to_both(struct config *cfg, struct queue *q, int from, int n)
+ship_to_both_by(struct config *cfg, struct queue *q, int from, int n,
+    const struct shipper_deps *deps)
 {
 	struct shipper *sh;
 
 	fake_reset(0, NULL);
 	push(q, from, n, -1);
-	sh = shipper_start(cfg, q, &fake_deps);
+	sh = shipper_start(cfg, q, deps);
 	CHECK(wait_seen(2 * (size_t)n, 5000));
 	CHECK(wait_both_settled(q, 5000));
 	CHECK(shipper_stop(sh, 1000, NULL));
+}
+
+static void
+ship_to_both(struct config *cfg, struct queue *q, int from, int n)
+{
+	ship_to_both_by(cfg, q, from, n, &fake_deps);
 }
 
 /*
@@ -383,6 +390,44 @@ TEST(several_destinations_cut_batches_alike)
 	config_free(cfg);
 }
 
+/*
+ * A destination whose sink sends counted batches (cfapi) has its records
+ * counted, not decoded, and sends another destination's encoding of them:
+ * of two destinations, the first to reach a batch decodes and sends it,
+ * the other sends it counted.  Each line arrives once per destination and
+ * both cursors end at the last record.
+ */
+TEST(a_counted_batch_is_sent_by_another_destinations_encoding)
+{
+	const char *names[] = { "server", "b" };
+	struct config *cfg = two_dest_cfg(10);
+	struct queue *q;
+	char want[32];
+	size_t times, decoded = 0;
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	q = queue_open(cfg, names, 2);
+	ship_to_both_by(cfg, q, 0, 30, &fake_counting_deps);
+	/* at least the first batch, which both reach counted */
+	CHECK(fk.counted >= 1);
+	for (size_t i = 0; i < fk.sends && i < MAXSENDS; i++)
+		decoded += fk.sizes[i];
+	CHECK_INT(decoded + fk.counted_events, 60);
+	for (int i = 0; i < 30; i++) {
+		snprintf(want, sizeof(want), "line %d", i);
+		times = 0;
+		for (size_t j = 0; j < fk.nseen; j++)
+			times += strcmp(fk.seen[j], want) == 0;
+		CHECK_INT(times, 2);
+	}
+	CHECK_INT(queue_backlog(q, 0), 0);
+	CHECK_INT(queue_backlog(q, 1), 0);
+	queue_close(q);
+	config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -398,5 +443,6 @@ main(void)
 	RUN(counters_outlive_a_shipper);
 	RUN(rejecting_everything_is_failing_not_poison);
 	RUN(several_destinations_cut_batches_alike);
+	RUN(a_counted_batch_is_sent_by_another_destinations_encoding);
 	return t_done();
 }
