@@ -803,6 +803,21 @@ send_counted(struct dest *d, struct batch *b)
 	return STEP_AGAIN;
 }
 
+/* The counted batch *b not sent so: the same records again, decoded. */
+static enum step
+decode_counted(struct dest *d, size_t max_bytes, struct batch *b)
+{
+	size_t n = b->n;
+
+	if (queue_peek(d->sh->q, d->index, n, max_bytes, 0, b) == -1)
+		return STEP_END;
+	if (b->n == 0) {
+		nap(d->sh, 200, false);	/* as next_batch() */
+		return STEP_AGAIN;
+	}
+	return STEP_SEND;
+}
+
 static void *
 dest_thread(void *arg)
 {
@@ -829,22 +844,14 @@ dest_thread(void *arg)
 		if (st == STEP_AGAIN)
 			continue;
 		if (b.events == NULL) {
-			size_t n = b.n;
-
 			st = send_counted(d, &b);
 			if (st == STEP_ABANDONED)
 				return abandoned_exit(d);
+			st = st == STEP_SEND ? decode_counted(d, max_bytes, &b) : st;
 			if (st == STEP_END)
 				break;
 			if (st == STEP_AGAIN)
 				continue;
-			/* the same records again, decoded this time */
-			if (queue_peek(sh->q, d->index, n, max_bytes, 0, &b) == -1)
-				break;
-			if (b.n == 0) {
-				nap(sh, 200, false);	/* as next_batch() */
-				continue;
-			}
 		}
 		if (filter_batch(d, &b, &kept, &nkept) == 0 && nkept == 0) {
 			/* nothing for this destination: settled, no send */

@@ -636,7 +636,9 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			continue;
 		}
 		/* the record's CRC vouches for it: not validated again */
-		if (out != NULL && (ev = event_decode_spooled(payload, plen)) == NULL) {
+		if (out != NULL)
+			ev = event_decode_spooled(payload, plen);
+		if (out != NULL && ev == NULL) {
 			log_limited(LOG_WARN, "spool:decode", 60, "spool: undecodable "
 			    "record %" PRIu64 " skipped", seq);
 			sp->st.corrupt++;
@@ -648,11 +650,9 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			}
 			continue;
 		}
-		/* the batch's size in flat JSON, near enough: the serialized
-		 * form has a length where JSON has quotes, a colon and a comma;
-		 * only escapes make JSON longer, and a sink splits a batch its
-		 * request limit cannot take (encode_part), so no exact count
-		 * (a second pass over every string) is needed here */
+		/* the batch's size in flat JSON, near enough: only escapes make
+		 * JSON longer than the serialized form, and a sink splits a
+		 * batch its request limit cannot take (encode_part) */
 		jlen = plen;
 		if (n > 0 && bytes + jlen > max_bytes) {
 			event_free(ev);

@@ -759,7 +759,9 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, bool zready,
 		c->fb_pending = FB_NONE;
 		fallback_done(ctx, c, fb, c->fb_status);
 	}
-	if (gz && (f = gzip_fallback(ctx, c)) != 0) {
+	if (gz)
+		f = gzip_fallback(ctx, c);
+	if (f != 0) {
 		c->need_events = f == 1;
 		return SEND_RETRY;
 	}
