@@ -321,6 +321,28 @@ rejects_everything(const struct dest *d)
 	    d->rejects >= (uint64_t)d->conf.reject_limit;
 }
 
+/* What the sink is told of the batch it is handed (sink_ctx). */
+static void
+send_ctx(struct dest *d, uint64_t seq0, bool prefix_ok)
+{
+	d->ctx.error[0] = '\0';
+	d->ctx.batch_src = d->src;
+	d->ctx.batch_seq0 = seq0;
+	d->ctx.prefix_ok = prefix_ok;
+	d->ctx.sent_prefix = 0;
+}
+
+/* A send of n events went: how many of them, from the first (a prefix
+ * when the sink sent only that, sink_ctx.sent_prefix). */
+static size_t
+sent_ok(struct dest *d, size_t n)
+{
+	d->rejects = 0;
+	if (d->ctx.prefix_ok && d->ctx.sent_prefix > 0 && d->ctx.sent_prefix < n)
+		return d->ctx.sent_prefix;
+	return n;
+}
+
 /*
  * Send events[0..n); on a rejection split in halves until the poison
  * event is alone and drop only it.  *done is how many events from the
@@ -335,21 +357,14 @@ deliver(struct dest *d, struct event **events, size_t n, size_t *done,
 	size_t h, d1 = 0, d2 = 0;
 
 	*done = 0;
-	d->ctx.error[0] = '\0';
 	*retry_after = 0;
-	/* what the queue said of the batch, for a part of it too */
-	d->ctx.batch_src = d->src;
-	d->ctx.batch_seq0 = d->seq0 + (uint64_t)(events - d->batch0);
-	/* a prefix only of the whole batch: a half must go whole */
-	d->ctx.prefix_ok = d->src != 0 && events == d->batch0 && n == d->batch_n;
-	d->ctx.sent_prefix = 0;
+	/* what the queue said of the batch, for a part of it too; a prefix
+	 * only of the whole batch: a half must go whole */
+	send_ctx(d, d->seq0 + (uint64_t)(events - d->batch0),
+	    d->src != 0 && events == d->batch0 && n == d->batch_n);
 	r = d->sink->send(&d->ctx, &b, retry_after);
 	if (r == SEND_OK) {
-		d->rejects = 0;
-		*done = n;
-		if (d->ctx.prefix_ok && d->ctx.sent_prefix > 0 &&
-		    d->ctx.sent_prefix < n)
-			*done = d->ctx.sent_prefix;
+		*done = sent_ok(d, n);
 		return SEND_OK;
 	}
 	if (r == SEND_RETRY)
@@ -495,6 +510,24 @@ settle(struct dest *d, size_t n, size_t done)
 		k += run;
 	}
 	return delivered;
+}
+
+static void	retry_later(struct dest *, int retry_after);
+
+/* After a send of n peeked events, done of them delivered or dropped:
+ * settle them and count the outcome; a failure waits for its retry. */
+static void
+after_send(struct dest *d, size_t n, size_t done, enum send_result r,
+    int retry_after)
+{
+	size_t delivered = settle(d, n, done);
+
+	if (done > 0)
+		note_success(d, delivered);
+	if (r == SEND_OK)
+		d->attempt = 0;
+	else
+		retry_later(d, retry_after);
 }
 
 /*
@@ -759,7 +792,6 @@ static enum step
 send_counted(struct dest *d, struct batch *b)
 {
 	enum send_result r = SEND_RETRY;
-	size_t done = 0, delivered;
 	int retry_after = 0, sent;
 	enum step st;
 
@@ -775,11 +807,7 @@ send_counted(struct dest *d, struct batch *b)
 	st = open_sink(d, b);
 	if (st != STEP_SEND)
 		return st;
-	d->ctx.error[0] = '\0';
-	d->ctx.batch_src = d->src;
-	d->ctx.batch_seq0 = d->seq0;
-	d->ctx.prefix_ok = true;
-	d->ctx.sent_prefix = 0;
+	send_ctx(d, d->seq0, true);
 	sent = d->sink->send_counted(&d->ctx, b->n, &retry_after, &r);
 	if (!leave_sink(d))
 		return STEP_ABANDONED;
@@ -787,19 +815,7 @@ send_counted(struct dest *d, struct batch *b)
 	count_outcome(d, sent);
 	if (!sent)
 		return STEP_SEND;
-	if (r == SEND_OK) {
-		d->rejects = 0;
-		done = b->n;
-		if (d->ctx.sent_prefix > 0 && d->ctx.sent_prefix < b->n)
-			done = d->ctx.sent_prefix;
-	}
-	delivered = settle(d, b->n, done);
-	if (done > 0)
-		note_success(d, delivered);
-	if (r == SEND_OK)
-		d->attempt = 0;
-	else
-		retry_later(d, retry_after);
+	after_send(d, b->n, r == SEND_OK ? sent_ok(d, b->n) : 0, r, retry_after);
 	return STEP_AGAIN;
 }
 
@@ -831,7 +847,7 @@ dest_thread(void *arg)
 	for (;;) {
 		struct batch b;
 		struct event **kept;
-		size_t done = 0, nkept, delivered;
+		size_t done = 0, nkept, n;
 		int retry_after = 0;
 		enum send_result r;
 		enum step st;
@@ -885,14 +901,9 @@ dest_thread(void *arg)
 			return abandoned_exit(d);
 		}
 		fold_not_ingested(d);
-		delivered = settle(d, b.n, done);
-		if (done > 0)
-			note_success(d, delivered);
+		n = b.n;
 		batch_free_events(&b);
-		if (r == SEND_OK)
-			d->attempt = 0;
-		else
-			retry_later(d, retry_after);
+		after_send(d, n, done, r, retry_after);
 	}
 	pthread_mutex_lock(&sh->mtx);
 	d->exited = true;

@@ -71,7 +71,6 @@ struct cfapi {
 	 * plain (gzip_fallback): sent so once its events are decoded */
 	enum fallback { FB_NONE, FB_REFUSED, FB_5XX } fb_pending;
 	long			 fb_status;
-	bool			 need_events;
 };
 
 /*
@@ -761,10 +760,8 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, bool zready,
 	}
 	if (gz)
 		f = gzip_fallback(ctx, c);
-	if (f != 0) {
-		c->need_events = f == 1;
-		return SEND_RETRY;
-	}
+	if (f != 0)
+		return SEND_RETRY;	/* 1: plain once decoded (fb_pending) */
 	r = transport_http_policy(c->h.status);
 	excerpt(&c->h.resp, ex, sizeof(ex));
 	switch (r) {
@@ -894,19 +891,16 @@ cfapi_send_counted(struct sink_ctx *ctx, size_t n, int *retry_after,
 	*retry_after = 0;
 	ctx->error[0] = '\0';
 	ctx->sent_prefix = 0;
-	c->need_events = false;
 	if (n == 0 || ctx->batch_src == 0 || !gzip_now(c) ||
 	    !shared_take(ctx, c, &counted, &none, &got))
 		return 0;
 	c->cur = NULL;
 	c->cur_count = got;
 	*r = post_one(ctx, c, got, true, retry_after);
-	if (c->need_events || *r == SEND_REJECT) {
-		/* a plain body, or halves to find the refused event in:
-		 * the events are needed */
-		c->need_events = false;
+	/* a plain body, or halves to find the refused event in: the events
+	 * are needed */
+	if (c->fb_pending != FB_NONE || *r == SEND_REJECT)
 		return 0;
-	}
 	if (*r == SEND_OK && got < n)
 		ctx->sent_prefix = got;
 	return 1;

@@ -355,19 +355,27 @@ send_src(struct fixture *fx, const char *prefix, uint64_t src, int n)
 	return r;
 }
 
+/* Beside the open destination a, b of the same options, open, its
+ * receiver answering by script; -1 (a closed) when it cannot start. */
+static int
+open_other(struct fixture *a, struct fixture *b, const char *script)
+{
+	if (fx_open(b, script, NULL) == -1) {
+		fx_close(a);
+		return -1;
+	}
+	CHECK_INT(b->sink->open(&b->ctx), 0);
+	return 0;
+}
+
 /* Two cfapi destinations of the same options, open. */
 static int
 open_pair(struct fixture *a, struct fixture *b)
 {
 	if (fx_open(a, "", NULL) == -1)
 		return -1;
-	if (fx_open(b, "", NULL) == -1) {
-		fx_close(a);
-		return -1;
-	}
 	CHECK_INT(a->sink->open(&a->ctx), 0);
-	CHECK_INT(b->sink->open(&b->ctx), 0);
-	return 0;
+	return open_other(a, b, "");
 }
 
 /*
@@ -398,11 +406,8 @@ TEST(same_records_share_one_gzip_body)
 	free(log);
 	fx_close(&b);
 	/* a shared body refused as gzip: the plain one is b's own */
-	if (fx_open(&b, "415,200", NULL) == -1) {
-		fx_close(&a);
+	if (open_other(&a, &b, "415,200") == -1)
 		return;
-	}
-	CHECK_INT(b.sink->open(&b.ctx), 0);
 	CHECK_INT(send_src(&a, "again a", 9002, 2), SEND_OK);
 	CHECK_INT(send_src(&b, "again b", 9002, 2), SEND_OK);
 	log = recv_log(&b.r);
@@ -512,12 +517,9 @@ TEST(a_counted_batch_falls_back_to_plain_from_its_events)
 
 	if (fx_open(&a, "", NULL) == -1)
 		return;
-	if (fx_open(&b, "415,200", NULL) == -1) {
-		fx_close(&a);
-		return;
-	}
 	CHECK_INT(a.sink->open(&a.ctx), 0);
-	CHECK_INT(b.sink->open(&b.ctx), 0);
+	if (open_other(&a, &b, "415,200") == -1)
+		return;
 	CHECK_INT(send_src(&a, "a", 9401, 2), SEND_OK);
 	CHECK_INT(send_counted(&b, 9401, 2, false, &r), 0);
 	CHECK_INT(send_src(&b, "b own", 9401, 2), SEND_OK);
@@ -528,11 +530,8 @@ TEST(a_counted_batch_falls_back_to_plain_from_its_events)
 	free(log);
 	fx_close(&b);
 
-	if (fx_open(&b, "502,502,200", NULL) == -1) {
-		fx_close(&a);
+	if (open_other(&a, &b, "502,502,200") == -1)
 		return;
-	}
-	CHECK_INT(b.sink->open(&b.ctx), 0);
 	CHECK_INT(send_src(&a, "a", 9402, 2), SEND_OK);
 	CHECK_INT(send_counted(&b, 9402, 2, false, &r), 1);
 	CHECK_INT(r, SEND_RETRY);
