@@ -222,7 +222,10 @@ def test_rejecting_everything_is_failing_not_a_drop_of_every_event(d):
     dropped (and counted), then the destination is failing and keeps the
     rest; when the server takes events again they all arrive."""
     h = sinkutil.make_host(d, ndisks=10)
-    with receivers.CfapiReceiver(script=["400"] * 11) as r:
+    # 400 until the destination says it is failing, however many requests
+    # that takes; then the server takes events again (a fixed count of 400s
+    # left a varying number of probes, each doubling the jittered backoff)
+    with receivers.CfapiReceiver(script=["400"] * 1000) as r:
         # one vSAN run: a fixed number of events, for an exact ledger
         cfg = sinkutil.config(h, "{hostname: 127.0.0.1, proto: cfapi, port: %d, ssl: no, "
                                  "compress: none, reject_limit: 2}" % r.port)
@@ -232,6 +235,12 @@ def test_rejecting_everything_is_failing_not_a_drop_of_every_event(d):
         try:
             wait_for(lambda: "delivery failing: every event rejected: HTTP 400" in a.stderr_text(),
                      timeout=30, what="the destination failing on rejections")
+            # one probe more is refused while failing (and drops nothing),
+            # then the server takes events again
+            n0 = len(r.requests)
+            wait_for(lambda: len(r.requests) > n0, timeout=30,
+                     what="a probe while failing")
+            r.end_script()
 
             def drained():
                 j = json.loads(a.run("--status", "--json")[1])

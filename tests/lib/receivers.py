@@ -197,6 +197,12 @@ class _Base:
         with self.lock:
             return self.script.pop(0) if self.script else None
 
+    def end_script(self):
+        """Drop the scripted answers not given yet: from now on every
+        request gets the normal answer."""
+        with self.lock:
+            self.script.clear()
+
     def _read_body(self, h, rec):
         te = h.headers.get("Transfer-Encoding")
         cl = h.headers.get("Content-Length")
