@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -320,56 +321,67 @@ diag_extra(struct diag_alert *a, const char *name, const char *value)
 
 /* ---- entity tables: found by name, the least recently seen evicted ------- */
 
+/*
+ * The slot of name among n slots of sz bytes at base, each beginning with
+ * its name (namesz bytes) and holding its last sighting at seen_off: the
+ * slot of that name, else a free one or the least recently seen, emptied
+ * and named (*fresh).  NULL for a name that does not fit.
+ */
+static void *
+slot_get(struct diag *d, void *base, size_t n, size_t sz, size_t namesz,
+    size_t seen_off, const char *name, bool *fresh)
+{
+	char *lru = base;
+
+	*fresh = false;
+	if (name == NULL || name[0] == '\0' || strlen(name) >= namesz)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char *x = (char *)base + i * sz;
+		int64_t *seen = (int64_t *)(void *)(x + seen_off);
+
+		if (strcmp(x, name) == 0) {
+			*seen = d->now;
+			return x;
+		}
+		if (x[0] == '\0' || (lru[0] != '\0' &&
+		    *seen < *(int64_t *)(void *)(lru + seen_off)))
+			lru = x;
+	}
+	if (lru[0] != '\0')
+		d->forgotten++;
+	memset(lru, 0, sz);
+	copy(lru, namesz, name);
+	*(int64_t *)(void *)(lru + seen_off) = d->now;
+	*fresh = true;
+	return lru;
+}
+
+_Static_assert(offsetof(struct diag_nic, name) == 0, "a slot begins with its name");
+_Static_assert(offsetof(struct diag_dev, name) == 0, "a slot begins with its name");
+
 struct diag_nic *
 diag_nic_get(struct diag *d, const char *name)
 {
-	struct diag_nic *lru = &d->nics[0];
+	bool fresh;
 
-	if (name == NULL || name[0] == '\0' || strlen(name) >= sizeof(lru->name))
-		return NULL;
-	for (size_t i = 0; i < DIAG_MAX_NICS; i++) {
-		struct diag_nic *x = &d->nics[i];
-
-		if (strcmp(x->name, name) == 0) {
-			x->seen = d->now;
-			return x;
-		}
-		if (x->name[0] == '\0' || (lru->name[0] != '\0' && x->seen < lru->seen))
-			lru = x;
-	}
-	if (lru->name[0] != '\0')
-		d->forgotten++;
-	memset(lru, 0, sizeof(*lru));
-	copy(lru->name, sizeof(lru->name), name);
-	lru->seen = d->now;
-	return lru;
+	return slot_get(d, d->nics, DIAG_MAX_NICS, sizeof(d->nics[0]),
+	    sizeof(d->nics[0].name), offsetof(struct diag_nic, seen), name,
+	    &fresh);
 }
 
 struct diag_dev *
 diag_dev_get(struct diag *d, const char *name)
 {
-	struct diag_dev *lru = &d->devs[0];
+	bool fresh;
+	struct diag_dev *x = slot_get(d, d->devs, DIAG_MAX_DEVS,
+	    sizeof(d->devs[0]), sizeof(d->devs[0].name),
+	    offsetof(struct diag_dev, seen), name, &fresh);
 
-	if (name == NULL || name[0] == '\0' || strlen(name) >= sizeof(lru->name))
-		return NULL;
-	for (size_t i = 0; i < DIAG_MAX_DEVS; i++) {
-		struct diag_dev *x = &d->devs[i];
-
-		if (strcmp(x->name, name) == 0) {
-			x->seen = d->now;
-			return x;
-		}
-		if (x->name[0] == '\0' || (lru->name[0] != '\0' && x->seen < lru->seen))
-			lru = x;
-	}
-	if (lru->name[0] != '\0')
-		d->forgotten++;
-	memset(lru, 0, sizeof(*lru));
-	for (size_t k = 0; k < 3; k++)
-		lru->last[k] = -1;
-	copy(lru->name, sizeof(lru->name), name);
-	lru->seen = d->now;
-	return lru;
+	if (x != NULL && fresh)
+		for (size_t k = 0; k < 3; k++)
+			x->last[k] = -1;
+	return x;
 }
 
 /* ---- the installed stage ------------------------------------------------ */

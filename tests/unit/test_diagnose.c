@@ -285,6 +285,42 @@ TEST(memory_is_bounded)
 	diag_free(d);
 }
 
+/* A full table gives up its least recently seen entry, not the oldest
+ * one, and a new device starts with no SMART counts (-1), not zeros. */
+TEST(tables_evict_the_least_recently_seen)
+{
+	struct diag *d = diag_new(NULL);
+	char name[32];
+	struct diag_nic *n0;
+	struct diag_dev *x;
+
+	for (int i = 0; i < DIAG_MAX_NICS; i++) {
+		snprintf(name, sizeof(name), "vmnic%d", i);
+		d->now = 1000 + i;
+		CHECK(diag_nic_get(d, name) != NULL);
+	}
+	d->now = 2000;
+	n0 = diag_nic_get(d, "vmnic0");
+	n0->flap_next = 77;
+	d->now = 2001;
+	CHECK(diag_nic_get(d, "vmnic99") != NULL);
+	CHECK_INT(d->forgotten, 1);
+	CHECK(diag_nic_get(d, "vmnic0") == n0);
+	CHECK_INT(n0->flap_next, 77);
+	CHECK_INT(d->forgotten, 1);
+	d->now = 2002;
+	CHECK(diag_nic_get(d, "vmnic1") != NULL);	/* vmnic1 was evicted */
+	CHECK_INT(d->forgotten, 2);
+	CHECK(diag_nic_get(d, "") == NULL);
+	CHECK(diag_nic_get(d, "a-name-longer-than-the-32-bytes-it-may-have") == NULL);
+
+	x = diag_dev_get(d, "naa.1");
+	CHECK(x != NULL && x->last[0] == -1 && x->last[1] == -1 && x->last[2] == -1);
+	x->last[0] = 5;
+	CHECK(diag_dev_get(d, "naa.1") == x && x->last[0] == 5);
+	diag_free(d);
+}
+
 static char *
 slurp(const char *path)
 {
@@ -338,6 +374,7 @@ main(void)
 	RUN(nfs_mapping_asked_once_per_server);
 	RUN(silent_host);
 	RUN(memory_is_bounded);
+	RUN(tables_evict_the_least_recently_seen);
 	RUN(partition_tables);
 	RUN(every_rule_documented);
 	return t_done();
