@@ -391,14 +391,8 @@ yaml_servers(struct lctx *c, struct config *cfg, const struct ynode *v)
 		const struct ynode *key = v->v[i], *val = v->v[i + 1];
 		struct dest_conf *d;
 
-		if (key->type != YN_SCALAR)
+		if (!entry_named(c, key, "servers"))
 			continue;
-		if (!name_valid(key->s)) {
-			rep(c, true, key->line, key->col, "servers: '%s' is "
-			    "not a valid name (1 to 64 of A-Z a-z 0-9 - _ .)",
-			    show(key->s, b, sizeof(b)));
-			continue;
-		}
 		if (cfg->nservers + 1 >= CONFIG_MAX_DESTS) {
 			rep(c, true, key->line, key->col, "servers: '%s' would "
 			    "be destination %zu; at most %d (server and servers "

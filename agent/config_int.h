@@ -113,6 +113,7 @@ int	 apply_node(struct lctx *, const struct cfg_key *, void *base,
 void	 apply_map(struct lctx *, const struct cfg_key *, size_t n, void *base,
 	    const struct ynode *m, const char *section, struct kpos *pos);
 bool	 want_map(struct lctx *, const struct ynode *, const char *what);
+bool	 entry_named(struct lctx *, const struct ynode *key, const char *what);
 void	 yaml_apply(struct lctx *, struct config *, const struct ynode *root);
 
 /* ---- liagent.ini (config_ini.c) ---- */

@@ -566,3 +566,19 @@ want_map(struct lctx *c, const struct ynode *v, const char *what)
 	    ynode_what(v));
 	return false;
 }
+
+/* A key of a map of named entries (servers, filelog): a scalar that is a
+ * valid name; any other name is reported. */
+bool
+entry_named(struct lctx *c, const struct ynode *key, const char *what)
+{
+	char b[96];
+
+	if (key->type != YN_SCALAR)
+		return false;
+	if (name_valid(key->s))
+		return true;
+	rep(c, true, key->line, key->col, "%s: '%s' is not a valid name "
+	    "(1 to 64 of A-Z a-z 0-9 - _ .)", what, show(key->s, b, sizeof(b)));
+	return false;
+}

@@ -196,7 +196,7 @@ filelogs_default(struct config *cfg)
 void
 yaml_filelogs(struct lctx *c, struct config *cfg, const struct ynode *v)
 {
-	char sect[96], b[96];
+	char sect[96];
 
 	filelogs_clear(cfg);
 	if (!want_map(c, v, "filelog"))
@@ -205,14 +205,8 @@ yaml_filelogs(struct lctx *c, struct config *cfg, const struct ynode *v)
 		const struct ynode *key = v->v[i], *val = v->v[i + 1];
 		struct filelog_conf *f;
 
-		if (key->type != YN_SCALAR)
+		if (!entry_named(c, key, "filelog"))
 			continue;
-		if (!name_valid(key->s)) {
-			rep(c, true, key->line, key->col, "filelog: '%s' is "
-			    "not a valid name (1 to 64 of A-Z a-z 0-9 - _ .)",
-			    show(key->s, b, sizeof(b)));
-			continue;
-		}
 		f = filelog_add(cfg, key->s);
 		f->src_line = key->line;
 		f->src_col = key->col;
