@@ -603,6 +603,25 @@ config_free(struct config *cfg)
 	free(cfg);
 }
 
+/* A configuration's text: liagent.ini or YAML. */
+static void
+parse_text(struct lctx *c, struct config *cfg, char *buf, size_t len)
+{
+	struct ynode *root;
+	bool ok;
+
+	if (looks_ini(buf, len)) {
+		cfg->is_ini = true;
+		c->ini = true;
+		ini_load(c, cfg, buf, len);
+		return;
+	}
+	root = yaml_tree(c, buf, len, &ok);
+	if (root != NULL)
+		yaml_apply(c, cfg, root);
+	ynode_free(root);
+}
+
 struct config *
 config_load(const char *path, config_report_fn report, void *arg)
 {
@@ -615,10 +634,8 @@ config_load_flags(const char *path, unsigned flags, config_report_fn report,
 {
 	struct lctx c;
 	struct config *cfg;
-	struct ynode *root;
 	char *buf;
 	size_t len;
-	bool ok;
 
 	memset(&c, 0, sizeof(c));
 	c.file = path;
@@ -630,16 +647,11 @@ config_load_flags(const char *path, unsigned flags, config_report_fn report,
 	buf = read_whole_file(&c, path, &len);
 	if (buf == NULL)
 		goto err;
-	if (looks_ini(buf, len)) {
-		cfg->is_ini = true;
-		c.ini = true;
-		ini_load(&c, cfg, buf, len);
-	} else {
-		root = yaml_tree(&c, buf, len, &ok);
-		if (root != NULL)
-			yaml_apply(&c, cfg, root);
-		ynode_free(root);
-	}
+	/* blanks and comments only (YAML's # or liagent.ini's ;): every
+	 * default, whatever either parser would say of a stray tab */
+	cfg->file_empty = text_empty(buf, len);
+	if (!cfg->file_empty)
+		parse_text(&c, cfg, buf, len);
 	free(buf);
 	config_resolve(cfg);
 	if (c.nerr == 0)

@@ -179,6 +179,7 @@ struct rule_conf {
 struct config {
 	char			*path;		/* the file it came from */
 	bool			 is_ini;
+	bool			 file_empty;	/* it held only blanks and comments */
 
 	struct dest_conf	 server;
 	struct dest_conf	*servers;	/* more destinations */

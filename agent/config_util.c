@@ -215,6 +215,30 @@ name_valid(const char *v)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
 }
 
+/* Nothing but blanks and comments (# or ;) in buf[0..len), after a
+ * UTF-8 byte order mark? */
+bool
+text_empty(const char *buf, size_t len)
+{
+	bool comment = false, bol = true;
+	size_t i = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+
+	for (; i < len; i++) {
+		char c = buf[i];
+
+		if (c == '\n') {
+			bol = true;
+			comment = false;
+		} else if (comment || (bol && (c == ' ' || c == '\t' || c == '\r')))
+			continue;
+		else if (bol && (c == '#' || c == ';'))
+			comment = true;
+		else
+			return false;
+	}
+	return true;
+}
+
 /* Valid UTF-8 (no overlongs, no surrogates): config_print must round-trip. */
 size_t
 utf8_invalid_at(const unsigned char *s, size_t n)

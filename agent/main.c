@@ -676,7 +676,7 @@ main(int argc, char **argv)
 	}
 	if (a.check || a.print || a.status) {
 		rc = 0;
-		if (a.check && a.path != NULL && reload_file_empty(a.path) == 1) {
+		if (a.check && r.cfg->file_empty) {
 			/* valid as all defaults, but never what anyone meant */
 			fprintf(stderr, "%s:1:1: the file is empty (no setting at all): "
 			    "every default, no destination; a reload "
@@ -695,7 +695,7 @@ main(int argc, char **argv)
 	setup_logging(r.cfg, a.verbose);
 	if (a.path == NULL)
 		log_info("no configuration file found; running with the defaults");
-	else if (reload_file_empty(a.path) == 1)
+	else if (r.cfg->file_empty)
 		log_warn("%s is empty: running with every default (no "
 		    "destination); a reload will refuse an empty file", a.path);
 	r.once = a.once;

@@ -2,56 +2,16 @@
  * reload: the decision whether a reloaded configuration may replace the
  * running one (see reload.h).
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "config.h"
-#include "log.h"
 #include "platform.h"
 #include "queue.h"
 #include "reload.h"
 #include "shipper.h"
-
-int
-reload_file_empty(const char *path)
-{
-	char b[4096];
-	bool comment = false, bol = true;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	for (;;) {
-		ssize_t n = read(fd, b, sizeof(b));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return n < 0 ? -1 : 1;
-		}
-		for (ssize_t i = 0; i < n; i++) {
-			char c = b[i];
-
-			if (c == '\n') {
-				bol = true;
-				comment = false;
-			} else if (comment || (bol && (c == ' ' || c == '\t' || c == '\r')))
-				continue;
-			else if (bol && (c == '#' || c == ';'))
-				comment = true;
-			else {
-				close(fd);
-				return 0;
-			}
-		}
-	}
-}
 
 /* cfg's destination called name, or NULL. */
 static const struct dest_conf *
@@ -108,17 +68,9 @@ reload_acceptable(const char *path, const struct config *cur,
 {
 	char sub[160];
 
-	switch (reload_file_empty(path)) {
-	case 1:
+	if (ncfg->file_empty) {
 		snprintf(why, len, "%s is empty", path);
 		return false;
-	case -1:
-		/* loaded a moment ago, gone now */
-		snprintf(why, len, "%s cannot be read any more: %s", path,
-		    log_errstr(errno));
-		return false;
-	default:
-		break;
 	}
 	if (q != NULL && !keeps_a_backlog(cur, ncfg, q, sub, sizeof(sub))) {
 		snprintf(why, len, "%s: %s", path, sub);

@@ -15,11 +15,10 @@
 struct config;
 struct queue;
 
-/* Nothing in path but blanks and comments?  1 yes, 0 no, -1 unreadable. */
-int	reload_file_empty(const char *path);
 /*
  * May ncfg (just loaded from path) replace cur, whose destinations read
- * queue q?  True, or false with the reason in why ("FILE is empty").
+ * queue q?  True, or false with the reason in why ("FILE is empty": what
+ * the load read held only blanks and comments, ncfg->file_empty).
  */
 bool	reload_acceptable(const char *path, const struct config *cur,
 	    const struct config *ncfg, struct queue *q, char *why, size_t len);
