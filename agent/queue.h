@@ -57,6 +57,18 @@ int		 queue_push(struct queue *, const struct event *);
  * queued (n = all; each is as safe as after queue_push()).  Stops at the
  * first it cannot queue. */
 size_t		 queue_push_many(struct queue *, const struct event *const *evs, size_t n);
+/* queue_push_many() as n queue_push() calls, for a queue that has no
+ * batched append (the test and bench doubles of this interface). */
+static inline size_t
+queue_push_each(struct queue *q, const struct event *const *evs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (queue_push(q, evs[i]) != 0)
+			break;
+	return i;
+}
 /* Everything pushed so far survives a crash once this returns 0. */
 int		 queue_sync(struct queue *);
 

@@ -231,12 +231,7 @@ queue_push(struct queue *q, const struct event *ev)
 size_t
 queue_push_many(struct queue *q, const struct event *const *evs, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (queue_push(q, evs[i]) != 0)
-			break;
-	return i;
+	return queue_push_each(q, evs, n);
 }
 
 int
