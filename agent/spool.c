@@ -500,6 +500,18 @@ peek_reserve(struct dest *d, size_t n)
 	return 0;
 }
 
+/* sp->mu taken and destination di, or NULL (sp->mu not held) when di is
+ * past the list (a reload shortened it). */
+static struct dest *
+lock_dest(struct spool *sp, size_t di)
+{
+	pthread_mutex_lock(&sp->mu);
+	if (di < sp->ndests)
+		return sp->dests[di];
+	pthread_mutex_unlock(&sp->mu);
+	return NULL;
+}
+
 /* Does destination d have anything left to read? */
 static bool
 has_data(const struct spool *sp, const struct dest *d)
@@ -686,12 +698,9 @@ peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
 
 	if (max_events == 0)
 		return 0;
-	pthread_mutex_lock(&sp->mu);
-	if (di >= sp->ndests) {
-		pthread_mutex_unlock(&sp->mu);
+	d = lock_dest(sp, di);
+	if (d == NULL)
 		return -1;
-	}
-	d = sp->dests[di];
 	gen = sp->wake_gen;
 	if (!has_data(sp, d) && wait_ms > 0) {
 		struct timespec ts;
@@ -742,12 +751,9 @@ advance(struct spool *sp, size_t di, size_t n, enum settled how)
 
 	if (n == 0)
 		return 0;
-	pthread_mutex_lock(&sp->mu);
-	if (di >= sp->ndests) {
-		pthread_mutex_unlock(&sp->mu);
+	d = lock_dest(sp, di);
+	if (d == NULL)
 		return -1;
-	}
-	d = sp->dests[di];
 	count = poison ? &d->dropped_poison : how == SETTLED_FILTERED ?
 	    &d->filtered : &d->acked;
 	if (d->peek_used + n > d->npeek)
@@ -878,12 +884,9 @@ spool_dest_stats(struct spool *sp, size_t di, struct spool_dest_stats *out)
 	struct dest *d;
 
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&sp->mu);
-	if (di >= sp->ndests) {
-		pthread_mutex_unlock(&sp->mu);
+	d = lock_dest(sp, di);
+	if (d == NULL)
 		return -1;
-	}
-	d = sp->dests[di];
 	memcpy(out->name, d->name, sizeof(out->name));
 	segstore_backlog(&sp->st, &d->cur, &out->backlog_events, &out->backlog_bytes);
 	out->acked_events = d->acked;
