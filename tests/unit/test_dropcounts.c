@@ -249,6 +249,22 @@ TEST(damaged_counts_file_starts_from_zero)
 	}
 }
 
+/* A new spool in dir holding 300 events in 4 KB segments, at most 2 of
+ * them held open: the others can vanish unseen. */
+static struct spool *
+open_unheld(char *dir, size_t len, struct spool_opts *o)
+{
+	struct spool *sp;
+
+	opts(o, 1 << 20, 4 * 1024);
+	newdir(dir, len);
+	setenv("ESXWATCH_SPOOL_MAX_FDS", "2", 1);
+	sp = spool_open_dir(dir, o, one, 1);
+	unsetenv("ESXWATCH_SPOOL_MAX_FDS");
+	push_n(sp, 0, 300);
+	return sp;
+}
+
 /* Segments lost with a deleted directory (not held open) are counted
  * while running; the gap they leave is not counted again at the next
  * start. */
@@ -261,12 +277,7 @@ TEST(lost_with_the_directory_counted_once)
 	uint64_t lost;
 	int guard = 0;
 
-	opts(&o, 1 << 20, 4 * 1024);
-	newdir(dir, sizeof(dir));
-	setenv("ESXWATCH_SPOOL_MAX_FDS", "2", 1);
-	sp = spool_open_dir(dir, &o, one, 1);
-	unsetenv("ESXWATCH_SPOOL_MAX_FDS");
-	push_n(sp, 0, 300);
+	sp = open_unheld(dir, sizeof(dir), &o);
 	/* gone at once (no file of it re-created meanwhile) */
 	snprintf(old, sizeof(old), "%s.old", dir);
 	CHECK_INT(rename(dir, old), 0);
@@ -300,12 +311,7 @@ TEST(unheld_segment_files_deleted_counted_while_running)
 	uint64_t lost;
 	int guard = 0;
 
-	opts(&o, 1 << 20, 4 * 1024);
-	newdir(dir, sizeof(dir));
-	setenv("ESXWATCH_SPOOL_MAX_FDS", "2", 1);
-	sp = spool_open_dir(dir, &o, one, 1);
-	unsetenv("ESXWATCH_SPOOL_MAX_FDS");
-	push_n(sp, 0, 300);
+	sp = open_unheld(dir, sizeof(dir), &o);
 	spool_stats(sp, &st);
 	for (int k = 1; k <= (int)st.segments; k++) {
 		snprintf(p, sizeof(p), "%s/%016x.seg", dir, k);
