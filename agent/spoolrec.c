@@ -3,8 +3,7 @@
  */
 #include <string.h>
 
-#include <zlib.h>
-
+#include "crc.h"
 #include "spoolrec.h"
 
 static void
@@ -49,12 +48,8 @@ get64(const unsigned char *p)
 static uint32_t
 rec_crc(const unsigned char *hdr, const unsigned char *payload, size_t len)
 {
-	uLong c = crc32(0L, Z_NULL, 0);
-
-	c = crc32(c, hdr + 4, 12);
-	/* zlib takes uInt lengths; payloads are bounded by SPOOL_REC_MAX */
-	c = crc32(c, payload, (uInt)len);
-	return (uint32_t)c;
+	/* zlib's crc32 of length, sequence and payload (crc.h) */
+	return crc_update(crc_update(0, hdr + 4, 12), payload, len);
 }
 
 long
