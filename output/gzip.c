@@ -1,11 +1,16 @@
 /*
- * gzip: one reusable deflate stream per sink instance.
+ * gzip: one reusable deflate stream per sink instance.  zlib deflates raw;
+ * the member's header and trailer (RFC 1952) are written here, the
+ * trailer's CRC-32 by crc_update() (agent/crc.h), which folds where zlib
+ * would go through its tables.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "../agent/crc.h"
 #include "gzip.h"
 
 struct gzip {
@@ -22,9 +27,9 @@ gzip_new(int level)
 	if (g == NULL)
 		return NULL;
 	g->level = level;
-	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's;
+	/* windowBits -15: raw deflate, wrapped here (gzip_compress);
 	 * memLevel 8 is zlib's default and its best speed/memory trade. */
-	if (deflateInit2(&g->zs, level, Z_DEFLATED, 15 + 16, 8,
+	if (deflateInit2(&g->zs, level, Z_DEFLATED, -15, 8,
 	    Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(g);
 		return NULL;
@@ -41,6 +46,16 @@ gzip_free(struct gzip *g)
 	free(g);
 }
 
+#define GZ_HEAD	10
+#define GZ_TAIL	8
+
+static void
+put_le32(char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (char)(v >> (8 * i) & 0xff);
+}
+
 int
 gzip_compress(struct gzip *g, const void *in, size_t len, struct buf *out)
 {
@@ -53,17 +68,24 @@ gzip_compress(struct gzip *g, const void *in, size_t len, struct buf *out)
 		return -1;
 	bound = deflateBound(&g->zs, (uLong)len);
 	buf_reset(out);
-	if (buf_reserve(out, (size_t)bound + 1) == -1)
+	if (buf_reserve(out, GZ_HEAD + (size_t)bound + GZ_TAIL + 1) == -1)
 		return -1;
+	/* ID1 ID2, CM deflate, no flags, no mtime, XFL (2: best, 4:
+	 * fastest), OS Unix: what zlib's own gzip wrapper writes */
+	memcpy(out->data, "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", GZ_HEAD);
+	out->data[8] = (char)(g->level == 9 ? 2 : g->level < 2 ? 4 : 0);
 	g->zs.next_in = (Bytef *)(uintptr_t)in;
 	g->zs.avail_in = (uInt)len;
-	g->zs.next_out = (Bytef *)out->data;
+	g->zs.next_out = (Bytef *)out->data + GZ_HEAD;
 	g->zs.avail_out = (uInt)bound;
 	/* deflateBound() guarantees a single Z_FINISH call completes. */
 	rc = deflate(&g->zs, Z_FINISH);
 	if (rc != Z_STREAM_END)
 		return -1;
-	out->len = (size_t)bound - g->zs.avail_out;
+	out->len = GZ_HEAD + (size_t)bound - g->zs.avail_out;
+	put_le32(out->data + out->len, crc_update(0, in, len));
+	put_le32(out->data + out->len + 4, (uint32_t)len);
+	out->len += GZ_TAIL;
 	out->data[out->len] = '\0';
 	return 0;
 }
