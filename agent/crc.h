@@ -4,7 +4,7 @@
  * computed by folding 16 bytes at a time with carry-less multiplication
  * (PCLMULQDQ) on an x86-64 CPU that has it, by zlib otherwise.  The spool
  * records' CRCs and the gzip trailers of the bodies shipped use it: on a
- * host that ships every line it was a tenth of the agent's CPU.
+ * host that ships every line it was an eighth of the agent's CPU.
  */
 #ifndef ESXWATCH_CRC_H
 #define ESXWATCH_CRC_H
