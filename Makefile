@@ -26,14 +26,14 @@ endif
 LDFLAGS	+= $(SANFLAGS) -Wl,-z,relro -Wl,-z,now
 LDLIBS	+= $(PKG_LIBS) -lpthread -lm
 
-SRCS	:= $(wildcard agent/*.c collectors/*.c output/*.c)
+SRCS	:= $(wildcard agent/*.c agent/*/*.c collectors/*.c collectors/*/*.c output/*.c)
 LIBSRCS	:= $(filter-out agent/main.c,$(SRCS))
-# The queue behind agent/queue.h: spool (durable, agent/queue.c over
-# agent/spool.c) or, for the benchmark only, memqueue (in memory,
+# The queue behind agent/spool/queue.h: spool (durable, agent/spool/queue.c over
+# agent/spool/spool.c) or, for the benchmark only, memqueue (in memory,
 # bench/memqueue.c).  Switching is this one line (a build dir holds one
 # kind: build the other with B=build/memq QUEUE=memqueue).
 QUEUE	?= spool
-LIBSRCS	:= $(if $(filter memqueue,$(QUEUE)),$(filter-out agent/queue.c,$(LIBSRCS)) bench/memqueue.c,$(LIBSRCS))
+LIBSRCS	:= $(if $(filter memqueue,$(QUEUE)),$(filter-out agent/spool/queue.c,$(LIBSRCS)) bench/memqueue.c,$(LIBSRCS))
 LIBOBJS	:= $(LIBSRCS:%.c=$(B)/obj/%.o)
 TESTSRCS := $(wildcard tests/unit/test_*.c)
 TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)
@@ -78,7 +78,7 @@ run: deps
 	@sed 's|^  directory: ""|  directory: "$(RUN_DIR)"|' agent.yaml >$(RUN_DIR)/agent.yaml
 	@grep -q '^  directory: "$(RUN_DIR)"' $(RUN_DIR)/agent.yaml || \
 	    { echo "make run: agent.yaml has no storage 'directory: \"\"' line to point at $(RUN_DIR)" >&2; exit 1; }
-	ESXWATCH_RULES_FILE=$(CURDIR)/collectors/rules/esxi.yaml $(B)/esxwatch -c $(RUN_DIR)/agent.yaml
+	ESXWATCH_RULES_FILE=$(CURDIR)/collectors/logwatch/rules/esxi.yaml $(B)/esxwatch -c $(RUN_DIR)/agent.yaml
 
 check: all unit
 

@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "event.h"
-#include "json.h"
-#include "log.h"
-#include "utf8.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/utf8.h"
 
 #define FIELD_NAME_MAX	128
 

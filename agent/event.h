@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 #define EVENT_TEXT_MAX		(16 * 1024)	/* longer text is cut with a marker */
 #define EVENT_TRUNC_MARKER	"...[truncated]"

@@ -26,11 +26,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "json.h"
-#include "log.h"
+#include "lib/clock.h"
+#include "lib/json.h"
+#include "lib/log.h"
 #include "monitor.h"
-#include "platform.h"
+#include "lib/platform.h"
 
 /* ---- what a request asks for -------------------------------------------- */
 

@@ -19,9 +19,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
-#include "config.h"
-#include "config_schema.h"
+#include "lib/buf.h"
+#include "config/config.h"
+#include "config/config_schema.h"
 #include "status.h"
 
 #define MONITOR_REQ_MAX		4096	/* bytes of request line and headers */

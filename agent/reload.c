@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "platform.h"
-#include "queue.h"
+#include "config/config.h"
+#include "lib/platform.h"
+#include "spool/queue.h"
 #include "reload.h"
 #include "shipper.h"
 

@@ -24,13 +24,13 @@
 #include <unistd.h>
 
 #include "../collectors/collector.h"
-#include "bell.h"
-#include "clock.h"
-#include "diagnose.h"
-#include "exec.h"
-#include "fs.h"
-#include "log.h"
-#include "platform.h"
+#include "lib/bell.h"
+#include "lib/clock.h"
+#include "diagnosis/diagnose.h"
+#include "lib/exec.h"
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/platform.h"
 #include "scheduler.h"
 
 struct emitter {

@@ -8,8 +8,8 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "queue.h"
+#include "config/config.h"
+#include "spool/queue.h"
 
 struct scheduler;
 struct agent_figures;

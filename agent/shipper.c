@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "../output/sink.h"
-#include "bell.h"
-#include "clock.h"
-#include "dfilter.h"
-#include "log.h"
-#include "platform.h"
+#include "lib/bell.h"
+#include "lib/clock.h"
+#include "config/dfilter.h"
+#include "lib/log.h"
+#include "lib/platform.h"
 #include "shipper.h"
 
 /*

@@ -18,9 +18,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "platform.h"
-#include "queue.h"
+#include "config/config.h"
+#include "lib/platform.h"
+#include "spool/queue.h"
 
 struct shipper;
 

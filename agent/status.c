@@ -23,16 +23,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "clock.h"
+#include "lib/buf.h"
+#include "lib/clock.h"
 #include "event.h"
-#include "fs.h"
-#include "log.h"
-#include "platform.h"
-#include "queue.h"
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/platform.h"
+#include "spool/queue.h"
 #include "shipper.h"
 #include "status.h"
-#include "json.h"
+#include "lib/json.h"
 
 
 uint64_t

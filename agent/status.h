@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "config.h"
-#include "logstats.h"
+#include "config/config.h"
+#include "../collectors/logwatch/logstats.h"
 #include "scheduler.h"
 
 struct bell;
@@ -71,7 +71,7 @@ struct status_broken {
  * fills it, the status file, --status, --status --json, the agent
  * collector and the monitor's /metrics read it.  Counters are cumulative
  * since the agent started; logs: per filelog its state, followed files,
- * offsets, lines read and matched (agent/logstats.h).
+ * offsets, lines read and matched (collectors/logwatch/logstats.h).
  */
 struct status_snap {
 	long		 pid;

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "bell.h"
-#include "clock.h"
-#include "log.h"
-#include "platform.h"
+#include "lib/bell.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/platform.h"
 #include "status.h"
 
 struct status_writer {

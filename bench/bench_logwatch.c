@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/config.h"
-#include "../collectors/rules.h"
+#include "../agent/config/config.h"
+#include "../collectors/logwatch/rules.h"
 
 static struct rules *
 load(const char *path)

@@ -27,10 +27,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../agent/buf.h"
-#include "../agent/config.h"
+#include "../agent/lib/buf.h"
+#include "../agent/config/config.h"
 #include "../agent/event.h"
-#include "../agent/log.h"
+#include "../agent/lib/log.h"
 #include "../output/sink.h"
 #include "../output/cfapi.h"
 #include "../output/transport.h"

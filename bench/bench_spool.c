@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../agent/log.h"
-#include "../agent/spool.h"
+#include "../agent/lib/log.h"
+#include "../agent/spool/spool.h"
 #include "../output/sink.h"
 
 static double

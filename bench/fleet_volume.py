@@ -10,7 +10,7 @@ directory (the first run sees everything for the first time; from the
 second on the collector is in its steady state: samples, no changes).  The
 third run's events are counted and sized (bytes of the JSON event as the
 file sink writes it), and scaled to a day at the collector's default
-interval (agent/config.c: nic 60 s, datastore 30 s, vsan 300 s, smart
+interval (agent/config/config.c: nic 60 s, datastore 30 s, vsan 300 s, smart
 3600 s, agent 300 s).  logwatch forwards only lines a rule matches
 (forward: matches on vmkernel, vobd, hostd): zero on a healthy host, one
 event per matching line otherwise (storm-limited); it is not scaled here.

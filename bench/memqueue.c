@@ -1,5 +1,5 @@
 /*
- * memqueue: an in-memory implementation of agent/queue.h, for the
+ * memqueue: an in-memory implementation of agent/spool/queue.h, for the
  * benchmark only (bench/bench_spool.py: what durability costs).  Built in
  * instead of the spool with `make QUEUE=memqueue B=build/memq`.
  *
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../agent/clock.h"
-#include "../agent/log.h"
-#include "../agent/queue.h"
+#include "../agent/lib/clock.h"
+#include "../agent/lib/log.h"
+#include "../agent/spool/queue.h"
 
 struct mq_rec {
 	struct event	*ev;

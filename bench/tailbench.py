@@ -26,7 +26,7 @@ import time
 import zlib
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-CATALOGUE = os.path.join(ROOT, "collectors", "rules", "esxi.yaml")
+CATALOGUE = os.path.join(ROOT, "collectors", "logwatch", "rules", "esxi.yaml")
 TICK = os.sysconf("SC_CLK_TCK")
 RUN_TIMEOUT = float(os.environ.get("BENCH_RUN_TIMEOUT", "300"))
 

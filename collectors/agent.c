@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/diagnose.h"
-#include "../agent/log.h"
+#include "../agent/diagnosis/diagnose.h"
+#include "../agent/lib/log.h"
 #include "../agent/status.h"
 #include "collector.h"
-#include "esxcli.h"
+#include "host/esxcli.h"
 
 static int
 set_u64(struct event *ev, const char *name, uint64_t v)

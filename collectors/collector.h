@@ -7,7 +7,7 @@
  * Its configuration section collectors.NAME exists from that row alone:
  * the common keys (enabled, interval = .default_interval, include,
  * exclude, timeout) and the collector's own rows (.keys, in its options
- * block, ctx->conf->opts), agent/config_schema.h.
+ * block, ctx->conf->opts), agent/config/config_schema.h.
  *
  * The agent calls init() once (and again after a reload), collect() every
  * interval on the collector's own thread (calls to one collector never
@@ -22,11 +22,11 @@
 
 #include <stdbool.h>
 
-#include "../agent/config.h"
-#include "../agent/config_schema.h"
+#include "../agent/config/config.h"
+#include "../agent/config/config_schema.h"
 #include "../agent/event.h"
-#include "../agent/kvstore.h"
-#include "../agent/platform.h"
+#include "../agent/lib/kvstore.h"
+#include "../agent/lib/platform.h"
 
 struct emitter;
 struct status_snap;
@@ -41,7 +41,7 @@ struct bell;
 struct agent_figures {
 	void	(*collect)(void *arg, struct status_snap *out);
 	void	 *arg;
-	/* logwatch publishes its per-filelog figures here (agent/logstats.h);
+	/* logwatch publishes its per-filelog figures here (collectors/logwatch/logstats.h);
 	 * NULL: nowhere */
 	struct logstats *filelogs;
 	/* rung for every event queued (the status writer); NULL: none */

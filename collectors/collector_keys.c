@@ -1,5 +1,5 @@
 /*
- * The keys every collectors.NAME section has (agent/config_schema.h).
+ * The keys every collectors.NAME section has (agent/config/config_schema.h).
  * Apart from the registry (registry.c), so a test may bring a registry of
  * its own.
  */

@@ -29,13 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../agent/clock.h"
-#include "../agent/exec.h"
-#include "../agent/log.h"
-#include "esxcli.h"
+#include "../agent/lib/clock.h"
+#include "../agent/lib/exec.h"
+#include "../agent/lib/log.h"
+#include "host/esxcli.h"
 #include "storage_ds.h"
 #include "storage_util.h"
-#include "vdq.h"
+#include "host/vdq.h"
 
 /* A degraded path count that lasts this long becomes the new normal. */
 #define DS_BASELINE_ACCEPT_S	(24 * 3600)

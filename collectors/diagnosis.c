@@ -1,9 +1,9 @@
 /*
- * The `diagnosis` collector: drives the diagnosis stage (agent/diagnose.h).
+ * The `diagnosis` collector: drives the diagnosis stage (agent/diagnosis/diagnose.h).
  *
  * init() creates the stage and installs it in the emit path, so it sees
  * every event the other collectors emit; every interval collect() answers
- * the questions its rules wait for (collectors/diaghost.c: the host's tools,
+ * the questions its rules wait for (collectors/host/diaghost.c: the host's tools,
  * outside the stage's lock, so a slow esxcli never holds up emit()), runs
  * the rules, checks the destinations' delivery state and emits what the
  * rules concluded as `esxwatch_kind: alert` events.  With --once it runs
@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diaghost.h"
-#include "../agent/diagnose.h"
-#include "../agent/log.h"
+#include "host/diaghost.h"
+#include "../agent/diagnosis/diagnose.h"
+#include "../agent/lib/log.h"
 #include "../agent/status.h"
-#include "../agent/config_schema.h"
+#include "../agent/config/config_schema.h"
 #include "collector.h"
 
 #define MAX_ALERTS	16

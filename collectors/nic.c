@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "esxcli.h"
+#include "host/esxcli.h"
 #include "nic.h"
-#include "../agent/log.h"
+#include "../agent/lib/log.h"
 
 const struct nic_counter_def nic_counters[NIC_NCOUNTERS] = {
 	{ "rx_packets",		"Packets received",		"rx_packets",		NULL },

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "esxcli.h"
+#include "host/esxcli.h"
 
 struct collector_conf;
 struct event;

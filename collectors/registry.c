@@ -2,7 +2,7 @@
  * The collector registry: one row per built-in collector.  Adding a
  * collector is adding a file and a row: the file defines
  * `const struct collector collector_NAME`, declared extern here; its
- * configuration section comes from the row (agent/config_schema.h), so
+ * configuration section comes from the row (agent/config/config_schema.h), so
  * nothing else changes.  A test build adds rows with collector_register()
  * before it loads a configuration (tests/unit/test_plugin.c); a test that
  * needs a registry of its own defines these five symbols itself

@@ -25,12 +25,12 @@
 #include <strings.h>
 #include <sys/utsname.h>
 
-#include "../agent/buf.h"
-#include "../agent/clock.h"
-#include "../agent/exec.h"
-#include "../agent/log.h"
-#include "esxcli.h"
-#include "smartparse.h"
+#include "../agent/lib/buf.h"
+#include "../agent/lib/clock.h"
+#include "../agent/lib/exec.h"
+#include "../agent/lib/log.h"
+#include "host/esxcli.h"
+#include "host/smartparse.h"
 #include "storage_util.h"
 
 #define SMART_MAX_ITEMS	512

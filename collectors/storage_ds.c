@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "esxcli.h"
+#include "host/esxcli.h"
 #include "storage_ds.h"
 
 static void

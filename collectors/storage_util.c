@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../agent/buf.h"
-#include "../agent/exec.h"
-#include "../agent/log.h"
+#include "../agent/lib/buf.h"
+#include "../agent/lib/exec.h"
+#include "../agent/lib/log.h"
 #include "storage_util.h"
 
 enum storage_seen

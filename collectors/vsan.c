@@ -13,10 +13,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../agent/exec.h"
-#include "../agent/log.h"
+#include "../agent/lib/exec.h"
+#include "../agent/lib/log.h"
 #include "storage_util.h"
-#include "vdq.h"
+#include "host/vdq.h"
 
 #define VDQ_CMD	"vdq -q"
 

@@ -17,10 +17,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../agent/agentid.h"
-#include "../agent/json.h"
-#include "../agent/log.h"
-#include "../agent/utf8.h"
+#include "../agent/lib/agentid.h"
+#include "../agent/lib/json.h"
+#include "../agent/lib/log.h"
+#include "../agent/lib/utf8.h"
 #include "cfapi.h"
 #include "gzip.h"
 #include "lisession.h"
@@ -914,7 +914,7 @@ cfapi_close(struct sink_ctx *ctx)
 }
 
 /* Configuration: cfapi has no keys of its own (headers, compress and
- * agent_id are shared, agent/config.c); a named destination needs a host. */
+ * agent_id are shared, agent/config/config.c); a named destination needs a host. */
 static void
 cfapi_finish(const struct cfg_finish *f)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../agent/buf.h"
+#include "../agent/lib/buf.h"
 #include "../agent/event.h"
 
 /* One cfapi event object {"text":..,"timestamp":..,"fields":[..]}. */
@@ -21,6 +21,6 @@ const char *json_find_key(const char *body, size_t len, const char *key);
 int	 cfapi_parse_response(const char *body, size_t len, long long *ingested);
 uint64_t cfapi_not_ingested(void);
 
-/* The stable agent id used in the cfapi URL lives in agent/agentid.h. */
+/* The stable agent id used in the cfapi URL lives in agent/lib/agentid.h. */
 
 #endif

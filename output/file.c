@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../agent/fs.h"
-#include "../agent/log.h"
+#include "../agent/lib/fs.h"
+#include "../agent/lib/log.h"
 #include "sink.h"
 
 struct file_priv {

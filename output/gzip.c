@@ -1,7 +1,7 @@
 /*
  * gzip: one reusable deflate stream per sink instance.  zlib deflates raw;
  * the member's header and trailer (RFC 1952) are written here, the
- * trailer's CRC-32 by crc_update() (agent/crc.h), which folds where zlib
+ * trailer's CRC-32 by crc_update() (agent/lib/crc.h), which folds where zlib
  * would go through its tables.
  */
 #include <limits.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../agent/crc.h"
+#include "../agent/lib/crc.h"
 #include "gzip.h"
 
 struct gzip {

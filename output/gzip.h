@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "../agent/buf.h"
+#include "../agent/lib/buf.h"
 
 /* Level 1: an agent on a hypervisor trades ratio for CPU (JSON still
  * shrinks 5-10x). */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../agent/log.h"
+#include "../agent/lib/log.h"
 #include "gzip.h"
 #include "transport.h"
 

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../agent/clock.h"
-#include "../agent/config.h"
-#include "../agent/json.h"
-#include "../agent/log.h"
+#include "../agent/lib/clock.h"
+#include "../agent/config/config.h"
+#include "../agent/lib/json.h"
+#include "../agent/lib/log.h"
 #include "cfapi.h"
 #include "lisession.h"
 

@@ -8,8 +8,8 @@
 #ifndef ESXWATCH_SINK_H
 #define ESXWATCH_SINK_H
 
-#include "../agent/config.h"
-#include "../agent/config_schema.h"
+#include "../agent/config/config.h"
+#include "../agent/config/config_schema.h"
 #include "../agent/event.h"
 
 enum send_result {
@@ -33,7 +33,7 @@ struct sink_ctx {
 	const char		*name;		/* destination name: "server" or NAME */
 	const struct dest_conf	*conf;
 	const struct config	*cfg;
-	struct agentid		*agentid;	/* the host's identity (agent/agentid.h) */
+	struct agentid		*agentid;	/* the host's identity (agent/lib/agentid.h) */
 	void			*priv;		/* the sink's own */
 	char			 error[512];	/* last error, human-readable */
 	/* Events the server accepted but said it did not ingest (cfapi's
@@ -97,7 +97,7 @@ struct sink {
 	/* The protocol's default ports (dest_port), plain and with TLS. */
 	int		 port, tls_port;
 	/*
-	 * Configuration (agent/config_schema.h): the sink's own keys.  Rows
+	 * Configuration (agent/config/config_schema.h): the sink's own keys.  Rows
 	 * with KF_DEST live in struct dest_conf (the older keys, shared with
 	 * tests and status); the others in the sink's options block of
 	 * opts_size bytes, which the schema walker allocates, defaults,

@@ -11,7 +11,7 @@
  *
  * The host's syslog (SL_LOCAL): a host with no destination on ESXi sends
  * its events to vmsyslogd, so they land in the host's logs and follow
- * Syslog.global.logHost like every other host log (agent/platform.h).
+ * Syslog.global.logHost like every other host log (agent/lib/platform.h).
  * ESXi's services submit their messages to vmsyslogd through syslog(3)
  * (ESXi 8.0 docs, "ESXi Log File Formats": log files written "indirectly,
  * when logs from a service are submitted to a syslog"); syslog(3) of the
@@ -37,10 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../agent/clock.h"
-#include "../agent/log.h"
-#include "../agent/utf8.h"
-#include "../agent/platform.h"
+#include "../agent/lib/clock.h"
+#include "../agent/lib/log.h"
+#include "../agent/lib/utf8.h"
+#include "../agent/lib/platform.h"
 #include "syslog.h"
 #include "transport.h"
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../agent/buf.h"
+#include "../agent/lib/buf.h"
 #include "../agent/event.h"
 
 /* syslog formatting options */

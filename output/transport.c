@@ -12,8 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../agent/log.h"
-#include "../agent/redact.h"
+#include "../agent/lib/log.h"
+#include "../agent/lib/redact.h"
 #include "transport.h"
 
 static pthread_once_t	 global_once = PTHREAD_ONCE_INIT;

@@ -13,8 +13,8 @@
 
 #include <curl/curl.h>
 
-#include "../agent/buf.h"
-#include "../agent/config.h"
+#include "../agent/lib/buf.h"
+#include "../agent/config/config.h"
 #include "../agent/event.h"
 #include "sink.h"
 #include "trust.h"

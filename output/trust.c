@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../agent/config.h"
-#include "../agent/fs.h"
-#include "../agent/log.h"
-#include "../agent/platform.h"
+#include "../agent/config/config.h"
+#include "../agent/lib/fs.h"
+#include "../agent/lib/log.h"
+#include "../agent/lib/platform.h"
 #include "transport.h"
 #include "trust.h"
 

@@ -209,7 +209,7 @@ def main(argv):
 	ap = argparse.ArgumentParser(description="build the esxwatch .deb")
 	ap.add_argument("--bin", required=True)
 	ap.add_argument("--version", required=True)
-	ap.add_argument("--rules", default=os.path.join(TOP, "collectors", "rules", "esxi.yaml"))
+	ap.add_argument("--rules", default=os.path.join(TOP, "collectors", "logwatch", "rules", "esxi.yaml"))
 	ap.add_argument("--out", default=os.path.join(TOP, "build"))
 	a = ap.parse_args(argv)
 	for what, p in (("agent binary", a.bin), ("rules catalogue", a.rules)):

@@ -399,7 +399,7 @@ def main(argv):
 	ap = argparse.ArgumentParser(description="build the esxwatch VIB and offline bundle")
 	ap.add_argument("--bin", required=True, help="the 64-bit ELF agent binary to package")
 	ap.add_argument("--version", required=True, help="e.g. 0.1.0 (VIB version becomes 0.1.0-1)")
-	ap.add_argument("--rules", default=os.path.join(TOP, "collectors", "rules", "esxi.yaml"))
+	ap.add_argument("--rules", default=os.path.join(TOP, "collectors", "logwatch", "rules", "esxi.yaml"))
 	ap.add_argument("--out", default=os.path.join(TOP, "build"), help="output directory")
 	ap.add_argument("--allow-dynamic", action="store_true",
 			help="package a dynamically linked binary (tests only: it does not run on ESXi)")

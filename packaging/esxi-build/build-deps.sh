@@ -126,7 +126,7 @@ build_curl() {
 
 # PCRE2, the 8-bit library only, with its JIT (the agent falls back to the
 # interpreter at run time where executable memory is refused, as on ESXi's
-# userworld; agent/rx.h).  No pcre2grep, no 16/32-bit libraries, no
+# userworld; agent/lib/rx.h).  No pcre2grep, no 16/32-bit libraries, no
 # Unicode property tables beyond what the library carries anyway.
 build_pcre2() {
 	CC=musl-gcc CFLAGS="$DEP_CFLAGS" ./configure --prefix="$P" \

@@ -21,8 +21,8 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.abspath(os.environ.get("ESXWATCH_BIN", os.path.join(TOP, "build", "esxwatch")))
 FIXTURES = os.path.join(TOP, "tests", "fixtures")
 # The binary finds the source tree's rule catalogue only when told
-# (collectors/logwatch.h): every agent a test starts inherits this.
-os.environ.setdefault("ESXWATCH_RULES_FILE", os.path.join(TOP, "collectors", "rules", "esxi.yaml"))
+# (collectors/logwatch/logwatch.h): every agent a test starts inherits this.
+os.environ.setdefault("ESXWATCH_RULES_FILE", os.path.join(TOP, "collectors", "logwatch", "rules", "esxi.yaml"))
 
 # The fake esxcli/localcli/vdq: replays responses/<args>.txt, with
 # <args>.rc (exit status) and <args>.sleep (seconds to hang first).

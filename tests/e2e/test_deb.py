@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.join(harness.TOP, "packaging"))
 import mkman  # noqa: E402
 
 MKDEB = os.path.join(harness.TOP, "packaging", "mkdeb.py")
-RULES = os.path.join(harness.TOP, "collectors", "rules", "esxi.yaml")
+RULES = os.path.join(harness.TOP, "collectors", "logwatch", "rules", "esxi.yaml")
 LOCK = "/tmp/esxwatch-test-deb.lock"
 DEB_NAME = "esxwatch_0.1.0_amd64.deb"
 

@@ -28,7 +28,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(harness.TOP, "packaging"))
 import mkvib  # noqa: E402
 
-RULES = os.path.join(harness.TOP, "collectors", "rules", "esxi.yaml")
+RULES = os.path.join(harness.TOP, "collectors", "logwatch", "rules", "esxi.yaml")
 SHELL = ["busybox", "sh"] if shutil.which("busybox") else ["sh"]
 
 WATCHDOG_STUB = r"""#!/bin/sh

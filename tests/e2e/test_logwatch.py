@@ -553,8 +553,8 @@ def test_several_rotations_between_two_polls(tmpdir):
 
 
 def _catalogue_regex(name):
-    """The regex of a catalogue rule, as written in collectors/rules/esxi.yaml."""
-    path = os.path.join(os.path.dirname(harness.FIXTURES), "..", "collectors", "rules", "esxi.yaml")
+    """The regex of a catalogue rule, as written in collectors/logwatch/rules/esxi.yaml."""
+    path = os.path.join(os.path.dirname(harness.FIXTURES), "..", "collectors", "logwatch", "rules", "esxi.yaml")
     with open(path) as f:
         lines = f.read().splitlines()
     i = lines.index("  - name: " + name)

@@ -23,7 +23,7 @@ import mkvib  # noqa: E402
 
 VERIFY = os.path.join(harness.TOP, "packaging", "verify-vib")
 MKVIB = os.path.join(harness.TOP, "packaging", "mkvib.py")
-RULES = os.path.join(harness.TOP, "collectors", "rules", "esxi.yaml")
+RULES = os.path.join(harness.TOP, "collectors", "logwatch", "rules", "esxi.yaml")
 EPOCH = 1735689600
 GZ_CACHE = {}
 

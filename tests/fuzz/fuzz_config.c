@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../agent/config.h"
+#include "../../agent/config/config.h"
 
 static char in_path[64], out_path[64];
 

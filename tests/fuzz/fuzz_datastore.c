@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collectors/esxcli.h"
+#include "../../collectors/host/esxcli.h"
 #include "../../collectors/storage_ds.h"
 
 int

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../collectors/esxcli.h"
+#include "../../collectors/host/esxcli.h"
 #include "../../collectors/nic.h"
 
 int

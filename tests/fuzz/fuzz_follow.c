@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../collectors/follow.h"
+#include "../../collectors/logwatch/follow.h"
 
 struct got {
 	char	*buf;

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the log line header parser (collectors/logline.c) on
+ * libFuzzer target: the log line header parser (collectors/logwatch/logline.c) on
  * arbitrary bytes — no NUL terminator, NULs inside, any length.  Checks
  * that msg stays inside the line and that the appname is a short string,
  * and that a syslog relay's prefix before an ISO stamp changes nothing.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collectors/logline.h"
+#include "../../collectors/logwatch/logline.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "../../agent/event.h"
-#include "../../agent/lfilter.h"
-#include "../../collectors/logtime.h"
-#include "../../collectors/parsers.h"
+#include "../../agent/lib/lfilter.h"
+#include "../../collectors/logwatch/logtime.h"
+#include "../../collectors/logwatch/parsers.h"
 
 static const char *
 get(void *arg, const char *name)

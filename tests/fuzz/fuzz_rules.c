@@ -1,16 +1,16 @@
 /*
- * libFuzzer target: the rule engine (collectors/rules.c).  The input's
+ * libFuzzer target: the rule engine (collectors/logwatch/rules.c).  The input's
  * first line is a user rule's regex (names, literal derivation, regcomp),
  * the rest a log line matched against the built-in catalogue (loaded once
- * from collectors/rules/esxi.yaml: run from the repository root) plus that
+ * from collectors/logwatch/rules/esxi.yaml: run from the repository root) plus that
  * rule.  Also feeds the storm suppressor.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/config.h"
-#include "../../collectors/rules.h"
+#include "../../agent/config/config.h"
+#include "../../collectors/logwatch/rules.h"
 
 static struct rules *cat;	/* the catalogue, compiled once */
 static int loaded;
@@ -64,7 +64,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		loaded = 1;
 		cat = rules_new();
-		if (config_load_rules_file("collectors/rules/esxi.yaml", &v,
+		if (config_load_rules_file("collectors/logwatch/rules/esxi.yaml", &v,
 		    &n, quiet, NULL) == 0) {
 			for (i = 0; i < n; i++)
 				rules_add(cat, &v[i], err, sizeof(err));

@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/agentid.h"
-#include "../../agent/buf.h"
+#include "../../agent/lib/agentid.h"
+#include "../../agent/lib/buf.h"
 #include "../../agent/event.h"
-#include "../../agent/log.h"
+#include "../../agent/lib/log.h"
 #include "../../output/gzip.h"
-#include "../../agent/json.h"
+#include "../../agent/lib/json.h"
 #include "../../output/cfapi.h"
 #include "../../output/syslog.h"
 #include "../../output/transport.h"

@@ -1,4 +1,4 @@
-/* libFuzzer target for collectors/smartparse.c: the same bytes go through
+/* libFuzzer target for collectors/host/smartparse.c: the same bytes go through
  * the smartctl JSON reader, the --scan parser and (via esxcli_parse) the
  * SMART table and NVMe log interpreters.  None may crash, leak or read out
  * of bounds; the results must be in range, and a normalised score (4-column
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collectors/esxcli.h"
-#include "../../collectors/smartparse.h"
+#include "../../collectors/host/esxcli.h"
+#include "../../collectors/host/smartparse.h"
 
 static void
 check(const struct smart_info *si)

@@ -24,11 +24,11 @@
 
 #include <zlib.h>
 
-#include "../../agent/buf.h"
-#include "../../agent/crc.h"
+#include "../../agent/lib/buf.h"
+#include "../../agent/lib/crc.h"
 #include "../../agent/event.h"
-#include "../../agent/log.h"
-#include "../../agent/spool.h"
+#include "../../agent/lib/log.h"
+#include "../../agent/spool/spool.h"
 #include "../../agent/status.h"
 #include "../../output/sink.h"
 

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/buf.h"
-#include "../../agent/dfilter.h"
+#include "../../agent/lib/buf.h"
+#include "../../agent/config/dfilter.h"
 #include "../../agent/event.h"
-#include "../../agent/log.h"
+#include "../../agent/lib/log.h"
 #include "../../agent/monitor.h"
-#include "../../agent/redact.h"
+#include "../../agent/lib/redact.h"
 #include "../../agent/status.h"
 
 static struct status_snap snap;

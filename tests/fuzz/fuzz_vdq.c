@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collectors/vdq.h"
+#include "../../collectors/host/vdq.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

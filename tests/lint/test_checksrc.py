@@ -129,7 +129,7 @@ def test_catches():
     rc, out = one_file("void r(void)\n{\n" + "\t;\n" * 78 + "}\n")
     result("function_of_80_lines_ok", rc == 0, out)
     rc, out = one_file("const char *r(int e)\n{\n\treturn strerror(e);\n}\n",
-                       "agent/log.c")
+                       "agent/lib/log.c")
     result("strerror_in_log_ok", rc == 0, out)
 
 
@@ -153,7 +153,7 @@ def test_allowlist():
 
 
 test_tree_passes()
-test_planted("fails_on_planted_assignment", "agent/buf.c",
+test_planted("fails_on_planted_assignment", "agent/lib/buf.c",
              "\nint lint_planted(int (*f)(void))\n{\n\tint x;\n\n\tif ((x = f()))\n\t\treturn x;\n\treturn 0;\n}\n",
              "if ((x", "assign-in-cond")
 test_planted("fails_on_planted_sprintf", "output/gzip.c",

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/clock.h"
-#include "../../agent/config.h"
-#include "../../agent/queue.h"
+#include "../../agent/lib/clock.h"
+#include "../../agent/config/config.h"
+#include "../../agent/spool/queue.h"
 #include "../../agent/shipper.h"
 #include "../../output/sink.h"
 #include "t.h"

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../agent/config.h"
+#include "../../agent/config/config.h"
 #include "../../output/sink.h"
 
 extern char **environ;

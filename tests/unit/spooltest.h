@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../agent/spool.h"
+#include "../../agent/spool/spool.h"
 
 static char	 root[256];
 static int	 ndir;

@@ -11,9 +11,9 @@
 
 #include "t.h"
 
-#include "../../agent/agentid.h"
-#include "../../agent/config.h"
-#include "../../agent/log.h"
+#include "../../agent/lib/agentid.h"
+#include "../../agent/config/config.h"
+#include "../../agent/lib/log.h"
 
 static char root[64];
 

@@ -12,10 +12,10 @@
 #include "t.h"
 #include "sinktest.h"
 
-#include "../../agent/agentid.h"
-#include "../../agent/buf.h"
+#include "../../agent/lib/agentid.h"
+#include "../../agent/lib/buf.h"
 #include "../../agent/event.h"
-#include "../../agent/log.h"
+#include "../../agent/lib/log.h"
 #include "../../output/cfapi.h"
 #include "../../output/transport.h"
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "../../agent/config.h"
-#include "../../agent/redact.h"
+#include "../../agent/config/config.h"
+#include "../../agent/lib/redact.h"
 #include "../../agent/reload.h"
 
 #define FIX "tests/fixtures/config/"
@@ -1496,9 +1496,9 @@ TEST(builtin_catalogue_loads)
 	int rc;
 
 	/* a missing catalogue is a failure, not a skip */
-	CHECK_INT(access("collectors/rules/esxi.yaml", R_OK), 0);
+	CHECK_INT(access("collectors/logwatch/rules/esxi.yaml", R_OK), 0);
 	memset(&M, 0, sizeof(M));
-	rc = config_load_rules_file("collectors/rules/esxi.yaml", &r, &n,
+	rc = config_load_rules_file("collectors/logwatch/rules/esxi.yaml", &r, &n,
 	    collect, &M);
 	CHECK_INT(rc, 0);
 	CHECK(n > 0);

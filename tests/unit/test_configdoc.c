@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "t.h"
-#include "../../agent/config.h"
+#include "../../agent/config/config.h"
 
 #define DOC	"docs/configuration.md"
 #define BEGIN	"<!-- BEGIN generated key table (tests/unit/test_configdoc.c) -->\n"

@@ -17,15 +17,15 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "../../agent/buf.h"
-#include "../../agent/clock.h"
+#include "../../agent/lib/buf.h"
+#include "../../agent/lib/clock.h"
 #include "../../agent/event.h"
-#include "../../agent/exec.h"
-#include "../../agent/fs.h"
-#include "../../agent/json.h"
-#include "../../agent/kvstore.h"
-#include "../../agent/segstore.h"
-#include "../../agent/utf8.h"
+#include "../../agent/lib/exec.h"
+#include "../../agent/lib/fs.h"
+#include "../../agent/lib/json.h"
+#include "../../agent/lib/kvstore.h"
+#include "../../agent/spool/segstore.h"
+#include "../../agent/lib/utf8.h"
 #include "../../output/sink.h"
 
 static char tmpdir[] = "/tmp/esxwatch-test-core-XXXXXX";

@@ -8,7 +8,7 @@
 
 #include "t.h"
 
-#include "../../agent/crc.h"
+#include "../../agent/lib/crc.h"
 
 static unsigned char data[4096 + 64];
 

@@ -2,7 +2,7 @@
  * the esxcli fixtures and every device/datastore state derived from it. */
 #include "t.h"
 
-#include "../../collectors/esxcli.h"
+#include "../../collectors/host/esxcli.h"
 #include "../../collectors/storage_ds.h"
 
 #define FX "tests/fixtures/esxi/"

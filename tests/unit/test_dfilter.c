@@ -1,13 +1,13 @@
 /*
  * dfilter: a destination's filter, liagent's [server] filter
- * "{type; name; expression}, ..." (agent/dfilter.h).  The first case is the
+ * "{type; name; expression}, ..." (agent/config/dfilter.h).  The first case is the
  * filter NSX writes into its liagent-effective.ini (VCF 9 "Configure
  * Remote Logging", ../shared/reference/loginsight-api.md [nsx-9]).
  */
 #include "t.h"
 
-#include "../../agent/dfilter.h"
-#include "../../agent/log.h"
+#include "../../agent/config/dfilter.h"
+#include "../../agent/lib/log.h"
 
 static const char nsx[] = "{filelog; nsx-syslog; pri_severity <= 6 and ( "
     "msgid == \"SWITCHING\" or msgid == \"ROUTING\" or msgid == \"FABRIC\" "

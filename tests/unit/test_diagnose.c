@@ -1,13 +1,13 @@
 /*
- * The diagnosis rules against recorded event sequences (agent/diagrules.c):
+ * The diagnosis rules against recorded event sequences (agent/diagnosis/diagrules.c):
  * each case is the events the collectors emitted, in order, with their
  * times; the answers the host gave; and what the stage must conclude.
  */
 #include "t.h"
 
-#include "../../collectors/diaghost.h"
-#include "../../agent/diagnose.h"
-#include "../../agent/diagrules.h"
+#include "../../collectors/host/diaghost.h"
+#include "../../agent/diagnosis/diagnose.h"
+#include "../../agent/diagnosis/diagrules.h"
 
 #define T0	1764600000000LL
 #define MAXSTEPS 24

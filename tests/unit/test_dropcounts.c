@@ -1,5 +1,5 @@
 /*
- * The spool's per-reason counts across restarts (agent/dropcounts.h):
+ * The spool's per-reason counts across restarts (agent/spool/dropcounts.h):
  * budget, poison and filtered per destination, damage once however often
  * the spool is opened, what removed destinations dropped, a damaged or
  * planted counts file (zero and a new counts_since, never a wrong number).
@@ -13,9 +13,9 @@
 
 #include "t.h"
 
-#include "../../agent/dropcounts.h"
-#include "../../agent/log.h"
-#include "../../agent/spool.h"
+#include "../../agent/spool/dropcounts.h"
+#include "../../agent/lib/log.h"
+#include "../../agent/spool/spool.h"
 #include "spooltest.h"
 
 static const char *const one[] = { "server" };

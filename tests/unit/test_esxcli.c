@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "t.h"
-#include "../../agent/config.h"
-#include "../../collectors/esxcli.h"
+#include "../../agent/config/config.h"
+#include "../../collectors/host/esxcli.h"
 
 #define FIX "tests/fixtures/esxi/"
 

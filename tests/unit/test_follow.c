@@ -12,7 +12,7 @@
 
 #include "t.h"
 
-#include "../../collectors/follow.h"
+#include "../../collectors/logwatch/follow.h"
 
 static char dir[256], path[300];
 

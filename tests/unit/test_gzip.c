@@ -6,7 +6,7 @@
 
 #include "t.h"
 
-#include "../../agent/buf.h"
+#include "../../agent/lib/buf.h"
 #include "../../output/gzip.h"
 
 TEST(round_trips_and_reuses_the_stream)

@@ -14,7 +14,7 @@
 #include "sinktest.h"
 
 #include "../../agent/event.h"
-#include "../../agent/log.h"
+#include "../../agent/lib/log.h"
 #include "../../output/transport.h"
 
 struct hfx {

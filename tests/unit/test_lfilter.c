@@ -5,7 +5,7 @@
  */
 #include "t.h"
 
-#include "../../agent/lfilter.h"
+#include "../../agent/lib/lfilter.h"
 
 static const char *const fields[][2] = {
 	{ "response_size", "13" }, { "pri_severity", "5" },

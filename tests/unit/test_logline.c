@@ -4,7 +4,7 @@
  */
 #include "t.h"
 
-#include "../../collectors/logline.h"
+#include "../../collectors/logwatch/logline.h"
 
 /* 2026-11-30T12:00:00Z, the read time the syslog-style stamps get their year from. */
 #define NOW 1796040000000LL

@@ -13,8 +13,8 @@
 
 #include "t.h"
 
-#include "../../agent/clock.h"
-#include "../../agent/log.h"
+#include "../../agent/lib/clock.h"
+#include "../../agent/lib/log.h"
 #include "../../agent/monitor.h"
 
 TEST(listen_accepts_loopback_only)

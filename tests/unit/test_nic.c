@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "../../agent/config.h"
+#include "../../agent/config/config.h"
 #include "../../agent/event.h"
-#include "../../agent/kvstore.h"
+#include "../../agent/lib/kvstore.h"
 #include "../../collectors/nic.h"
 
 #define FIX "tests/fixtures/esxi/"

@@ -1,13 +1,13 @@
 /*
  * parsers: liagent's agent parsers on the examples of the Log Insight
  * agent documentation and the sflanders.net parser series (cited in
- * docs/parsers.md), and the timestamp forms of collectors/logtime.h.
+ * docs/parsers.md), and the timestamp forms of collectors/logwatch/logtime.h.
  */
 #include "t.h"
 
 #include "../../agent/event.h"
-#include "../../collectors/logtime.h"
-#include "../../collectors/parsers.h"
+#include "../../collectors/logwatch/logtime.h"
+#include "../../collectors/logwatch/parsers.h"
 
 #define NOW 1733000000000LL	/* 2024-11-30T20:53:20Z */
 

@@ -2,7 +2,7 @@
  * A sink and a collector that exist only in this test binary: each is one
  * file's worth of table (here, this file) plus one registration, with no
  * edit in agent/ — their keys are validated, defaulted and printed by
- * the configuration like the built-in ones' (agent/config_schema.h).
+ * the configuration like the built-in ones' (agent/config/config_schema.h).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "../../agent/config.h"
-#include "../../agent/config_int.h"
-#include "../../agent/platform.h"
+#include "../../agent/config/config.h"
+#include "../../agent/config/config_int.h"
+#include "../../agent/lib/platform.h"
 #include "../../collectors/collector.h"
 #include "../../output/sink.h"
 
@@ -397,7 +397,7 @@ TEST(primary_without_a_server_goes_to_stdout)
 	config_free(c);
 }
 
-/* Where a host with no destination sends (agent/platform.h). */
+/* Where a host with no destination sends (agent/lib/platform.h). */
 TEST(no_destination_goes_where_someone_reads)
 {
 	CHECK_INT(platform_nodest(PLATFORM_ESXI, false, false), NODEST_HOST_SYSLOG);

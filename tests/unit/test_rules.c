@@ -7,9 +7,9 @@
 
 #include "t.h"
 
-#include "../../agent/config.h"
-#include "../../collectors/logwatch.h"
-#include "../../collectors/rules.h"
+#include "../../agent/config/config.h"
+#include "../../collectors/logwatch/logwatch.h"
+#include "../../collectors/logwatch/rules.h"
 
 
 static struct rule_conf
@@ -534,7 +534,7 @@ TEST(catalogue)
 	struct rules_match m;
 	char path[512];
 
-	CHECK_INT(config_load_rules_file("collectors/rules/esxi.yaml", &v, &n, report, NULL), 0);
+	CHECK_INT(config_load_rules_file("collectors/logwatch/rules/esxi.yaml", &v, &n, report, NULL), 0);
 	CHECK(n >= 40);
 	r = rules_new();
 	for (i = 0; i < n; i++) {
@@ -621,7 +621,7 @@ static const struct {
 /*
  * The rules added from the KB sweep: each fires on its real line (the
  * message as its source printed it, see the comment above the rule in
- * collectors/rules/esxi.yaml), under the ESXi 7 and the ESXi 8 header, and
+ * collectors/logwatch/rules/esxi.yaml), under the ESXi 7 and the ESXi 8 header, and
  * on nothing else: every line of the table must match exactly its own rule
  * (first match wins, so a rule that fired on a neighbour's line fails it).
  * Neighbours from the same sources match no rule.
@@ -698,7 +698,7 @@ TEST(catalogue_swept_rules_esxi7_and_8)
 	struct rules_match m;
 	char line[2048];
 
-	CHECK_INT(config_load_rules_file("collectors/rules/esxi.yaml", &v, &n, report, NULL), 0);
+	CHECK_INT(config_load_rules_file("collectors/logwatch/rules/esxi.yaml", &v, &n, report, NULL), 0);
 	r = build(v, n);
 	for (i = 0; i < sizeof(swept) / sizeof(swept[0]); i++) {
 		int hi = strcmp(swept[i].filelog, "hostd") == 0;
@@ -744,7 +744,7 @@ TEST(catalogue_quoted_forms)
 	struct rules *r;
 	struct rules_match m;
 
-	CHECK_INT(config_load_rules_file("collectors/rules/esxi.yaml", &v, &n, report, NULL), 0);
+	CHECK_INT(config_load_rules_file("collectors/logwatch/rules/esxi.yaml", &v, &n, report, NULL), 0);
 	r = build(v, n);
 	for (i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++) {
 		const char *line = quoted[i].line, *want = quoted[i].rule;
@@ -777,12 +777,12 @@ TEST(catalogue_search_order)
 
 	/* rules_file: that path and nothing else. */
 	CHECK_INT(logwatch_rules_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
-	CHECK_INT(logwatch_rules_path("collectors/rules/esxi.yaml", p, sizeof(p)), 0);
-	CHECK_STR(p, "collectors/rules/esxi.yaml");
+	CHECK_INT(logwatch_rules_path("collectors/logwatch/rules/esxi.yaml", p, sizeof(p)), 0);
+	CHECK_STR(p, "collectors/logwatch/rules/esxi.yaml");
 	/* ESXWATCH_RULES_FILE: that path and nothing else; rules_file wins. */
-	setenv("ESXWATCH_RULES_FILE", "collectors/rules/esxi.yaml", 1);
+	setenv("ESXWATCH_RULES_FILE", "collectors/logwatch/rules/esxi.yaml", 1);
 	CHECK_INT(logwatch_rules_path("", p, sizeof(p)), 0);
-	CHECK_STR(p, "collectors/rules/esxi.yaml");
+	CHECK_STR(p, "collectors/logwatch/rules/esxi.yaml");
 	CHECK_INT(logwatch_rules_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
 	setenv("ESXWATCH_RULES_FILE", "/nonexistent/esxi.yaml", 1);
 	CHECK_INT(logwatch_rules_path("", p, sizeof(p)), -1);

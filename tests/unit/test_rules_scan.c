@@ -7,11 +7,11 @@
  */
 #include "t.h"
 
-#include "../../agent/config.h"
-#include "../../agent/rx.h"
-#include "../../agent/utf8.h"
-#include "../../collectors/rules.h"
-#include "../../collectors/rules_int.h"
+#include "../../agent/config/config.h"
+#include "../../agent/lib/rx.h"
+#include "../../agent/lib/utf8.h"
+#include "../../collectors/logwatch/rules.h"
+#include "../../collectors/logwatch/rules_int.h"
 
 static char err_buf[512];
 

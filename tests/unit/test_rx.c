@@ -8,7 +8,7 @@
 
 #include "t.h"
 
-#include "../../agent/rx.h"
+#include "../../agent/lib/rx.h"
 
 static struct rx *
 must(const char *pat)

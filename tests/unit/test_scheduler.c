@@ -19,11 +19,11 @@
 
 #include "t.h"
 
-#include "../../agent/clock.h"
-#include "../../agent/config.h"
+#include "../../agent/lib/clock.h"
+#include "../../agent/config/config.h"
 #include "../../agent/event.h"
-#include "../../agent/kvstore.h"
-#include "../../agent/queue.h"
+#include "../../agent/lib/kvstore.h"
+#include "../../agent/spool/queue.h"
 #include "../../agent/scheduler.h"
 #include "../../collectors/collector.h"
 

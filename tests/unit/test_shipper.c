@@ -12,11 +12,11 @@
 
 #include "t.h"
 
-#include "../../agent/clock.h"
-#include "../../agent/config.h"
-#include "../../agent/dfilter.h"
-#include "../../agent/log.h"
-#include "../../agent/queue.h"
+#include "../../agent/lib/clock.h"
+#include "../../agent/config/config.h"
+#include "../../agent/config/dfilter.h"
+#include "../../agent/lib/log.h"
+#include "../../agent/spool/queue.h"
 #include "../../agent/shipper.h"
 #include "../../output/sink.h"
 #include "fakesink.h"
@@ -142,7 +142,7 @@ TEST(poison_dropped_alone_through_the_queue_counted_once)
 }
 
 /*
- * The destination's filter (agent/dfilter.h): what it keeps out is never
+ * The destination's filter (agent/config/dfilter.h): what it keeps out is never
  * sent, but settled: the cursor moves past it (nothing comes back after a
  * restart), counted as filtered, neither sent nor dropped; a poison event
  * among the kept ones is still dropped alone; a batch the filter empties

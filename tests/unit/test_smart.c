@@ -1,9 +1,9 @@
-/* Unit tests for collectors/smartparse.c: esxcli SMART tables (4 and 5
+/* Unit tests for collectors/host/smartparse.c: esxcli SMART tables (4 and 5
  * columns), the NVMe health log, smartctl JSON and --scan, the JSON reader. */
 #include "t.h"
 
-#include "../../collectors/esxcli.h"
-#include "../../collectors/smartparse.h"
+#include "../../collectors/host/esxcli.h"
+#include "../../collectors/host/smartparse.h"
 
 #define FX "tests/fixtures/esxi/"
 

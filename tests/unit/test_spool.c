@@ -19,10 +19,10 @@
 
 #include "t.h"
 
-#include "../../agent/log.h"
-#include "../../agent/config.h"
-#include "../../agent/spool.h"
-#include "../../agent/spoolrec.h"
+#include "../../agent/lib/log.h"
+#include "../../agent/config/config.h"
+#include "../../agent/spool/spool.h"
+#include "../../agent/spool/spoolrec.h"
 #include "../../agent/status.h"
 #include "../../output/sink.h"
 #include "spooltest.h"

@@ -11,7 +11,7 @@
 #include "t.h"
 #include "fakesink.h"
 
-#include "../../agent/log.h"
+#include "../../agent/lib/log.h"
 #include "../../agent/shipper.h"
 #include "../../agent/status.h"
 

@@ -13,10 +13,10 @@
 #include "t.h"
 #include "sinktest.h"
 
-#include "../../agent/buf.h"
-#include "../../agent/clock.h"
+#include "../../agent/lib/buf.h"
+#include "../../agent/lib/clock.h"
 #include "../../agent/event.h"
-#include "../../agent/log.h"
+#include "../../agent/lib/log.h"
 #include "../../output/syslog.h"
 #include "../../output/transport.h"
 

@@ -18,8 +18,8 @@
 
 #include "t.h"
 
-#include "../../agent/buf.h"
-#include "../../agent/config.h"
+#include "../../agent/lib/buf.h"
+#include "../../agent/config/config.h"
 #include "../../output/transport.h"
 
 static void
@@ -62,7 +62,7 @@ TEST(redact_url)
 	/* without a scheme, user:pw@host is still a credential */
 	transport_redact_url("user:pw@h/x", out, sizeof(out));
 	CHECK_STR(out, "***@h/x");
-	/* secret query values go too (agent/redact.c) */
+	/* secret query values go too (agent/lib/redact.c) */
 	transport_redact_url("http://h/x?q=1&token=t0k", out, sizeof(out));
 	CHECK_STR(out, "http://h/x?q=1&token=***");
 	/* cut to the buffer, still NUL-terminated */

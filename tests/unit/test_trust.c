@@ -13,7 +13,7 @@
 
 #include "t.h"
 
-#include "../../agent/config.h"
+#include "../../agent/config/config.h"
 #include "../../output/trust.h"
 
 static void

@@ -1,7 +1,7 @@
-/* Unit tests for the tolerant vdq -q / -qH parser (collectors/vdq.c). */
+/* Unit tests for the tolerant vdq -q / -qH parser (collectors/host/vdq.c). */
 #include "t.h"
 
-#include "../../collectors/vdq.h"
+#include "../../collectors/host/vdq.h"
 
 #define FX "tests/fixtures/esxi/"
 

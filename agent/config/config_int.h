@@ -1,0 +1,196 @@
+/*
+ * config_int: what the pieces of the configuration loader share; not for
+ * the rest of the agent (that is config.h) nor for modules declaring keys
+ * (that is config_schema.h).
+ *
+ *	config.c	lifecycle: defaults, load, resolve, free; the core
+ *			sections (server basics, storage, logging, batch, host,
+ *			tags) and the servers/collectors walks
+ *	config_util.c	memory, strings, lists, messages (rep, show, suggest)
+ *	config_check.c	value checks shared by rows
+ *	config_schema.c	the walker: scalars, YAML nodes, maps, init, free
+ *	config_yaml.c	agent.yaml: libyaml events into a positioned tree
+ *	config_ini.c	liagent.ini
+ *	config_print.c	--print-config and the docs' key table
+ *	collectors/logwatch/rules_conf.c  filelog and rules sections, rule catalogues
+ */
+#ifndef ESXWATCH_CONFIG_INT_H
+#define ESXWATCH_CONFIG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "config_schema.h"
+
+/* A configuration file bigger than this is a mistake (or an attack). */
+#define CONFIG_MAX_BYTES	(4 * 1024 * 1024)
+
+/* ---- memory and strings (config_util.c) ---- */
+void	*xmalloc(size_t);
+void	*xrealloc(void *, size_t);
+char	*xstrndup(const char *, size_t);
+char	*xstrdup(const char *);
+void	 set_str(char **dst, const char *s);
+void	 strlist_free(struct strlist *);
+void	 strlist_addn(struct strlist *, const char *, size_t);
+void	 strlist_add(struct strlist *, const char *);
+void	 kvlist_free(struct kvlist *);
+void	 kvlist_set(struct kvlist *, const char *key, const char *value);
+void	 split_list(struct strlist *, const char *);
+bool	 name_valid(const char *);
+bool	 text_empty(const char *, size_t);
+size_t	 utf8_invalid_at(const unsigned char *, size_t);
+
+/* ---- messages (config_util.c) ---- */
+struct lmsg {
+	int	 line, col;
+	size_t	 seq;
+	bool	 is_err;
+	char	*text;
+};
+
+struct lctx {
+	const char		*file;
+	config_report_fn	 report;
+	void			*arg;
+	int			 nerr;
+	bool			 ini;		/* liagent.ini: softer rules */
+	size_t			 nnodes;
+	const char		*rule;		/* " (rule 'x' at line N)" or "" */
+	struct lmsg		*msgs;
+	size_t			 nmsgs;
+	const struct kpos	*fpos;		/* for cfg_finish_pos() */
+	bool			 keep_broken;	/* CONFIG_KEEP_BROKEN_FILELOGS */
+	struct filelog_conf	*fl;		/* the filelog being read, or NULL */
+};
+
+void	 rep(struct lctx *, bool is_err, int line, int col, const char *fmt, ...)
+	    __attribute__((format(printf, 5, 6)));
+/* A regex or filter that does not compile: an error (rep()), or with
+ * keep_broken inside a filelog, the end of that filelog only. */
+void	 rep_compile(struct lctx *, int line, int col, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
+void	 lctx_flush(struct lctx *);
+const char *show(const char *s, char *buf, size_t len);
+const char *suggest(const char *key, const char *const *names, size_t n,
+	    char *buf, size_t len);
+char	*read_whole_file(struct lctx *, const char *path, size_t *lenp);
+
+/* ---- regex helpers (config_check.c) ---- */
+
+/* ---- the walker (config_schema.c) ---- */
+int	 kspec_index(const struct cfg_key *, size_t n, const char *name);
+bool	 kspec_refused(const struct cfg_key *, size_t n, const struct kpos *,
+	    const char *name);
+const char *unknown_hint(const char *key, const struct cfg_key *, size_t n,
+	    char *buf, size_t len);
+int	 apply_scalar(struct lctx *, const struct cfg_key *, void *base,
+	    const char *s, bool isnull, int line, int col);
+const char *choices_text(const char *const *, char *buf, size_t len);
+const char *const *proto_choices(void);
+
+/* ---- YAML tree (config_yaml.c) ---- */
+enum ytype { YN_SCALAR, YN_SEQ, YN_MAP };
+
+struct ynode {
+	enum ytype	  type;
+	int		  line, col;	/* 1-based */
+	char		 *s;		/* scalar */
+	bool		  null;		/* plain "", ~, null */
+	struct ynode	**v;		/* seq items; map: key, value, ... */
+	size_t		  n, cap;
+};
+
+struct ynode *yaml_tree(struct lctx *, const char *buf, size_t len, bool *ok);
+void	 ynode_free(struct ynode *);
+const char *ynode_what(const struct ynode *);
+/* Run a list row's check on l's items from `from` on. */
+void	 check_list(struct lctx *, const struct cfg_key *, const struct strlist *,
+	    size_t from, int line, int col);
+int	 apply_node(struct lctx *, const struct cfg_key *, void *base,
+	    const struct ynode *);
+void	 apply_map(struct lctx *, const struct cfg_key *, size_t n, void *base,
+	    const struct ynode *m, const char *section, struct kpos *pos);
+bool	 want_map(struct lctx *, const struct ynode *, const char *what);
+bool	 entry_named(struct lctx *, const struct ynode *key, const char *what);
+void	 yaml_apply(struct lctx *, struct config *, const struct ynode *root);
+
+/* ---- liagent.ini (config_ini.c) ---- */
+bool	 looks_ini(const char *buf, size_t len);
+void	 ini_load(struct lctx *, struct config *, char *buf, size_t len);
+int	 ini_value(struct lctx *, const struct cfg_key *, void *base,
+	    const char *val, int line, int col);
+
+/* ---- a destination's filter (config_dfilter.c) ---- */
+extern const struct cfg_custom dest_filter_type;
+
+/* ---- core sections (config.c) ---- */
+extern const struct cfg_key dest_keys[];
+extern const size_t ndest_keys;
+extern const struct cfg_key storage_keys[];
+extern const size_t nstorage_keys;
+extern const struct cfg_key logging_keys[];
+extern const size_t nlogging_keys;
+extern const struct cfg_key batch_keys[];
+extern const size_t nbatch_keys;
+extern const struct cfg_key host_keys[];
+extern const size_t nhost_keys;
+extern const struct cfg_key tags_key;
+extern const struct cfg_key rules_file_key;
+
+/*
+ * A destination's keys: the shared table, then every sink's rows in
+ * registry order.  A dest key index (for struct kpos arrays) counts
+ * through them in that order.
+ */
+struct dkey {
+	const struct cfg_key	*k;
+	void			*base;
+};
+size_t	 dest_nkeys(void);
+int	 dest_key_find(struct dest_conf *, const char *name, struct dkey *);
+const char *dest_unknown_hint(const char *key, char *buf, size_t len);
+void	 dest_finish(struct lctx *, struct dest_conf *, const struct kpos *,
+	    bool primary, int line, int col);
+struct dest_conf *server_add(struct config *, const char *name);
+void	 yaml_dest(struct lctx *, struct dest_conf *, const struct ynode *,
+	    const char *section, bool primary, int line, int col);
+void	 yaml_servers(struct lctx *, struct config *, const struct ynode *);
+void	 yaml_collectors(struct lctx *, struct config *, const struct ynode *);
+/* The common collector keys (collectors/registry.c). */
+extern const struct cfg_key collector_keys[];
+extern const size_t ncollector_keys;
+
+/* ---- filelog and rules (collectors/logwatch/rules_conf.c) ---- */
+extern const struct cfg_key filelog_keys[];
+extern const size_t nfilelog_keys;
+void	 filelogs_default(struct config *);
+void	 filelogs_clear(struct config *);
+struct filelog_conf *filelog_add(struct config *, const char *name);
+void	 yaml_filelogs(struct lctx *, struct config *, const struct ynode *);
+void	 yaml_rules(struct lctx *, const struct ynode *, struct rule_conf **,
+	    size_t *);
+void	 rules_check_files(struct lctx *, struct config *);
+/* parsers: (collectors/logwatch/parsers_conf.c) */
+extern const struct cfg_key parser_keys[];
+extern const size_t nparser_keys;
+void	 parsers_conf_clear(struct config *);
+struct parser_conf *parser_conf_add(struct config *, const char *name,
+	    int line, int col);
+void	 yaml_parsers(struct lctx *, struct config *, const struct ynode *);
+void	 print_parsers(FILE *, const struct config *);
+void	 parsers_check(struct lctx *, struct config *);
+void	 print_filelogs(FILE *, const struct config *);
+void	 print_rules(FILE *, const struct config *);
+const struct cfg_key *rules_conf_keys(size_t *n);
+
+/* ---- printing (config_print.c) ---- */
+void	 print_str(FILE *, const char *);
+void	 print_list(FILE *, const struct strlist *);
+void	 key_print(FILE *, const struct cfg_key *, const void *base,
+	    const char *indent);
+void	 print_dest(FILE *, const struct dest_conf *, const char *indent);
+
+#endif

@@ -1,0 +1,461 @@
+/*
+ * config_print: --print-config (the effective configuration as YAML that
+ * config_load reads back to the same values) and the key table of
+ * docs/configuration.md, both walked from the schema rows.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_int.h"
+#include "../monitor.h"
+#include "../lib/redact.h"
+#include "../../collectors/collector.h"
+#include "../../output/sink.h"
+
+
+/*
+ * A YAML double-quoted string that libyaml reads back byte for byte:
+ * escape what YAML would fold or refuse (controls, C1, the Unicode line
+ * and paragraph separators, the BOM, U+FFFE/FFFF), keep the rest as UTF-8.
+ */
+void
+print_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = s ? strlen(s) : 0;
+
+	fputc('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = p[i];
+		size_t bad, clen;
+		uint32_t cp;
+
+		if (ch == '"' || ch == '\\') {
+			fputc('\\', f);
+			fputc(ch, f);
+			i++;
+			continue;
+		}
+		if (ch < 0x80) {
+			if (ch < 0x20 || ch == 0x7f)
+				fprintf(f, "\\x%02x", ch);
+			else
+				fputc(ch, f);
+			i++;
+			continue;
+		}
+		bad = utf8_invalid_at(p + i, n - i < 4 ? n - i : 4);
+		if (bad == 0) {		/* cannot happen: inputs are checked */
+			fputs("\\uFFFD", f);
+			i++;
+			continue;
+		}
+		clen = ch < 0xe0 ? 2 : ch < 0xf0 ? 3 : 4;
+		cp = clen == 2 ? (uint32_t)(ch & 0x1f) : clen == 3 ?
+		    (uint32_t)(ch & 0x0f) : (uint32_t)(ch & 0x07);
+		for (size_t j = 1; j < clen; j++)
+			cp = (cp << 6) | (p[i + j] & 0x3f);
+		if (cp < 0xa0)
+			fprintf(f, "\\x%02x", (unsigned)cp);
+		else if (cp == 0x2028 || cp == 0x2029 || cp == 0xfeff ||
+		    cp == 0xfffe || cp == 0xffff)
+			fprintf(f, "\\u%04X", (unsigned)cp);
+		else
+			fwrite(p + i, 1, clen, f);
+		i += clen;
+	}
+	fputc('"', f);
+}
+
+void
+print_list(FILE *f, const struct strlist *l)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < l->n; i++) {
+		if (i)
+			fputs(", ", f);
+		print_str(f, l->v[i]);
+	}
+	fputc(']', f);
+}
+
+#define REDACTED	"<redacted>"
+
+/*
+ * --print-config --show-secrets: for the one call of config_print_with()
+ * (single-threaded: --print-config, tests), secrets are printed as they
+ * are; otherwise as REDACTED.
+ */
+static bool show_secrets;
+
+static void
+print_kv(FILE *f, const struct kvlist *l, const char *indent, bool secret)
+{
+	if (l->n == 0) {
+		fputs(" {}\n", f);
+		return;
+	}
+	fputc('\n', f);
+	for (size_t i = 0; i < l->n; i++) {
+		const char *k = l->v[i].key, *v = l->v[i].value;
+
+		fputs(indent, f);
+		print_str(f, k);
+		fputs(": ", f);
+		print_str(f, secret && !show_secrets && k != NULL && v != NULL &&
+		    *v != '\0' && redact_secret_name(k, strlen(k)) ? REDACTED : v);
+		fputc('\n', f);
+	}
+}
+
+/* A string row's value, its secrets (whole or in a URL) redacted. */
+static void
+print_secret_str(FILE *f, const struct cfg_key *k, const char *s)
+{
+	char *r;
+	size_t n;
+
+	if (s == NULL || *s == '\0' || show_secrets ||
+	    !(k->flags & (KF_SECRET | KF_SECRET_URL))) {
+		print_str(f, s != NULL ? s : "");
+		return;
+	}
+	if (k->flags & KF_SECRET) {
+		print_str(f, REDACTED);
+		return;
+	}
+	/* every redacted part is at least one byte of s: this is room for
+	 * a marker in place of each */
+	n = strlen(s) * sizeof(REDACTED) + 1;
+	r = malloc(n);
+	if (r == NULL) {
+		print_str(f, REDACTED);
+		return;
+	}
+	(void)redact_url(s, REDACTED, r, n);
+	print_str(f, r);
+	free(r);
+}
+
+#define YN(b)	((b) ? "yes" : "no")
+
+/* One row as "INDENTname: value\n" (a mapping value on the lines below). */
+void
+key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
+{
+	const char *field = (const char *)base + k->off;
+	const char *s = NULL;
+	char in2[32];
+
+	if (k->flags & KF_NOPRINT)
+		return;
+	if (k->type == KT_CUSTOM) {
+		k->custom->print(f, k, field, in);
+		return;
+	}
+	if (k->type == KT_STR || k->type == KT_OSTR || k->type == KT_ENUM)
+		s = *(char *const *)(const void *)field;
+	if (k->type == KT_OSTR && s == NULL && (k->flags & KF_OMIT_NULL))
+		return;
+	fprintf(f, "%s%s:", in, k->name);
+	switch (k->type) {
+	case KT_STR:
+	case KT_OSTR:
+		fputc(' ', f);
+		print_secret_str(f, k, s);
+		break;
+	case KT_ENUM:
+		fprintf(f, " %s", s != NULL ? s : "");
+		break;
+	case KT_INT:
+		fprintf(f, " %d", *(const int *)(const void *)field);
+		break;
+	case KT_LONG:
+		fprintf(f, " %ld", *(const long *)(const void *)field);
+		break;
+	case KT_BOOL:
+		fprintf(f, " %s", YN(*(const bool *)(const void *)field));
+		break;
+	case KT_IBOOL:
+		fprintf(f, " %s", YN(*(const int *)(const void *)field));
+		break;
+	case KT_PROTO:
+		fprintf(f, " %s", dest_proto_name(
+		    *(const enum dest_proto *)(const void *)field));
+		break;
+	case KT_FORWARD:
+		fprintf(f, " %s", k->choices[
+		    *(const enum forward_mode *)(const void *)field]);
+		break;
+	case KT_LIST:
+		fputc(' ', f);
+		print_list(f, (const struct strlist *)(const void *)field);
+		break;
+	case KT_KV:
+		snprintf(in2, sizeof(in2), "%s  ", strncmp(in, "  - ", 4) == 0 ?
+		    "    " : in);
+		print_kv(f, (const struct kvlist *)(const void *)field, in2,
+		    (k->flags & KF_SECRET_KV) != 0);
+		return;
+	case KT_CUSTOM:
+		break;
+	}
+	fputc('\n', f);
+}
+
+void
+keys_print(FILE *f, const struct cfg_key *tab, size_t n, const void *base,
+    const char *indent, enum ksel sel)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (sel == KS_DEST && !(tab[i].flags & KF_DEST))
+			continue;
+		if (sel == KS_OPTS && (tab[i].flags & KF_DEST))
+			continue;
+		key_print(f, &tab[i], base, indent);
+	}
+}
+
+/* The shared basics, then each sink's rows (its options block's too). */
+void
+print_dest(FILE *f, const struct dest_conf *d, const char *in)
+{
+	keys_print(f, dest_keys, ndest_keys, d, in, KS_ALL);
+	for (size_t i = 0; i < sink_count(); i++) {
+		const struct sink *sk = sink_at(i);
+
+		keys_print(f, sk->keys, sk->nkeys, d, in, KS_DEST);
+		if (i < d->nopts && d->opts[i] != NULL)
+			keys_print(f, sk->keys, sk->nkeys, d->opts[i], in,
+			    KS_OPTS);
+	}
+}
+
+static void
+print_section(FILE *f, const char *name, const struct cfg_key *tab, size_t n,
+    const void *base)
+{
+	fprintf(f, "%s:\n", name);
+	keys_print(f, tab, n, base, "  ", KS_ALL);
+}
+
+static void
+print_collectors(FILE *f, const struct config *cfg)
+{
+	fputs("collectors:\n", f);
+	for (size_t i = 0; i < cfg->ncollectors; i++) {
+		const struct collector_conf *cc = &cfg->collectors[i];
+		const struct collector *col = collector_find(cc->name);
+
+		fprintf(f, "  %s:\n", cc->name);
+		keys_print(f, collector_keys, ncollector_keys, cc, "    ",
+		    KS_ALL);
+		if (col != NULL && cc->opts != NULL)
+			keys_print(f, col->keys, col->nkeys, cc->opts, "    ",
+			    KS_ALL);
+	}
+}
+
+static int	print_all(const struct config *, FILE *);
+
+int
+config_print(const struct config *cfg, FILE *f)
+{
+	return config_print_with(cfg, f, false);
+}
+
+int
+config_print_with(const struct config *cfg, FILE *f, bool secrets)
+{
+	int rc;
+
+	show_secrets = secrets;
+	rc = print_all(cfg, f);
+	show_secrets = false;
+	return rc;
+}
+
+static int
+print_all(const struct config *cfg, FILE *f)
+{
+	fputs(show_secrets ? "# esxwatch: the effective configuration (every "
+	    "default filled in; secrets shown)\n" : "# esxwatch: the effective "
+	    "configuration (every default filled in; secrets <redacted>: "
+	    "--show-secrets prints them)\n", f);
+	fputs("server:\n", f);
+	print_dest(f, &cfg->server, "  ");
+	fputs("servers:", f);
+	if (cfg->nservers == 0)
+		fputs(" {}", f);
+	fputc('\n', f);
+	for (size_t i = 0; i < cfg->nservers; i++) {
+		fputs("  ", f);
+		print_str(f, cfg->servers[i].name);
+		fputs(":\n", f);
+		print_dest(f, &cfg->servers[i], "    ");
+	}
+	print_section(f, "storage", storage_keys, nstorage_keys, cfg);
+	print_section(f, "logging", logging_keys, nlogging_keys, cfg);
+	print_section(f, "batch", batch_keys, nbatch_keys, cfg);
+	print_section(f, "host", host_keys, nhost_keys, cfg);
+	print_section(f, "monitor", monitor_keys, nmonitor_keys, cfg);
+	key_print(f, &tags_key, cfg, "");
+	print_collectors(f, cfg);
+	print_filelogs(f, cfg);
+	print_parsers(f, cfg);
+	print_rules(f, cfg);
+	key_print(f, &rules_file_key, cfg, "");
+	return ferror(f) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The key table of docs/configuration.md                              */
+/* ------------------------------------------------------------------ */
+
+static const char *
+md_type(const struct cfg_key *k)
+{
+	switch (k->type) {
+	case KT_STR:	return "string";
+	case KT_OSTR:	return "string (optional)";
+	case KT_INT:
+	case KT_LONG:	return "integer";
+	case KT_BOOL:
+	case KT_IBOOL:	return "boolean";
+	case KT_ENUM:
+	case KT_FORWARD: return "choice";
+	case KT_PROTO:	return "sink name";
+	case KT_LIST:	return "list";
+	case KT_KV:	return "mapping";
+	case KT_CUSTOM:	return k->custom->type_doc;
+	}
+	return "?";
+}
+
+/* "a, b, c" or "MIN..MAX" or "" */
+static void
+md_values(FILE *f, const struct cfg_key *k)
+{
+	const char *const *ch = k->type == KT_PROTO ? proto_choices() :
+	    k->choices;
+
+	if (k->type == KT_INT || k->type == KT_LONG) {
+		fprintf(f, "%ld..%ld", k->min, k->max);
+		return;
+	}
+	for (size_t i = 0; ch != NULL && ch[i] != NULL; i++)
+		fprintf(f, "%s`%s`", i ? ", " : "", ch[i]);
+}
+
+static void
+md_default(FILE *f, const struct cfg_key *k)
+{
+	switch (k->type) {
+	case KT_STR:
+		fprintf(f, "`\"%s\"`", k->def != NULL ? k->def : "");
+		break;
+	case KT_OSTR:
+		fputs(k->def != NULL ? k->def : "absent", f);
+		break;
+	case KT_INT:
+	case KT_LONG:
+		fprintf(f, "`%s`", k->def != NULL ? k->def : "0");
+		break;
+	case KT_BOOL:
+	case KT_IBOOL:
+		fprintf(f, "`%s`", k->def != NULL ? k->def : "no");
+		break;
+	case KT_LIST:
+		fputs(k->def != NULL ? k->def : "`[]`", f);
+		break;
+	case KT_KV:
+		fputs("`{}`", f);
+		break;
+	default:
+		fprintf(f, "`%s`", k->def != NULL ? k->def : "");
+		break;
+	}
+}
+
+static void
+md_row(FILE *f, const struct cfg_key *k)
+{
+	fprintf(f, "| `%s` | %s | ", k->name, md_type(k));
+	md_default(f, k);
+	fputs(" | ", f);
+	md_values(f, k);
+	fprintf(f, " | %s%s |\n", k->doc != NULL ? k->doc : "",
+	    (k->flags & KF_SECRET) ? " (secret: printed as `<redacted>`)" :
+	    (k->flags & KF_SECRET_URL) ? " (its user:password@ and secret query "
+	    "values are printed as `<redacted>`)" : (k->flags & KF_SECRET_KV) ?
+	    " (the values of secret-named keys are printed as `<redacted>`)" :
+	    "");
+}
+
+static void
+md_table(FILE *f, const char *title, const struct cfg_key *tab, size_t n)
+{
+	fprintf(f, "\n#### %s\n\n| Key | Type | Default | Values | "
+	    "Description |\n|---|---|---|---|---|\n", title);
+	for (size_t i = 0; i < n; i++)
+		md_row(f, &tab[i]);
+}
+
+static void
+md_collectors(FILE *f)
+{
+	char title[128];
+
+	md_table(f, "collectors.NAME (every collector)", collector_keys,
+	    ncollector_keys);
+	fputs("\nDefault `interval` per collector:", f);
+	for (size_t i = 0; i < collector_count(); i++)
+		fprintf(f, "%s `%s` %d s", i ? "," : "", collector_at(i)->name,
+		    collector_at(i)->default_interval);
+	fputs(".\n", f);
+	for (size_t i = 0; i < collector_count(); i++) {
+		const struct collector *col = collector_at(i);
+
+		if (col->nkeys == 0)
+			continue;
+		snprintf(title, sizeof(title), "collectors.%s", col->name);
+		md_table(f, title, col->keys, col->nkeys);
+	}
+}
+
+/*
+ * The generated block of docs/configuration.md: one table per section,
+ * straight from the rows (tests/unit/test_configdoc.c keeps the file in
+ * step).
+ */
+int
+config_keys_markdown(FILE *f)
+{
+	char title[128];
+	size_t nrule;
+	const struct cfg_key *rk = rules_conf_keys(&nrule);
+
+	md_table(f, "server, servers.NAME (every sink)", dest_keys, ndest_keys);
+	for (size_t i = 0; i < sink_count(); i++) {
+		const struct sink *sk = sink_at(i);
+
+		if (sk->nkeys == 0)
+			continue;
+		snprintf(title, sizeof(title), "server, servers.NAME: proto %s",
+		    sk->name);
+		md_table(f, title, sk->keys, sk->nkeys);
+	}
+	md_table(f, "storage", storage_keys, nstorage_keys);
+	md_table(f, "logging", logging_keys, nlogging_keys);
+	md_table(f, "batch", batch_keys, nbatch_keys);
+	md_table(f, "host", host_keys, nhost_keys);
+	md_table(f, "monitor", monitor_keys, nmonitor_keys);
+	md_table(f, "top level", &tags_key, 1);
+	md_row(f, &rules_file_key);
+	md_collectors(f);
+	md_table(f, "filelog.NAME", filelog_keys, nfilelog_keys);
+	md_table(f, "parsers.NAME", parser_keys, nparser_keys);
+	md_table(f, "rules[]", rk, nrule);
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,201 @@
+/*
+ * platform: ESXi or Linux, and where things are on each.
+ */
+#include <errno.h>
+#include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "../config/config.h"
+#include "platform.h"
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+enum platform
+platform_get(const struct config *cfg)
+{
+	static int detected = -1;	/* __atomic: read by every thread */
+	struct utsname u;
+	int d;
+
+	if (cfg && cfg->platform && strcmp(cfg->platform, "esxi") == 0)
+		return PLATFORM_ESXI;
+	if (cfg && cfg->platform && strcmp(cfg->platform, "linux") == 0)
+		return PLATFORM_LINUX;
+	d = __atomic_load_n(&detected, __ATOMIC_ACQUIRE);
+	if (d == -1) {
+		/* uname -s says "VMkernel" on every ESXi release. */
+		if ((uname(&u) == 0 && strcmp(u.sysname, "VMkernel") == 0) ||
+		    exists("/etc/vmware/esx.conf") || exists("/bin/vmkload_mod"))
+			d = PLATFORM_ESXI;
+		else
+			d = PLATFORM_LINUX;
+		__atomic_store_n(&detected, d, __ATOMIC_RELEASE);
+	}
+	return (enum platform)d;
+}
+
+const char *
+platform_name(enum platform p)
+{
+	return p == PLATFORM_ESXI ? "esxi" : "linux";
+}
+
+enum nodest
+platform_nodest(enum platform p, bool command, bool tty)
+{
+	if (command || tty)
+		return NODEST_TTY;
+	return p == PLATFORM_ESXI ? NODEST_HOST_SYSLOG : NODEST_STDOUT;
+}
+
+const char *
+platform_nodest_name(enum nodest n)
+{
+	return n == NODEST_HOST_SYSLOG ? "host_syslog" : "stdout";
+}
+
+static char		host_name[256];
+static pthread_once_t	host_name_once = PTHREAD_ONCE_INIT;
+
+static void
+read_host_name(void)
+{
+	if (gethostname(host_name, sizeof(host_name) - 1) == -1 || host_name[0] == '\0')
+		snprintf(host_name, sizeof(host_name), "localhost");
+	host_name[sizeof(host_name) - 1] = '\0';
+}
+
+const char *
+platform_hostname(const struct config *cfg)
+{
+	if (cfg && cfg->hostname && *cfg->hostname)
+		return cfg->hostname;
+	/* Once, whichever thread asks first: the others never see it half written. */
+	pthread_once(&host_name_once, read_host_name);
+	return host_name;
+}
+
+const char *
+platform_storage_dir(const struct config *cfg)
+{
+	if (cfg && cfg->storage_directory && *cfg->storage_directory)
+		return cfg->storage_directory;
+	return platform_get(cfg) == PLATFORM_ESXI ? "/scratch/esxwatch" :
+	    "/var/lib/esxwatch";
+}
+
+static int
+try_dir(const char *dir, const char *name, char *out, size_t outlen)
+{
+	int n = snprintf(out, outlen, "%s/%s", dir, name);
+
+	if (n < 0 || (size_t)n >= outlen)
+		return -1;
+	return access(out, X_OK) == 0 ? 0 : -1;
+}
+
+int
+platform_find_tool(const struct config *cfg, const char *name, char *out,
+    size_t outlen)
+{
+	static const char *const dirs[] = {
+		"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/sbin",
+		"/usr/local/bin", "/usr/lib/vmware/vsan/bin", "/opt/vmware/bin",
+		NULL
+	};
+	int i;
+
+	if (strchr(name, '/') != NULL)
+		return -1;
+	if (cfg && cfg->tools_dir && *cfg->tools_dir &&
+	    try_dir(cfg->tools_dir, name, out, outlen) == 0)
+		return 0;
+	for (i = 0; dirs[i]; i++)
+		if (try_dir(dirs[i], name, out, outlen) == 0)
+			return 0;
+	return -1;
+}
+
+void
+platform_heap_init(void)
+{
+#ifdef __GLIBC__
+	/* two arenas: the collectors' and shippers' threads share them */
+	mallopt(M_ARENA_MAX, 2);
+	/* Fixed thresholds (setting them turns glibc's sliding ones off):
+	 * a block of 64 KiB or more (an esxcli answer, a status picture)
+	 * is mapped and given back when freed, instead of raising the
+	 * threshold and staying in the heap for good; a free top of the
+	 * heap over 128 KiB is returned. */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+#endif
+}
+
+void
+platform_heap_trim(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
+/*
+ * Under AddressSanitizer every frame is several times larger (redzones,
+ * the fake stack): the sizes below are for the normal build.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define STACK_SCALE	4
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STACK_SCALE	4
+#endif
+#endif
+#ifndef STACK_SCALE
+#define STACK_SCALE	1
+#endif
+
+int
+platform_thread_start(pthread_t *t, const char *name, size_t stack_kb,
+    void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	sigset_t block, old;
+	int rc;
+
+	if (pthread_attr_init(&attr) != 0)
+		return -1;
+	if (stack_kb > 0)
+		(void)pthread_attr_setstacksize(&attr, stack_kb * 1024 * STACK_SCALE);
+	/* the daemon's signals belong to the main thread */
+	sigfillset(&block);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = pthread_create(t, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		return -1;
+	if (name != NULL) {
+		char n[16];	/* the kernel keeps 15 characters */
+
+		snprintf(n, sizeof(n), "%s", name);
+		(void)pthread_setname_np(*t, n);	/* a name only: may fail */
+	}
+	return 0;
+}

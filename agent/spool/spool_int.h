@@ -1,0 +1,73 @@
+/*
+ * spool_int: the spool's private state (spool.c), shared with the code
+ * that opens a spool directory (spoolopen.c).  Not for other modules.
+ */
+#ifndef ESXWATCH_SPOOL_INT_H
+#define ESXWATCH_SPOOL_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../lib/buf.h"
+#include "dropcounts.h"
+#include "segstore.h"
+#include "spool.h"
+
+struct dest {
+	char		 name[SPOOL_NAME_MAX];
+	struct seg_pos	 cur;
+	bool		 dirty;		/* cursor file behind cur */
+	struct seg_pos	*peek;		/* position after each peeked event */
+	uint64_t	*peek_seq;	/* each peeked event's sequence */
+	size_t		 npeek, peek_used, peek_cap;
+	uint64_t	 peek_src, peek_seq0;	/* spool_peek_src() */
+	uint64_t	 acked, dropped_budget, dropped_poison, filtered;
+	int64_t		 last_ack_ms;
+	int64_t		 last_settle_ms;	/* acked, filtered or dropped */
+	struct segwin	 win;		/* read window over one file segment */
+	/* consecutive read errors at one position (a bad sector) */
+	struct seg_pos	 rderr_at;
+	int		 rderr_n;
+};
+
+struct spool {
+	struct segstore	 st;
+	struct spool_opts o;
+	pthread_mutex_t	 mu;
+	pthread_mutex_t	 curmu;
+	pthread_cond_t	 cv;		/* events pushed, wakeup */
+	pthread_cond_t	 hkcv;		/* work for the housekeeper */
+	pthread_t	 hk;
+	bool		 hk_started;
+	bool		 closing;
+
+	struct dest	**dests;
+	size_t		 ndests;
+
+	uint64_t	 wake_gen;
+	int64_t		 cursor_next_ms;	/* no cursor files before this */
+	int64_t		 dircheck_ms;	/* the directory still there? */
+	bool		 sync_wanted;
+	bool		 hk_idle;	/* the housekeeper sleeps SPOOL_IDLE_MS */
+
+	/* counters since start */
+	uint64_t	 pushed;
+	uint64_t	 gone_budget, gone_poison;	/* of removed destinations */
+	struct dropcounts dc;		/* the counts across restarts */
+
+	struct buf	 rec;		/* push scratch */
+	uint64_t	 instance;	/* this spool in the process (batch.src) */
+};
+
+/* spool.c */
+int	set_dests_locked(struct spool *, const char *const *, size_t, bool opening);
+/* Delete the oldest segments every destination has passed. */
+void	release_segments(struct spool *);
+
+/* spoolopen.c: what a previous run left (segments, cursors, damage, the
+ * counts); the counts now into sp->dc.cur (with mu held). */
+int	spool_recover(struct spool *, const char *const *dests, size_t ndests);
+void	spool_counts_snap(struct spool *);
+
+#endif

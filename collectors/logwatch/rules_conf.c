@@ -1,0 +1,463 @@
+/*
+ * rules_conf: the filelog and rules sections of the configuration, and
+ * rule catalogue files (collectors/logwatch/rules/esxi.yaml), beside the engine
+ * that uses them (collectors/logwatch/rules.c).  The rows are walked by the schema
+ * machinery (agent/config/config_schema.h); what spans keys — exactly one of
+ * match or regex, a rule defined twice, files naming filelogs — is here.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../../agent/config/config_int.h"
+
+static const char *const forward_choices[] = { "matches", "all", NULL };
+static const char *const severity_choices[] = {
+	"info", "warning", "error", "critical", NULL
+};
+
+/* The filelogs a configuration without a filelog section follows. */
+static const char *const filelog_defaults[] = { "vmkernel", "vobd", "hostd" };
+
+#define F(f)	offsetof(struct filelog_conf, f)
+const struct cfg_key filelog_keys[] = {
+	/* NULL = "not given": config_resolve() fills host.log_dir in */
+	{ .name = "directory", .type = KT_OSTR, .off = F(directory),
+	  .doc = "Where the files are; empty: host.log_dir" },
+	{ .name = "include", .type = KT_LIST, .off = F(include),
+	  .check = check_file_glob,
+	  .doc = "File-name globs; empty: every file in the directory" },
+	{ .name = "exclude", .type = KT_LIST, .off = F(exclude),
+	  .check = check_file_glob,
+	  .doc = "File names or globs not to follow" },
+	{ .name = "event_marker", .type = KT_OSTR, .off = F(event_marker),
+	  .check = check_regex,
+	  .doc = "Perl-compatible regex (PCRE2) matching the first line of a multi-line event" },
+	{ .name = "tags", .type = KT_KV, .off = F(tags), .check = check_tag_name,
+	  .doc = "Fields added to this file's events" },
+	{ .name = "forward", .type = KT_FORWARD, .off = F(forward),
+	  .choices = forward_choices, .def = "matches",
+	  .doc = "matches: only lines a rule matched; all: every line" },
+	{ .name = "read_from_head", .type = KT_BOOL, .off = F(read_from_head),
+	  .def = "no", .doc = "A file seen for the first time is read from its start" },
+	{ .name = "enabled", .type = KT_BOOL, .off = F(enabled), .def = "yes",
+	  .doc = "Follow this filelog" },
+	{ .name = "parser", .type = KT_OSTR, .off = F(parser), .flags = KF_OMIT_NULL,
+	  .doc = "A parsers: name, or auto, clf, kvp, json, syslog, timestamp (docs/parsers.md)" },
+	{ .name = "whitelist", .type = KT_OSTR, .off = F(whitelist),
+	  .flags = KF_OMIT_NULL, .check = check_lfilter,
+	  .doc = "Only events for which this filter expression is true are sent" },
+	{ .name = "blacklist", .type = KT_OSTR, .off = F(blacklist),
+	  .flags = KF_OMIT_NULL, .check = check_lfilter,
+	  .doc = "Events for which this filter expression is true are dropped" },
+	{ .name = "exclude_fields", .type = KT_LIST, .off = F(exclude_fields),
+	  .doc = "Fields not sent (;-separated or a list)" },
+};
+const size_t nfilelog_keys = NELEM(filelog_keys);
+#undef F
+
+/*
+ * rules[].storm: "off" (every match is sent: storm_max -1; "on" = the
+ * defaults) or {max: 1..100000, window: 1..86400 s}, a key left out keeping
+ * its default (0 = the catalogue's 10 per 60 s).  The row's field is
+ * storm_max; storm_window is the int right after it (struct rule_conf).
+ */
+static const struct cfg_key storm_keys[] = {
+	{ .name = "max", .type = KT_INT, .off = 0, .min = 1, .max = 100000,
+	  .doc = "Alerts per window and entity before the rest are counted (10)" },
+	{ .name = "window", .type = KT_INT, .off = sizeof(int), .min = 1,
+	  .max = 86400, .doc = "The window, seconds (60)" },
+};
+
+static int
+storm_apply(struct lctx *c, const struct cfg_key *k, void *field,
+    const struct ynode *v)
+{
+	int *f = field, pair[2] = { 0, 0 };
+
+	_Static_assert(offsetof(struct rule_conf, storm_window) ==
+	    offsetof(struct rule_conf, storm_max) + sizeof(int),
+	    "storm_window follows storm_max");
+	if (v->type == YN_SCALAR && !v->null && (strcasecmp(v->s, "off") == 0 ||
+	    strcasecmp(v->s, "no") == 0 || strcasecmp(v->s, "false") == 0)) {
+		f[0] = -1;
+		f[1] = 0;
+		return 0;
+	}
+	if (v->type == YN_SCALAR && !v->null && (strcasecmp(v->s, "on") == 0 ||
+	    strcasecmp(v->s, "yes") == 0 || strcasecmp(v->s, "true") == 0)) {
+		f[0] = f[1] = 0;
+		return 0;
+	}
+	if (!want_map(c, v, k->name))
+		return -1;
+	apply_map(c, storm_keys, NELEM(storm_keys), pair, v, k->name, NULL);
+	f[0] = pair[0];
+	f[1] = pair[1];
+	return 0;
+}
+
+static void
+storm_print(FILE *f, const struct cfg_key *k, const void *field,
+    const char *in)
+{
+	const int *v = field;
+
+	if (v[0] < 0)
+		fprintf(f, "%s%s: off\n", in, k->name);
+	else if (v[0] > 0 || v[1] > 0)
+		fprintf(f, "%s%s: { max: %d, window: %d }\n", in, k->name,
+		    v[0] > 0 ? v[0] : 10, v[1] > 0 ? v[1] : 60);
+}
+
+static const struct cfg_custom storm_type = {
+	.type_doc = "`off` or {max, window}",
+	.apply = storm_apply,
+	.print = storm_print,
+};
+
+/* In the order --print-config writes them. */
+#define R(f)	offsetof(struct rule_conf, f)
+static const struct cfg_key rule_keys[] = {
+	{ .name = "name", .type = KT_OSTR, .off = R(name), .check = check_name,
+	  .doc = "Rule name (required, unique)" },
+	{ .name = "match", .type = KT_OSTR, .off = R(match),
+	  .check = check_nonempty, .flags = KF_OMIT_NULL,
+	  .doc = "Fixed substring a line must contain" },
+	{ .name = "regex", .type = KT_OSTR, .off = R(regex),
+	  .check = check_rule_regex, .flags = KF_OMIT_NULL,
+	  .doc = "POSIX extended regex, (?<name>...) groups become fields" },
+	{ .name = "severity", .type = KT_ENUM, .off = R(severity),
+	  .choices = severity_choices, .def = "warning",
+	  .doc = "Severity of the alert" },
+	{ .name = "files", .type = KT_LIST, .off = R(files),
+	  .doc = "filelog names it applies to; empty: all" },
+	{ .name = "enabled", .type = KT_IBOOL, .off = R(enabled), .def = "yes",
+	  .doc = "no: switch a (built-in) rule off" },
+	{ .name = "hint", .type = KT_OSTR, .off = R(hint), .flags = KF_OMIT_NULL,
+	  .doc = "What to do about it (esxwatch_hint)" },
+	{ .name = "vob_id", .type = KT_OSTR, .off = R(vob_id),
+	  .flags = KF_OMIT_NULL, .doc = "The VOB id the rule is about" },
+	{ .name = "literal", .type = KT_OSTR, .off = R(literal),
+	  .flags = KF_OMIT_NULL, .doc = "Required literal for the prefilter" },
+	{ .name = "storm", .type = KT_CUSTOM, .off = R(storm_max),
+	  .custom = &storm_type,
+	  .doc = "Alerts per window: off (every match) or {max: 10, window: 60}" },
+};
+#undef R
+
+/* ------------------------------------------------------------------ */
+/* filelog                                                             */
+/* ------------------------------------------------------------------ */
+
+void
+filelogs_clear(struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->nfilelogs; i++) {
+		keys_free(filelog_keys, nfilelog_keys, &cfg->filelogs[i],
+		    KS_ALL);
+		free(cfg->filelogs[i].name);
+		free(cfg->filelogs[i].broken);
+	}
+	free(cfg->filelogs);
+	cfg->filelogs = NULL;
+	cfg->nfilelogs = 0;
+}
+
+struct filelog_conf *
+filelog_add(struct config *cfg, const char *name)
+{
+	struct filelog_conf *f;
+
+	cfg->filelogs = xrealloc(cfg->filelogs,
+	    (cfg->nfilelogs + 1) * sizeof(*cfg->filelogs));
+	f = &cfg->filelogs[cfg->nfilelogs++];
+	memset(f, 0, sizeof(*f));
+	f->name = xstrdup(name);
+	keys_init(filelog_keys, nfilelog_keys, f, KS_ALL);
+	return f;
+}
+
+/* The default filelogs; their directories stay unresolved (NULL). */
+void
+filelogs_default(struct config *cfg)
+{
+	for (size_t i = 0; i < NELEM(filelog_defaults); i++) {
+		struct filelog_conf *f = filelog_add(cfg, filelog_defaults[i]);
+		char inc[64];
+
+		snprintf(inc, sizeof(inc), "%s.log", filelog_defaults[i]);
+		strlist_add(&f->include, inc);
+	}
+}
+
+/* filelog: replaces the default map (a user lists what they want). */
+void
+yaml_filelogs(struct lctx *c, struct config *cfg, const struct ynode *v)
+{
+	char sect[96];
+
+	filelogs_clear(cfg);
+	if (!want_map(c, v, "filelog"))
+		return;
+	for (size_t i = 0; i + 1 < v->n; i += 2) {
+		const struct ynode *key = v->v[i], *val = v->v[i + 1];
+		struct filelog_conf *f;
+
+		if (!entry_named(c, key, "filelog"))
+			continue;
+		f = filelog_add(cfg, key->s);
+		f->src_line = key->line;
+		f->src_col = key->col;
+		snprintf(sect, sizeof(sect), "filelog.%s", key->s);
+		if (want_map(c, val, sect)) {
+			c->fl = f;
+			apply_map(c, filelog_keys, nfilelog_keys, f, val,
+			    sect, NULL);
+			c->fl = NULL;
+		}
+	}
+}
+
+void
+print_filelogs(FILE *f, const struct config *cfg)
+{
+	fputs("filelog:", f);
+	if (cfg->nfilelogs == 0)
+		fputs(" {}", f);
+	fputc('\n', f);
+	for (size_t i = 0; i < cfg->nfilelogs; i++) {
+		fputs("  ", f);
+		print_str(f, cfg->filelogs[i].name);
+		fputs(":\n", f);
+		keys_print(f, filelog_keys, nfilelog_keys, &cfg->filelogs[i],
+		    "    ", KS_ALL);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* rules                                                               */
+/* ------------------------------------------------------------------ */
+
+void
+rule_conf_free_array(struct rule_conf *rules, size_t n)
+{
+	if (rules == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		keys_free(rule_keys, NELEM(rule_keys), &rules[i], KS_ALL);
+		free(rules[i].src_file);
+	}
+	free(rules);
+}
+
+/* A bad regex also names its rule, wherever the name is in the mapping. */
+static void
+rule_where(const struct ynode *it, char *where, size_t len)
+{
+	char b[96];
+
+	snprintf(where, len, " (rule at line %d)", it->line);
+	for (size_t j = 0; j + 1 < it->n; j += 2)
+		if (it->v[j]->type == YN_SCALAR &&
+		    strcmp(it->v[j]->s, "name") == 0 &&
+		    it->v[j + 1]->type == YN_SCALAR)
+			snprintf(where, len, " (rule '%s' at line %d)",
+			    show(it->v[j + 1]->s, b, sizeof(b)), it->line);
+}
+
+/* What spans a rule's keys, once its mapping is read. */
+static void
+rule_finish(struct lctx *c, struct rule_conf *rules, size_t n,
+    const struct ynode *it, const struct kpos *pos, size_t item)
+{
+	struct rule_conf *r = &rules[n - 1];
+	bool hm, hr;
+
+	if (r->name == NULL) {
+		if (!kspec_refused(rule_keys, NELEM(rule_keys), pos, "name"))
+			rep(c, true, it->line, it->col, "rules: item %zu has "
+			    "no 'name'", item);
+		return;
+	}
+	/*
+	 * Exactly one of match/regex (present but invalid counts: the value
+	 * was reported already), except for a name with enabled: no, which
+	 * switches a built-in rule off.
+	 */
+	hm = r->match != NULL || kspec_refused(rule_keys, NELEM(rule_keys), pos,
+	    "match");
+	hr = r->regex != NULL || kspec_refused(rule_keys, NELEM(rule_keys), pos,
+	    "regex");
+	if (hm == hr && !(!hm && r->enabled == 0))
+		rep(c, true, it->line, it->col, "rule '%s': exactly one of "
+		    "'match' or 'regex' is required", r->name);
+	for (size_t j = 0; j + 1 < n; j++)
+		if (rules[j].name != NULL && strcmp(rules[j].name, r->name) == 0) {
+			rep(c, true, it->line, it->col, "rule '%s' is defined "
+			    "twice (first at line %d)", r->name,
+			    rules[j].src_line);
+			break;
+		}
+}
+
+/*
+ * rules: a list of mappings.  Used for agent.yaml and for rule catalogue
+ * files alike, so the two can never drift apart.
+ */
+void
+yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
+    size_t *np)
+{
+	struct rule_conf *rules = NULL;
+	size_t n = 0;
+
+	if (v->type == YN_SCALAR && v->null)
+		goto out;
+	if (v->type != YN_SEQ) {
+		rep(c, true, v->line, v->col, "'rules': expected a list of "
+		    "rules, got %s", ynode_what(v));
+		goto out;
+	}
+	rules = xmalloc((v->n ? v->n : 1) * sizeof(*rules));
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ynode *it = v->v[i];
+		struct rule_conf *r = &rules[n];
+		struct kpos pos[KPOS_MAX];
+		char sect[96], where[160];
+
+		if (it->type != YN_MAP) {
+			rep(c, true, it->line, it->col, "rules: item %zu must "
+			    "be a mapping (name, match or regex, ...), got %s",
+			    i + 1, ynode_what(it));
+			continue;
+		}
+		memset(r, 0, sizeof(*r));
+		keys_init(rule_keys, NELEM(rule_keys), r, KS_ALL);
+		r->src_file = xstrdup(c->file);
+		r->src_line = it->line;
+		snprintf(sect, sizeof(sect), "rules[%zu]", i + 1);
+		memset(pos, 0, sizeof(pos));
+		rule_where(it, where, sizeof(where));
+		c->rule = where;
+		apply_map(c, rule_keys, NELEM(rule_keys), r, it, sect, pos);
+		c->rule = NULL;
+		n++;
+		rule_finish(c, rules, n, it, pos, i + 1);
+	}
+out:
+	rule_conf_free_array(*rulesp, *np);
+	*rulesp = rules;
+	*np = n;
+}
+
+/* Cross-section checks, once everything is known. */
+void
+rules_check_files(struct lctx *c, struct config *cfg)
+{
+	char b[96];
+
+	for (size_t i = 0; i < cfg->nrules; i++) {
+		struct rule_conf *r = &cfg->rules[i];
+
+		for (size_t j = 0; j < r->files.n; j++) {
+			size_t k;
+
+			for (k = 0; k < cfg->nfilelogs; k++)
+				if (strcmp(cfg->filelogs[k].name,
+				    r->files.v[j]) == 0)
+					break;
+			if (k == cfg->nfilelogs)
+				rep(c, false, r->src_line, 1, "rule '%s': "
+				    "'%s' is not a filelog name",
+				    r->name ? r->name : "?",
+				    show(r->files.v[j], b, sizeof(b)));
+		}
+	}
+}
+
+void
+print_rules(FILE *f, const struct config *cfg)
+{
+	fputs("rules:", f);
+	if (cfg->nrules == 0)
+		fputs(" []", f);
+	fputc('\n', f);
+	for (size_t i = 0; i < cfg->nrules; i++) {
+		/* the first row opens the list item */
+		key_print(f, &rule_keys[0], &cfg->rules[i], "  - ");
+		keys_print(f, rule_keys + 1, NELEM(rule_keys) - 1,
+		    &cfg->rules[i], "    ", KS_ALL);
+	}
+}
+
+const struct cfg_key *
+rules_conf_keys(size_t *n)
+{
+	*n = NELEM(rule_keys);
+	return rule_keys;
+}
+
+static void
+rules_file_top(struct lctx *c, const struct ynode *root,
+    struct rule_conf **rules, size_t *n)
+{
+	char b[96];
+
+	if (root->type == YN_SCALAR && root->null)
+		return;
+	if (root->type != YN_MAP) {
+		rep(c, true, root->line, root->col, "a rules file must be a "
+		    "mapping with one key, 'rules:', got %s", ynode_what(root));
+		return;
+	}
+	for (size_t i = 0; i + 1 < root->n; i += 2) {
+		const struct ynode *key = root->v[i];
+
+		if (key->type != YN_SCALAR)
+			continue;
+		if (strcmp(key->s, "rules") == 0)
+			yaml_rules(c, root->v[i + 1], rules, n);
+		else
+			rep(c, true, key->line, key->col, "unknown key '%s' "
+			    "at the top level of a rules file (only 'rules')",
+			    show(key->s, b, sizeof(b)));
+	}
+}
+
+int
+config_load_rules_file(const char *path, struct rule_conf **rules, size_t *n,
+    config_report_fn report, void *arg)
+{
+	struct lctx c;
+	struct ynode *root = NULL;
+	char *buf;
+	size_t len;
+	bool ok;
+
+	*rules = NULL;
+	*n = 0;
+	memset(&c, 0, sizeof(c));
+	c.file = path;
+	c.report = report;
+	c.arg = arg;
+	buf = read_whole_file(&c, path, &len);
+	if (buf == NULL) {
+		lctx_flush(&c);
+		return -1;
+	}
+	root = yaml_tree(&c, buf, len, &ok);
+	free(buf);
+	if (root != NULL)
+		rules_file_top(&c, root, rules, n);
+	ynode_free(root);
+	lctx_flush(&c);
+	if (c.nerr > 0) {
+		rule_conf_free_array(*rules, *n);
+		*rules = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
