@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../collectors/collector.h"
+#include "../collectors/host/host.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
 #include "diagnosis/diagnose.h"
@@ -60,6 +61,7 @@ struct scheduler {
 	struct sched_totals	*totals;
 	const char		*hostname;
 	enum platform		 platform;
+	struct host		*host;		/* where the facts come from */
 	struct bell		*changed;	/* figures->changed */
 	pthread_mutex_t		 mtx;
 	pthread_cond_t		 cond;
@@ -346,11 +348,19 @@ sched_start_with(const struct config *cfg, struct queue *q,
 	s->totals = totals;
 	s->changed = figures != NULL ? figures->changed : NULL;
 	s->hostname = platform_hostname(cfg);
-	s->platform = platform_get(cfg);
+	/* The machine it runs on; other kinds of host come with this round's
+	 * collector mode, API and bundle readers (collectors/host/host.h). */
+	s->host = host_open("local", cfg);
+	if (s->host == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->platform = s->host->platform;
 	pthread_mutex_init(&s->mtx, NULL);
 	cond_init_mono(&s->cond);
 	s->entries = calloc(cfg->ncollectors ? cfg->ncollectors : 1, sizeof(*s->entries));
 	if (s->entries == NULL) {
+		host_close(s->host);
 		pthread_mutex_destroy(&s->mtx);
 		pthread_cond_destroy(&s->cond);
 		free(s);
@@ -374,6 +384,7 @@ sched_start_with(const struct config *cfg, struct queue *q,
 		e->ctx.cfg = cfg;
 		e->ctx.conf = cc;
 		e->ctx.platform = s->platform;
+		e->ctx.host = s->host;
 		e->ctx.state = open_state(cfg, c->name);
 		e->ctx.figures = figures;
 		e->em.sched = s;
@@ -553,6 +564,7 @@ sched_stop(struct scheduler *s)
 		}
 	}
 	free(s->entries);
+	host_close(s->host);
 	pthread_mutex_destroy(&s->mtx);
 	pthread_cond_destroy(&s->cond);
 	free(s);

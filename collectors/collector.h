@@ -29,6 +29,7 @@
 #include "../agent/lib/platform.h"
 
 struct emitter;
+struct host;
 struct status_snap;
 
 /*
@@ -52,7 +53,10 @@ struct collector_ctx {
 	const char			*name;
 	const struct config		*cfg;
 	const struct collector_conf	*conf;	/* its collectors.NAME section */
-	enum platform			 platform;
+	enum platform			 platform;	/* host->platform */
+	/* Where its facts come from (collectors/host/host.h): ask it,
+	 * never the machine directly. */
+	struct host			*host;
 	/* Previous observations, persisted by the agent in
 	 * storage.directory/state/NAME.kv after every collect(). */
 	struct kvstore			*state;

@@ -33,6 +33,7 @@
 #include "../agent/lib/exec.h"
 #include "../agent/lib/log.h"
 #include "host/esxcli.h"
+#include "host/host.h"
 #include "storage_ds.h"
 #include "storage_util.h"
 #include "host/vdq.h"
@@ -474,7 +475,7 @@ collect_esxi(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
 	char	 cmd[128];
 
 	cmd_name(q, cmd, sizeof(cmd));
-	if (esxcli_query(ctx->cfg, t, queries[q], &p->out[q]) == 0) {
+	if (host_esxcli(ctx->host, t, queries[q], &p->out[q]) == 0) {
 		p->ok[q] = true;
 		if (q != Q_DEVS)
 			storage_cmd_ok(ctx, cmd);

@@ -30,6 +30,7 @@
 #include "../agent/lib/exec.h"
 #include "../agent/lib/log.h"
 #include "host/esxcli.h"
+#include "host/host.h"
 #include "host/smartparse.h"
 #include "storage_util.h"
 
@@ -334,7 +335,7 @@ list_devices(struct collector_ctx *ctx, struct emitter *em, struct smart_priv *p
 	struct esx_out o;
 	size_t	 i;
 
-	if (esxcli_query(ctx->cfg, storage_timeout_s(ctx), args, &o) == -1) {
+	if (host_esxcli(ctx->host, storage_timeout_s(ctx), args, &o) == -1) {
 		storage_cmd_failed(ctx, em, cmd, "smart: `%s` failed or timed out: "
 		    "no drive list", cmd);
 		return -1;
@@ -362,7 +363,7 @@ list_nvme(struct collector_ctx *ctx, struct smart_priv *p)
 
 	/* No nvme namespace (old releases) or no NVMe: nothing to add;
 	 * esxcli_query has logged why, rate-limited. */
-	if (esxcli_query(ctx->cfg, storage_timeout_s(ctx), args, &o) == -1)
+	if (host_esxcli(ctx->host, storage_timeout_s(ctx), args, &o) == -1)
 		return;
 	for (i = 0; i < o.n && p->nnvme < sizeof(p->nvme) / sizeof(p->nvme[0]); i++) {
 		const char *hba = esx_get(&o.recs[i], "HBA Name");
@@ -383,7 +384,7 @@ name_nvme(struct collector_ctx *ctx, struct smart_priv *p)
 {
 	static const char *const args[] = { "storage", "core", "path", "list", NULL };
 	struct esx_out o;
-	bool	 have = esxcli_query(ctx->cfg, storage_timeout_s(ctx), args, &o) == 0;
+	bool	 have = host_esxcli(ctx->host, storage_timeout_s(ctx), args, &o) == 0;
 	size_t	 i, j;
 
 	for (i = 0; i < p->nnvme; i++) {
@@ -422,7 +423,7 @@ query_esxi(struct collector_ctx *ctx, struct emitter *em, const struct smart_ite
 	snprintf(cmd, sizeof(cmd), "esxcli %s %s", it->kind == IT_SCSI ?
 	    "storage core device smart get -d" : "nvme device log smart get -A",
 	    it->arg);
-	if (esxcli_query(ctx->cfg, t, it->kind == IT_SCSI ? scsi : nvme, &o) == -1) {
+	if (host_esxcli(ctx->host, t, it->kind == IT_SCSI ? scsi : nvme, &o) == -1) {
 		bool to = mono_ms() - t0 >= (int64_t)t * 1000 - 50;
 
 		storage_cmd_failed(ctx, em, cmd, "smart: `%s` %s", cmd, to ?

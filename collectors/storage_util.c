@@ -11,6 +11,7 @@
 #include "../agent/lib/buf.h"
 #include "../agent/lib/exec.h"
 #include "../agent/lib/log.h"
+#include "host/host.h"
 #include "storage_util.h"
 
 enum storage_seen
@@ -110,31 +111,26 @@ storage_run(const struct collector_ctx *ctx, const char *tool,
     const char *const args[], int timeout_s, struct exec_result *res,
     int *missing, char *what, size_t whatlen)
 {
-	const char *argv[16];
-	char	 path[PATH_MAX], cmd[512], key[600], how[96], l[200];
+	char	 cmd[512], key[600], how[96], l[200];
 	size_t	 n, off;
 
 	memset(res, 0, sizeof(*res));
 	res->status = -1;
 	*missing = 0;
 	off = (size_t)snprintf(cmd, sizeof(cmd), "%s", tool);
-	for (n = 0; args[n] != NULL && n + 2 < sizeof(argv) / sizeof(argv[0]); n++)
+	for (n = 0; args[n] != NULL && n < 14; n++)
 		if (off < sizeof(cmd))
 			off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, " %s",
 			    args[n]);
 	snprintf(what, whatlen, "%s", cmd);
-	if (platform_find_tool(ctx->cfg, tool, path, sizeof(path)) == -1) {
-		*missing = 1;
-		return -1;
-	}
-	argv[0] = path;
-	for (n = 0; args[n] != NULL && n + 2 < sizeof(argv) / sizeof(argv[0]); n++)
-		argv[n + 1] = args[n];
-	argv[n + 1] = NULL;
 	snprintf(key, sizeof(key), "%s:%s", ctx->name, cmd);
-	if (exec_run(argv, timeout_s * 1000, EXEC_DEFAULT_MAX_OUT, res) == -1) {
+	if (host_run(ctx->host, tool, args, timeout_s, res) == -1) {
+		if (host_err() != HOST_EFAILED) {	/* no such tool here */
+			*missing = 1;
+			return -1;
+		}
 		log_limited(LOG_ERROR, key, 300, "%s: cannot run %s: %s", ctx->name,
-		    path, line1(res->err, l, sizeof(l)));
+		    cmd, line1(res->err, l, sizeof(l)));
 		snprintf(what, whatlen, "`%s` could not be started", cmd);
 		return -1;
 	}

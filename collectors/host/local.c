@@ -1,0 +1,122 @@
+/*
+ * The local host (host/host.h): the machine esxwatch runs on, asked with
+ * its own tools.  esxcli questions go to localcli or esxcli
+ * (host/esxcli.c), tools are found under host.tools_dir first, then the
+ * platform's usual places, and run with a timeout and an output cap
+ * (agent/lib/exec.c); on Linux the NICs come from /sys/class/net
+ * (ESXWATCH_SYSFS_ROOT: a fake tree for tests, docs/events.md).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../agent/config/config.h"
+#include "../../agent/lib/exec.h"
+#include "../../agent/lib/log.h"
+#include "../../agent/lib/platform.h"
+#include "esxcli.h"
+#include "host.h"
+#include "nicinfo.h"
+
+struct local_host {
+	struct host		 h;	/* first: a struct host * is one of these */
+	const struct config	*cfg;	/* the scheduler's; outlives the host */
+};
+
+static const struct config *
+cfg_of(struct host *h)
+{
+	return ((struct local_host *)h)->cfg;
+}
+
+static int
+local_nics(struct host *h, const struct collector_conf *conf, int timeout_s,
+    struct nic_info **out)
+{
+	const char *root;
+	int n;
+
+	if (h->platform == PLATFORM_ESXI)
+		n = nic_read_esxcli(h, conf, timeout_s, out);
+	else {
+		root = getenv("ESXWATCH_SYSFS_ROOT");
+		n = nic_read_sysfs(root, conf, out);
+		if (n == 0)
+			log_limited(LOG_INFO, "nic:none", 3600, "nic: no physical "
+			    "network interface under %s/class/net (loopback and "
+			    "virtual interfaces are watched only when named in "
+			    "include)", root && *root ? root : "/sys");
+	}
+	if (n < 0)
+		host_set_err(HOST_EFAILED);
+	return n;
+}
+
+static int
+local_esxcli(struct host *h, int timeout_s, const char *const args[],
+    struct esx_out *out)
+{
+	if (esxcli_query(cfg_of(h), timeout_s, args, out) == -1) {
+		host_set_err(HOST_EFAILED);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+local_run(struct host *h, const char *tool, const char *const args[],
+    int timeout_s, struct exec_result *res)
+{
+	const char *argv[16];
+	char	 path[PATH_MAX];
+	size_t	 n;
+
+	if (platform_find_tool(cfg_of(h), tool, path, sizeof(path)) == -1) {
+		host_set_err(HOST_EMISSING);
+		return -1;
+	}
+	argv[0] = path;
+	for (n = 0; args[n] != NULL && n + 2 < sizeof(argv) / sizeof(argv[0]); n++)
+		argv[n + 1] = args[n];
+	argv[n + 1] = NULL;
+	if (exec_run(argv, timeout_s * 1000, EXEC_DEFAULT_MAX_OUT, res) == -1) {
+		host_set_err(HOST_EFAILED);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+local_close(struct host *h)
+{
+	free(h);
+}
+
+static const struct host_ops local_ops = {
+	.nics = local_nics,
+	.esxcli = local_esxcli,
+	.run = local_run,
+	.close = local_close,
+};
+
+static struct host *
+local_open(const struct config *cfg)
+{
+	struct local_host *l = calloc(1, sizeof(*l));
+
+	if (l == NULL) {
+		log_error("host: out of memory");
+		return NULL;
+	}
+	l->h.ops = &local_ops;
+	l->h.kind = "local";
+	l->h.platform = platform_get(cfg);
+	l->cfg = cfg;
+	return &l->h;
+}
+
+const struct host_kind host_kind_local = {
+	.name = "local",
+	.open = local_open,
+};
