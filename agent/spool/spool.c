@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../output/sink.h"
 #include "../lib/buf.h"
 #include "../lib/clock.h"
 #include "../lib/fs.h"

@@ -21,6 +21,14 @@ when there is any.  Rules:
   file-size       a product .c file over 1200 lines.
   func-size       a function body over 80 lines (from the line of its
                   opening brace to the line of its closing brace).
+  layer           an #include "..." that points up or sideways in the
+                  house (docs/architecture.md, "The house"): agent/lib/
+                  includes only itself; agent/config/ lib and the event;
+                  agent/spool/ and agent/diagnosis/ those and themselves;
+                  collectors/host/ lib, event and config; collectors/ and
+                  output/ the layers below them and never each other; the
+                  thin agent/ core (main, scheduler, shipper, status, ...)
+                  anything.  The table is LAYERS below.
 
 The allowlist (default tests/lint/allow.txt) has one "PATH RULE" entry a line
 (# comments); an entry excuses every finding of RULE in PATH.  An entry that
@@ -36,6 +44,35 @@ BANNED = ("sprintf", "vsprintf", "strcpy", "strcat", "strtok", "gets",
           "system", "popen")
 STRERROR_OK = {"agent/lib/log.c"}
 DIRS = ("agent", "collectors", "output")
+
+# The house's layers, most specific prefix first, and what each may
+# include (besides itself).  collectors/ holds the collectors, their
+# interface and the logwatch engine (one room: collector.h is the
+# interface logwatch implements); collectors/host/ sits below them.
+LAYERS = (
+    ("agent/lib/", "lib"),
+    ("agent/event.", "event"),
+    ("agent/config/", "config"),
+    ("agent/spool/", "spool"),
+    ("agent/diagnosis/", "diagnosis"),
+    ("agent/", "core"),
+    ("collectors/host/", "host"),
+    ("collectors/", "collectors"),
+    ("output/", "output"),
+)
+MAY_INCLUDE = {
+    "lib": {"lib"},
+    "event": {"lib"},
+    "config": {"lib", "event"},
+    "spool": {"lib", "event", "config"},
+    "diagnosis": {"lib", "event", "config"},
+    "host": {"lib", "event", "config"},
+    "collectors": {"lib", "event", "config", "diagnosis", "host"},
+    "output": {"lib", "event", "config"},
+    "core": {"lib", "event", "config", "spool", "diagnosis", "host",
+             "collectors", "output"},
+}
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 BANNED_RE = re.compile(r"(?<![\w.>])(%s)\s*\(" % "|".join(BANNED))
 STRERROR_RE = re.compile(r"(?<![\w.>])(strerror(?:_r|_l)?)\s*\(")
@@ -194,9 +231,33 @@ def check_functions(code, report):
             i += 1
 
 
+def layer_of(rel):
+    for prefix, name in LAYERS:
+        if rel.startswith(prefix):
+            return name
+    return None
+
+
+def check_layers(text, rel, report):
+    """Every quoted include resolved against the including file's folder:
+    its layer must be the file's own or one MAY_INCLUDE names."""
+    mine = layer_of(rel)
+    if mine is None:
+        return
+    for m in INCLUDE_RE.finditer(text):
+        target = os.path.normpath(os.path.join(os.path.dirname(rel), m.group(1)))
+        theirs = layer_of(target)
+        if theirs is None or theirs == mine or theirs in MAY_INCLUDE[mine]:
+            continue
+        report(line_of(text, m.start()), "layer",
+               "%s (%s) includes %s (%s): an arrow up or sideways in "
+               "the house" % (rel, mine, target, theirs))
+
+
 def check_file(path, rel, report):
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read()
+    check_layers(text, rel, report)
     code = strip(text)
     check_calls(code, rel, report)
     code = blank_preprocessor(code)

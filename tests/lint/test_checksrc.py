@@ -133,6 +133,49 @@ def test_catches():
     result("strerror_in_log_ok", rc == 0, out)
 
 
+def test_layers():
+    """Each arrow that points up or sideways fails with FILE:LINE [layer];
+    the arrows the house allows pass."""
+    bad = [
+        ("lib_to_config", "agent/lib/x.c", '#include "../config/config.h"\n'),
+        ("lib_to_event", "agent/lib/x.c", '#include "../event.h"\n'),
+        ("config_to_collectors", "agent/config/x.c",
+         '#include "../../collectors/collector.h"\n'),
+        ("config_to_core", "agent/config/x.c", '#include "../monitor.h"\n'),
+        ("spool_to_output", "agent/spool/x.c", '#include "../../output/sink.h"\n'),
+        ("spool_to_diagnosis", "agent/spool/x.c",
+         '#include "../diagnosis/diagnose.h"\n'),
+        ("collector_to_scheduler", "collectors/x.c",
+         '#include "../agent/scheduler.h"\n'),
+        ("logwatch_to_status", "collectors/logwatch/x.c",
+         '#include "../../agent/status.h"\n'),
+        ("collector_to_output", "collectors/x.c", '#include "../output/sink.h"\n'),
+        ("output_to_collectors", "output/x.c",
+         '#include "../collectors/collector.h"\n'),
+        ("output_to_spool", "output/x.c", '#include "../agent/spool/queue.h"\n'),
+        ("host_to_collectors", "collectors/host/x.c", '#include "../nic.h"\n'),
+    ]
+    for name, rel, inc in bad:
+        rc, out = one_file("#include <stdio.h>\n" + inc, rel)
+        want = "%s:2:" % rel
+        result("layer_" + name, rc == 1 and want in out and "[layer]" in out,
+               "want %s [layer], got %r" % (want, out))
+    good = [
+        ("lib_in_lib", "agent/lib/x.c", '#include "buf.h"\n'),
+        ("config_to_lib", "agent/config/x.c", '#include "../lib/buf.h"\n'),
+        ("spool_to_event", "agent/spool/x.c", '#include "../event.h"\n'),
+        ("collector_to_host", "collectors/x.c", '#include "host/host.h"\n'),
+        ("logwatch_to_collector", "collectors/logwatch/x.c",
+         '#include "../collector.h"\n'),
+        ("output_to_config", "output/x.c", '#include "../agent/config/config.h"\n'),
+        ("core_to_all", "agent/x.c",
+         '#include "../collectors/collector.h"\n#include "../output/sink.h"\n'),
+    ]
+    for name, rel, inc in good:
+        rc, out = one_file(inc, rel)
+        result("layer_ok_" + name, rc == 0 and out == "", out)
+
+
 def test_allowlist():
     d = tempfile.mkdtemp(prefix="esxwatch-lint-")
     try:
@@ -161,6 +204,7 @@ test_planted("fails_on_planted_sprintf", "output/gzip.c",
              "sprintf", "banned")
 test_no_false_positives()
 test_catches()
+test_layers()
 test_allowlist()
 print("lint: %d failed" % failed)
 sys.exit(1 if failed else 0)
