@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/config_host.h"
 #include "../collectors/collector.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
@@ -309,7 +310,7 @@ static struct kvstore *
 open_state(const struct config *cfg, const char *name)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
-	const char *base = platform_storage_dir(cfg);
+	const char *base = config_storage_dir(cfg);
 	struct kvstore *kv;
 
 	if (snprintf(dir, sizeof(dir), "%s/state", base) >= (int)sizeof(dir) ||
@@ -345,8 +346,8 @@ sched_start_with(const struct config *cfg, struct queue *q,
 	s->q = q;
 	s->totals = totals;
 	s->changed = figures != NULL ? figures->changed : NULL;
-	s->hostname = platform_hostname(cfg);
-	s->platform = platform_get(cfg);
+	s->hostname = config_hostname(cfg);
+	s->platform = config_platform(cfg);
 	pthread_mutex_init(&s->mtx, NULL);
 	cond_init_mono(&s->cond);
 	s->entries = calloc(cfg->ncollectors ? cfg->ncollectors : 1, sizeof(*s->entries));

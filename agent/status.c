@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/config_host.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "event.h"
@@ -801,7 +802,7 @@ struct status_view {
 static int
 status_read(const struct config *cfg, struct status_view *v)
 {
-	const char *dir = platform_storage_dir(cfg);
+	const char *dir = config_storage_dir(cfg);
 	char *text;
 	ssize_t n;
 	int fd;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../agent/config/config_host.h"
 #include "../agent/lib/buf.h"
 #include "../agent/lib/exec.h"
 #include "../agent/lib/log.h"
@@ -123,7 +124,7 @@ storage_run(const struct collector_ctx *ctx, const char *tool,
 			off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, " %s",
 			    args[n]);
 	snprintf(what, whatlen, "%s", cmd);
-	if (platform_find_tool(ctx->cfg, tool, path, sizeof(path)) == -1) {
+	if (config_find_tool(ctx->cfg, tool, path, sizeof(path)) == -1) {
 		*missing = 1;
 		return -1;
 	}

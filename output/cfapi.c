@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../agent/config/config_host.h"
 #include "../agent/lib/agentid.h"
 #include "../agent/lib/json.h"
 #include "../agent/lib/log.h"
@@ -489,7 +490,7 @@ cfapi_open(struct sink_ctx *ctx)
 			c->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
 	}
 	c->compress = d->compress == NULL || strcmp(d->compress, "none") != 0;
-	if (agentid_get(ctx->agentid, ctx->cfg, d, id, sizeof(id)) == -1) {
+	if (config_dest_agent_id(ctx->agentid, ctx->cfg, d, id, sizeof(id)) == -1) {
 		snprintf(ctx->error, sizeof(ctx->error),
 		    "no agent id (set agent_id, or make storage.directory writable)");
 		goto err;

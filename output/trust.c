@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../agent/config/config_host.h"
 #include "../agent/config/config.h"
 #include "../agent/lib/fs.h"
 #include "../agent/lib/log.h"
@@ -299,7 +300,7 @@ handle_pin(CURL *c, char *out, size_t outlen)
 static int
 pin_path(const struct config *cfg, const char *name, char *out, size_t outlen)
 {
-	const char *dir = cfg != NULL ? platform_storage_dir(cfg) : NULL;
+	const char *dir = cfg != NULL ? config_storage_dir(cfg) : NULL;
 
 	if (dir == NULL || dir[0] == '\0')
 		return -1;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../agent/config/config_host.h"
 #include "esxcli.h"
 #include "../../agent/lib/buf.h"
 #include "../../agent/config/config.h"
@@ -837,7 +838,7 @@ find_cli(const struct config *cfg, char *path, size_t len)
 			    tools[i]) < (int)len && access(path, X_OK) == 0)
 				return tools[i];
 	for (i = 0; tools[i] != NULL; i++)
-		if (platform_find_tool(cfg, tools[i], path, len) == 0)
+		if (config_find_tool(cfg, tools[i], path, len) == 0)
 			return tools[i];
 	return NULL;
 }
