@@ -15,6 +15,7 @@
 
 #include "config_int.h"
 #include "../event.h"
+#include "../lib/utf8.h"
 
 enum isect {
 	IS_NONE, IS_SERVER, IS_STORAGE, IS_LOGGING, IS_FILELOG, IS_GLOBAL,
@@ -600,7 +601,7 @@ ini_line(struct iini *ii, char *s, size_t len, int line)
 		    "file");
 		return;
 	}
-	bad = utf8_invalid_at((const unsigned char *)s, len);
+	bad = utf8_valid_len(s, len);
 	if (bad < len) {
 		rep(c, true, line, (int)bad + 1, "invalid UTF-8");
 		return;

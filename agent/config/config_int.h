@@ -41,7 +41,6 @@ void	 kvlist_set(struct kvlist *, const char *key, const char *value);
 void	 split_list(struct strlist *, const char *);
 bool	 name_valid(const char *);
 bool	 text_empty(const char *, size_t);
-size_t	 utf8_invalid_at(const unsigned char *, size_t);
 
 /* ---- messages (config_util.c) ---- */
 struct lmsg {
