@@ -426,9 +426,8 @@ put_filelogs(struct buf *b, const struct logstats_snap *l)
 int
 status_write(const struct status_snap *s, const char *path)
 {
-	char tmp[PATH_MAX + 8];
 	struct buf b;
-	int fd = -1, rc = -1;
+	int rc = -1;
 
 	buf_init(&b, STATUS_WRITE_MAX);
 	buf_printf(&b, "esxwatch-status: 1\nversion: %s\npid: %ld\nupdated_ms: %" PRId64
@@ -469,36 +468,14 @@ status_write(const struct status_snap *s, const char *path)
 		for (size_t k = 0; k < NKEYS(coll_keys); k++)
 			put_key(&b, " ", c, &coll_keys[k]);
 	}
-	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		goto out;
-	fd = fs_create_new(tmp, 0, 0600);
-	if (fd < 0)
-		goto out;
-	for (size_t off = 0; off < b.len;) {
-		ssize_t w = write(fd, b.data + off, b.len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto out;
-		off += (size_t)w;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0)
-		goto out;
-	rc = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (rc < 0) {
+	/* No fsync: the file is rewritten whenever something changes and a
+	 * crash loses nothing the next run does not say again.  The fixed
+	 * temp name: one writer, and a crash leaves one stray file at most. */
+	if (b.data != NULL && fs_replace(path, b.data, b.len, 0600, FS_TMP_FIXED) == 0)
+		rc = 0;
+	else
 		log_limited(LOG_WARN, "status:write", 300, "cannot write %s: %s", path,
 		    log_errstr(errno));
-		(void)unlink(tmp);
-	}
 	buf_free(&b);
 	return rc;
 }
