@@ -24,51 +24,6 @@
 
 /* ------------------------------------------------------------------ */
 
-/*
- * Out of memory while reading the configuration leaves nothing sensible to
- * do: the agent cannot run without one.  Abort loudly rather than thread
- * ENOMEM through every setter.
- */
-void *
-xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL) {
-		fputs("esxwatch: config: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-void *
-xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (q == NULL) {
-		fputs("esxwatch: config: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
-char *
-xstrndup(const char *s, size_t n)
-{
-	char *p = xmalloc(n + 1);
-
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
-
-char *
-xstrdup(const char *s)
-{
-	return xstrndup(s, strlen(s));
-}
-
 void
 set_str(char **dst, const char *s)
 {
