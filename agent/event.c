@@ -127,21 +127,6 @@ arena_strndup(struct event *ev, const char *s, size_t n)
 	return p;
 }
 
-/* s[0..n) is valid UTF-8 (no NUL: n is its strlen). */
-static bool
-is_utf8(const char *s, size_t n)
-{
-	size_t i = 0;
-	uint64_t w;
-
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		if (w & 0x8080808080808080ULL)
-			break;
-	}
-	return utf8_valid_len(s + i, n - i) == n - i;
-}
-
 /* A value for the arena: valid UTF-8, cut to EVENT_TEXT_MAX. */
 static char *
 arena_value(struct event *ev, const char *value)
@@ -149,7 +134,7 @@ arena_value(struct event *ev, const char *value)
 	size_t n = strlen(value);
 	char *t, *v;
 
-	if (n <= EVENT_TEXT_MAX && is_utf8(value, n))
+	if (n <= EVENT_TEXT_MAX && utf8_valid(value, n))
 		return arena_strndup(ev, value, n);
 	t = clean_text(value, n, EVENT_TEXT_MAX);
 	if (t == NULL)
@@ -166,7 +151,7 @@ own_text(const char *text)
 	size_t n = strlen(text);
 	char *t;
 
-	if (n <= EVENT_TEXT_MAX && is_utf8(text, n)) {
+	if (n <= EVENT_TEXT_MAX && utf8_valid(text, n)) {
 		t = malloc(n + 1);
 		if (t != NULL)
 			memcpy(t, text, n + 1);
@@ -390,7 +375,7 @@ set_valid(struct event *ev, const char *name, const char *value)
 	if (f != NULL) {
 		/* a value no longer than the old one takes its place */
 		vl = strlen(value);
-		if (vl <= strlen(f->value) && is_utf8(value, vl)) {
+		if (vl <= strlen(f->value) && utf8_valid(value, vl)) {
 			memmove(f->value, value, vl + 1);
 			return 0;
 		}

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config_host.h"
 #include "../collectors/collector.h"
 #include "lib/agentid.h"
 #include "lib/bell.h"
@@ -129,7 +130,7 @@ default_config_path(void)
 	static const char *const linux_[] = {
 		"/etc/esxwatch/agent.yaml", "./agent.yaml", NULL
 	};
-	const char *const *p = platform_get(NULL) == PLATFORM_ESXI ? esxi : linux_;
+	const char *const *p = platform_detect(NULL) == PLATFORM_ESXI ? esxi : linux_;
 
 	for (; *p; p++)
 		if (access(*p, R_OK) == 0)
@@ -172,7 +173,7 @@ start_shipper(struct running *r)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
 	/* where events go if the configuration has no destination */
-	r->deps.nodest = platform_nodest(platform_get(r->cfg), r->once,
+	r->deps.nodest = platform_nodest(config_platform(r->cfg), r->once,
 	    isatty(STDOUT_FILENO) == 1);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	r->sh = shipper_start(r->cfg, r->q, &r->deps);
@@ -482,7 +483,7 @@ install_signals(void)
 static bool
 storage_unsafe(const struct config *cfg)
 {
-	const char *dir = platform_storage_dir(cfg);
+	const char *dir = config_storage_dir(cfg);
 	char err[PATH_MAX + 200];
 
 	switch (fs_storage_check(dir, err, sizeof(err))) {
@@ -536,8 +537,8 @@ start_all(struct running *r)
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("esxwatch %s started on %s (%s; regexes: %s)",
-	    ESXWATCH_VERSION, platform_hostname(r->cfg),
-	    platform_name(platform_get(r->cfg)), rx_engine());
+	    ESXWATCH_VERSION, config_hostname(r->cfg),
+	    platform_name(config_platform(r->cfg)), rx_engine());
 }
 
 /* How long --once waits for delivery; ESXWATCH_ONCE_DRAIN_MS is a test

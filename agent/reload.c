@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config_host.h"
 #include "config/config.h"
 #include "lib/platform.h"
 #include "spool/queue.h"
@@ -78,10 +79,10 @@ reload_acceptable(const char *path, const struct config *cur,
 	}
 	/* the spool stays where it was opened, and a new directory was
 	 * never checked (fs_storage_check): only a restart moves it */
-	if (strcmp(platform_storage_dir(cur), platform_storage_dir(ncfg)) != 0) {
+	if (strcmp(config_storage_dir(cur), config_storage_dir(ncfg)) != 0) {
 		snprintf(why, len, "%s: storage.directory changes (%s to %s); "
-		    "that takes a restart", path, platform_storage_dir(cur),
-		    platform_storage_dir(ncfg));
+		    "that takes a restart", path, config_storage_dir(cur),
+		    config_storage_dir(ncfg));
 		return false;
 	}
 	return true;

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/config_host.h"
 #include "../collectors/collector.h"
 #include "../collectors/host/host.h"
 #include "lib/bell.h"
@@ -311,7 +312,7 @@ static struct kvstore *
 open_state(const struct config *cfg, const char *name)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
-	const char *base = platform_storage_dir(cfg);
+	const char *base = config_storage_dir(cfg);
 	struct kvstore *kv;
 
 	if (snprintf(dir, sizeof(dir), "%s/state", base) >= (int)sizeof(dir) ||
@@ -347,7 +348,7 @@ sched_start_with(const struct config *cfg, struct queue *q,
 	s->q = q;
 	s->totals = totals;
 	s->changed = figures != NULL ? figures->changed : NULL;
-	s->hostname = platform_hostname(cfg);
+	s->hostname = config_hostname(cfg);
 	/* The machine it runs on; other kinds of host come with this round's
 	 * collector mode, API and bundle readers (collectors/host/host.h). */
 	s->host = host_open("local", cfg);

@@ -23,11 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/config_host.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "event.h"
 #include "lib/fs.h"
 #include "lib/log.h"
+#include "lib/str.h"
 #include "lib/platform.h"
 #include "spool/queue.h"
 #include "shipper.h"
@@ -85,7 +87,7 @@ status_cpu_ms(void)
 }
 
 static void
-copy_strn(char *dst, size_t len, const char *src, size_t n)
+copy_linen(char *dst, size_t len, const char *src, size_t n)
 {
 	if (n >= len)
 		n = len - 1;
@@ -98,9 +100,9 @@ copy_strn(char *dst, size_t len, const char *src, size_t n)
 }
 
 static void
-copy_str(char *dst, size_t len, const char *src)
+copy_line(char *dst, size_t len, const char *src)
 {
-	copy_strn(dst, len, src, strlen(src));
+	copy_linen(dst, len, src, strlen(src));
 }
 
 /*
@@ -150,7 +152,7 @@ collect_queue(struct queue *q, struct status_snap *s, int64_t started_ms)
 
 		if (queue_dest_stats(q, i, &ds) < 0)
 			break;
-		copy_str(d->name, sizeof(d->name), ds.name);
+		copy_line(d->name, sizeof(d->name), ds.name);
 		d->backlog_events = ds.backlog_events;
 		d->backlog_bytes = ds.backlog_bytes;
 		d->sent_events = ds.acked_events;
@@ -182,11 +184,11 @@ collect_shipper(struct shipper *sh, struct status_snap *s)
 			if (s->ndests == STATUS_MAX_DESTS)
 				continue;
 			d = &s->dests[s->ndests++];
-			copy_str(d->name, sizeof(d->name), ss.name);
+			copy_line(d->name, sizeof(d->name), ss.name);
 			d->backlog_events = ss.backlog;
 		}
-		copy_str(d->proto, sizeof(d->proto), ss.proto);
-		copy_str(d->no_destination, sizeof(d->no_destination),
+		copy_line(d->proto, sizeof(d->proto), ss.proto);
+		copy_line(d->no_destination, sizeof(d->no_destination),
 		    ss.no_destination);
 		d->sent_events = ss.sent_events;
 		d->failed_sends = ss.failed_sends;
@@ -196,7 +198,7 @@ collect_shipper(struct shipper *sh, struct status_snap *s)
 			/* the shipper's word, unless only the queue sees the
 			 * stall (a send that hangs is not a failed attempt yet) */
 			d->last_error_ms = ss.last_error_ms;
-			copy_str(d->last_error, sizeof(d->last_error), ss.last_error);
+			copy_line(d->last_error, sizeof(d->last_error), ss.last_error);
 			d->state = ss.failing ? DEST_FAILING :
 			    ss.last_success_ms > 0 ? DEST_DELIVERING : DEST_IDLE;
 		}
@@ -213,8 +215,8 @@ collect_broken(const struct config *cfg, struct status_snap *s)
 
 		if (f->broken == NULL || !f->enabled)
 			continue;
-		copy_str(b->name, sizeof(b->name), f->name);
-		copy_str(b->error, sizeof(b->error), f->broken);
+		copy_line(b->name, sizeof(b->name), f->name);
+		copy_line(b->error, sizeof(b->error), f->broken);
 		s->nbroken++;
 	}
 }
@@ -241,18 +243,6 @@ status_collect(const struct status_source *src, struct status_snap *s)
 		s->failed_sends += s->dests[k].failed_sends;
 		s->not_ingested += s->dests[k].not_ingested;
 	}
-}
-
-static int
-parse_u64(const char *v, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	if (!(*v >= '0' && *v <= '9'))
-		return -1;
-	*out = strtoull(v, &end, 10);
-	return errno != 0 || *end != '\0' ? -1 : 0;
 }
 
 static int
@@ -337,7 +327,7 @@ parse_key(void *base, const struct status_key *keys, size_t n, const char *k,
 			continue;
 		*found = true;
 		return keys[i].is_signed ? parse_i64(v, (int64_t *)(void *)p) :
-		    parse_u64(v, (uint64_t *)(void *)p);
+		    (str_u64(v, (uint64_t *)(void *)p) ? 0 : -1);
 	}
 	return 0;
 }
@@ -403,8 +393,8 @@ put_filelogs(struct buf *b, const struct logstats_snap *l)
 	for (size_t i = 0; i < l->nfilelogs; i++) {
 		const struct logstats_filelog *f = &l->filelogs[i];
 
-		copy_str(name, sizeof(name), f->name);
-		copy_str(dir, sizeof(dir), f->directory);
+		copy_line(name, sizeof(name), f->name);
+		copy_line(dir, sizeof(dir), f->directory);
 		buf_printf(b, "filelog: %s\n state: %s\n directory: %s\n files: %zu\n",
 		    name, logstats_state_name(f->state), dir, f->nfiles);
 		for (size_t k = 0; k < NKEYS(filelog_keys); k++)
@@ -414,7 +404,7 @@ put_filelogs(struct buf *b, const struct logstats_snap *l)
 
 			if (fi->filelog != i)
 				continue;
-			copy_str(dir, sizeof(dir), fi->path);
+			copy_line(dir, sizeof(dir), fi->path);
 			buf_printf(b, " file: %s\n", dir);
 			for (size_t k = 0; k < NKEYS(file_keys); k++)
 				put_key(b, "  ", fi, &file_keys[k]);
@@ -425,9 +415,8 @@ put_filelogs(struct buf *b, const struct logstats_snap *l)
 int
 status_write(const struct status_snap *s, const char *path)
 {
-	char tmp[PATH_MAX + 8];
 	struct buf b;
-	int fd = -1, rc = -1;
+	int rc = -1;
 
 	buf_init(&b, STATUS_WRITE_MAX);
 	buf_printf(&b, "esxwatch-status: 1\nversion: %s\npid: %ld\nupdated_ms: %" PRId64
@@ -438,8 +427,8 @@ status_write(const struct status_snap *s, const char *path)
 	for (size_t i = 0; i < s->nbroken; i++) {
 		char name[sizeof(s->broken[i].name)], err[sizeof(s->broken[i].error)];
 
-		copy_str(name, sizeof(name), s->broken[i].name);
-		copy_str(err, sizeof(err), s->broken[i].error);
+		copy_line(name, sizeof(name), s->broken[i].name);
+		copy_line(err, sizeof(err), s->broken[i].error);
 		buf_printf(&b, "filelog_disabled: %s %s\n", name, err);
 	}
 	put_filelogs(&b, &s->logs);
@@ -448,9 +437,9 @@ status_write(const struct status_snap *s, const char *path)
 		char name[sizeof(d->name)], proto[sizeof(d->proto)], err[sizeof(d->last_error)];
 
 		/* one line per value, whatever a server put in its error */
-		copy_str(name, sizeof(name), d->name);
-		copy_str(proto, sizeof(proto), d->proto[0] ? d->proto : "-");
-		copy_str(err, sizeof(err), d->last_error);
+		copy_line(name, sizeof(name), d->name);
+		copy_line(proto, sizeof(proto), d->proto[0] ? d->proto : "-");
+		copy_line(err, sizeof(err), d->last_error);
 		buf_printf(&b, "dest: %s\n proto: %s\n state: %s\n", name, proto,
 		    state_name(d->state));
 		for (size_t k = 0; k < NKEYS(dest_keys); k++)
@@ -463,41 +452,19 @@ status_write(const struct status_snap *s, const char *path)
 		const struct sched_collector_stats *c = &s->collectors[i];
 		char name[sizeof(c->name)];
 
-		copy_str(name, sizeof(name), c->name);
+		copy_line(name, sizeof(name), c->name);
 		buf_printf(&b, "collector: %s\n", name);
 		for (size_t k = 0; k < NKEYS(coll_keys); k++)
 			put_key(&b, " ", c, &coll_keys[k]);
 	}
-	if (b.data == NULL || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		goto out;
-	fd = fs_create_new(tmp, 0, 0600);
-	if (fd < 0)
-		goto out;
-	for (size_t off = 0; off < b.len;) {
-		ssize_t w = write(fd, b.data + off, b.len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto out;
-		off += (size_t)w;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0)
-		goto out;
-	rc = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (rc < 0) {
+	/* No fsync: the file is rewritten whenever something changes and a
+	 * crash loses nothing the next run does not say again.  The fixed
+	 * temp name: one writer, and a crash leaves one stray file at most. */
+	if (b.data != NULL && fs_replace(path, b.data, b.len, 0600, FS_TMP_FIXED) == 0)
+		rc = 0;
+	else
 		log_limited(LOG_WARN, "status:write", 300, "cannot write %s: %s", path,
 		    log_errstr(errno));
-		(void)unlink(tmp);
-	}
 	buf_free(&b);
 	return rc;
 }
@@ -510,15 +477,15 @@ parse_dest_key(struct status_dest *d, const char *k, const char *v)
 	bool found;
 
 	if (strcmp(k, "proto") == 0) {
-		copy_str(d->proto, sizeof(d->proto), v);
+		copy_line(d->proto, sizeof(d->proto), v);
 		return 0;
 	}
 	if (strcmp(k, "last_error") == 0) {
-		copy_str(d->last_error, sizeof(d->last_error), v);
+		copy_line(d->last_error, sizeof(d->last_error), v);
 		return 0;
 	}
 	if (strcmp(k, "no_destination") == 0) {
-		copy_str(d->no_destination, sizeof(d->no_destination), v);
+		copy_line(d->no_destination, sizeof(d->no_destination), v);
 		return 0;
 	}
 	if (strcmp(k, "state") == 0) {
@@ -541,11 +508,11 @@ parse_filelog_key(struct logstats_filelog *f, const char *k, const char *v)
 		return 0;
 	}
 	if (strcmp(k, "directory") == 0) {
-		copy_str(f->directory, sizeof(f->directory), v);
+		copy_line(f->directory, sizeof(f->directory), v);
 		return 0;
 	}
 	if (strcmp(k, "files") == 0) {
-		if (parse_u64(v, &n) < 0)
+		if (!str_u64(v, &n))
 			return -1;
 		f->nfiles = (size_t)n;
 		return 0;
@@ -579,7 +546,7 @@ parse_indented(struct status_snap *s, struct parse_at *at, const char *line,
 		if (l->nfiles == LOGSTATS_MAX_FILES)
 			return 0;
 		at->fi = &l->files[l->nfiles++];
-		copy_str(at->fi->path, sizeof(at->fi->path), v);
+		copy_line(at->fi->path, sizeof(at->fi->path), v);
 		at->fi->filelog = (size_t)(at->fl - l->filelogs);
 		return 0;
 	}
@@ -606,7 +573,7 @@ parse_block(struct status_snap *s, struct parse_at *at, const char *k,
 		if (s->ndests == STATUS_MAX_DESTS)
 			return 1;
 		at->d = &s->dests[s->ndests++];
-		copy_str(at->d->name, sizeof(at->d->name), v);
+		copy_line(at->d->name, sizeof(at->d->name), v);
 		return 1;
 	}
 	if (strcmp(k, "filelog") == 0) {
@@ -614,7 +581,7 @@ parse_block(struct status_snap *s, struct parse_at *at, const char *k,
 		if (l->nfilelogs == LOGSTATS_MAX_FILELOGS)
 			return 1;
 		at->fl = &l->filelogs[l->nfilelogs++];
-		copy_str(at->fl->name, sizeof(at->fl->name), v);
+		copy_line(at->fl->name, sizeof(at->fl->name), v);
 		return 1;
 	}
 	if (strcmp(k, "collector") == 0) {
@@ -622,7 +589,7 @@ parse_block(struct status_snap *s, struct parse_at *at, const char *k,
 		if (s->ncollectors == SCHED_MAX_COLLECTORS)
 			return 1;
 		at->c = &s->collectors[s->ncollectors++];
-		copy_str(at->c->name, sizeof(at->c->name), v);
+		copy_line(at->c->name, sizeof(at->c->name), v);
 		return 1;
 	}
 	return 0;
@@ -655,8 +622,8 @@ parse_top_key(struct status_snap *s, const char *k, const char *v)
 
 		if (sp == NULL || s->nbroken == STATUS_MAX_BROKEN)
 			return 0;
-		copy_strn(b->name, sizeof(b->name), v, (size_t)(sp - v));
-		copy_str(b->error, sizeof(b->error), sp + 1);
+		copy_linen(b->name, sizeof(b->name), v, (size_t)(sp - v));
+		copy_line(b->error, sizeof(b->error), sp + 1);
 		s->nbroken++;
 		return 0;
 	}
@@ -801,7 +768,7 @@ struct status_view {
 static int
 status_read(const struct config *cfg, struct status_view *v)
 {
-	const char *dir = platform_storage_dir(cfg);
+	const char *dir = config_storage_dir(cfg);
 	char *text;
 	ssize_t n;
 	int fd;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "config/config_host.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -94,7 +95,7 @@ status_main(void *arg)
 struct status_writer *
 status_start(const struct config *cfg, const struct status_source *src)
 {
-	const char *dir = platform_storage_dir(cfg);
+	const char *dir = config_storage_dir(cfg);
 	struct status_writer *w = calloc(1, sizeof(*w));
 
 	if (w == NULL)

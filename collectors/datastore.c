@@ -508,7 +508,7 @@ struct mnt {
 
 /* Undo mountinfo's octal escapes (\040 for a space). */
 static void
-unescape(char *s)
+unescape_octal(char *s)
 {
 	char	*o = s;
 
@@ -593,8 +593,8 @@ read_mounts(const char *path, struct mnt *m, size_t max)
 		snprintf(src, sizeof(src), "%s", tok ? tok : "");
 		if (!network_fs(type))
 			continue;
-		unescape(point);
-		unescape(src);
+		unescape_octal(point);
+		unescape_octal(src);
 		snprintf(m[n].point, sizeof(m[n].point), "%s", point);
 		snprintf(m[n].source, sizeof(m[n].source), "%s", src);
 		snprintf(m[n].fstype, sizeof(m[n].fstype), "%s", type);

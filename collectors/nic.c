@@ -21,6 +21,7 @@
 #include "host/host.h"
 #include "nic.h"
 #include "../agent/lib/log.h"
+#include "../agent/lib/str.h"
 
 /* The counters the one-line sample text shows. */
 static const char *const text_counters[] = { "rx_crc_errors", "rx_errors",
@@ -210,7 +211,7 @@ nic_observe(struct kvstore *st, const struct nic_info *ni, int64_t now,
 	}
 
 	v = state_get(st, ni->name, "ts");
-	if (v != NULL && nic_parse_u64(v, &prev_ts) && now >= 0 &&
+	if (v != NULL && str_u64_trimmed(v, &prev_ts) && now >= 0 &&
 	    prev_ts <= (uint64_t)now)
 		interval_s = (long long)(((uint64_t)now - prev_ts + 500) / 1000);
 
@@ -218,7 +219,7 @@ nic_observe(struct kvstore *st, const struct nic_info *ni, int64_t now,
 		if (!ni->have[i])
 			continue;
 		v = state_get(st, ni->name, nic_counters[i].field);
-		if (v != NULL && nic_parse_u64(v, &prev)) {
+		if (v != NULL && str_u64_trimmed(v, &prev)) {
 			if (ni->ctr[i] >= prev) {
 				has_delta[i] = true;
 				delta[i] = ni->ctr[i] - prev;

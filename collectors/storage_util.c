@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../agent/config/config_host.h"
 #include "../agent/lib/buf.h"
 #include "../agent/lib/exec.h"
 #include "../agent/lib/log.h"

@@ -40,7 +40,7 @@ int		 storage_set_num(struct event *, const char *name, long long v);
 int		 storage_timeout_s(const struct collector_ctx *);
 
 /*
- * Run tool (found with platform_find_tool) with args (NULL-terminated,
+ * Run tool (found with config_find_tool) with args (NULL-terminated,
  * without the program), timeout_s, output capped.  Returns 0 when it ran
  * to an exit status (look at res->status), -1 when it was not found
  * (*missing set), could not start, timed out or was killed (logged,

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../agent/config/config_host.h"
 #include "../agent/lib/agentid.h"
 #include "../agent/lib/json.h"
 #include "../agent/lib/log.h"
@@ -351,53 +352,23 @@ cfapi_encode_event(const struct event *ev, struct buf *b)
 	return 0;
 }
 
-/* Find "key" : in a JSON object and return a pointer past the colon. */
-const char *
-json_find_key(const char *body, size_t len, const char *key)
-{
-	size_t kl = strlen(key);
-	const char *p = body, *end = body + len;
-
-	while (p + kl + 2 <= end) {
-		const char *q = memchr(p, '"', (size_t)(end - p));
-		if (q == NULL || q + kl + 2 > end)
-			return NULL;
-		if (memcmp(q + 1, key, kl) == 0 && q[kl + 1] == '"') {
-			p = q + kl + 2;
-			while (p < end && (*p == ' ' || *p == '\t' ||
-			    *p == '\r' || *p == '\n'))
-				p++;
-			if (p < end && *p == ':') {
-				p++;
-				while (p < end && (*p == ' ' || *p == '\t' ||
-				    *p == '\r' || *p == '\n'))
-					p++;
-				return p;
-			}
-			continue;
-		}
-		p = q + 1;
-	}
-	return NULL;
-}
-
 int
 cfapi_parse_response(const char *body, size_t len, long long *ingested)
 {
-	const char *p, *end = body + len;
-	long long v = 0;
-	int ok = -1;
+	struct json_doc d;
+	char err[64];
+	long long v;
+	int n, ok = -1;
 
 	*ingested = -1;
-	p = json_find_key(body, len, "status");
-	if (p != NULL && end - p >= 4 && memcmp(p, "\"ok\"", 4) == 0)
+	if (json_parse(body, len, &d, err, sizeof(err)) == -1)
+		return -1;
+	if (json_str_is(&d, json_get(&d, 0, "status"), "ok"))
 		ok = 0;
-	p = json_find_key(body, len, "ingested");
-	if (p != NULL && p < end && *p >= '0' && *p <= '9') {
-		while (p < end && *p >= '0' && *p <= '9' && v < 1000000000LL)
-			v = v * 10 + (*p++ - '0');
+	n = json_get(&d, 0, "ingested");
+	if (n >= 0 && d.n[n].type == JSON_NUM && json_num(&d, n, &v) && v >= 0)
 		*ingested = v;
-	}
+	json_free(&d);
 	return ok;
 }
 
@@ -489,7 +460,7 @@ cfapi_open(struct sink_ctx *ctx)
 			c->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
 	}
 	c->compress = d->compress == NULL || strcmp(d->compress, "none") != 0;
-	if (agentid_get(ctx->agentid, ctx->cfg, d, id, sizeof(id)) == -1) {
+	if (config_dest_agent_id(ctx->agentid, ctx->cfg, d, id, sizeof(id)) == -1) {
 		snprintf(ctx->error, sizeof(ctx->error),
 		    "no agent id (set agent_id, or make storage.directory writable)");
 		goto err;

@@ -16,8 +16,6 @@
 int	 cfapi_encode_event(const struct event *, struct buf *);
 /* Parse a cfapi response body: status "ok" and the ingested count (-1 if
  * absent).  0 if status is "ok", -1 otherwise. */
-/* "key": in a JSON object: a pointer past the colon (and blanks), or NULL. */
-const char *json_find_key(const char *body, size_t len, const char *key);
 int	 cfapi_parse_response(const char *body, size_t len, long long *ingested);
 uint64_t cfapi_not_ingested(void);
 

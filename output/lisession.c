@@ -17,7 +17,6 @@
 #include "../agent/config/config.h"
 #include "../agent/lib/json.h"
 #include "../agent/lib/log.h"
-#include "cfapi.h"
 #include "lisession.h"
 
 #define SESSIONS_PATH	"/api/v1/sessions"
@@ -145,26 +144,35 @@ refuse(struct lisession *s, const char *why)
 static int
 parse_login(struct lisession *s, const char *body, size_t len)
 {
-	const char *p = json_find_key(body, len, "sessionId"), *end = body + len;
-	const char *q;
-	long ttl = 0;
+	struct json_doc d;
+	const struct json_node *id;
+	char err[64];
+	long long ttl = 0;
+	int n, rc = -1;
 
-	if (p == NULL || p >= end || *p != '"')
+	if (json_parse(body, len, &d, err, sizeof(err)) == -1)
 		return -1;
-	p++;
-	for (q = p; q < end && *q != '"'; q++)
-		if (*q == '\\' || (unsigned char)*q < 0x21 || *q == 0x7f)
-			return -1;
-	if (q >= end || q == p || q - p > TOKEN_MAX)
-		return -1;
+	n = json_get(&d, 0, "sessionId");
+	if (n < 0 || d.n[n].type != JSON_STR)
+		goto out;
+	id = &d.n[n];
+	if (id->len == 0 || id->len > TOKEN_MAX)
+		goto out;
+	/* the token goes into a header line as it is: no escapes, no blanks */
+	for (size_t i = 0; i < id->len; i++)
+		if (id->s[i] == '\\' || (unsigned char)id->s[i] < 0x21 || id->s[i] == 0x7f)
+			goto out;
 	snprintf(s->header, sizeof(s->header), "Authorization: Bearer %.*s",
-	    (int)(q - p), p);
-	p = json_find_key(body, len, "ttl");
-	while (p != NULL && p < end && *p >= '0' && *p <= '9' && ttl < 86400000)
-		ttl = ttl * 10 + (*p++ - '0');
+	    (int)id->len, id->s);
+	n = json_get(&d, 0, "ttl");
+	if (n >= 0 && d.n[n].type == JSON_NUM && !json_num(&d, n, &ttl))
+		ttl = 0;
 	s->ttl = ttl > 0 ? (int)(ttl < 86400 * 365 ? ttl : 86400 * 365) :
 	    DEFAULT_TTL;
-	return 0;
+	rc = 0;
+out:
+	json_free(&d);
+	return rc;
 }
 
 /* The POST itself: -1 transport failure (err), else the HTTP status. */

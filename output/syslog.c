@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../agent/config/config_host.h"
 #include "../agent/lib/clock.h"
 #include "../agent/lib/log.h"
 #include "../agent/lib/utf8.h"
@@ -687,7 +688,7 @@ remote_setup(struct sink_ctx *ctx, struct syslog_sink *s)
 	snprintf(s->sd_id, sizeof(s->sd_id), "%s", d->sd_id && d->sd_id[0] ?
 	    d->sd_id : SYSLOG_DEFAULT_SD_ID);
 	s->fmt.sd_id = s->sd_id;
-	h = ctx->cfg != NULL ? platform_hostname(ctx->cfg) : NULL;
+	h = ctx->cfg != NULL ? config_hostname(ctx->cfg) : NULL;
 	snprintf(s->hostname, sizeof(s->hostname), "%s", h ? h : "-");
 	s->fmt.hostname = s->hostname;
 	if (s->transport == SL_UDP)

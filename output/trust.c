@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../agent/config/config_host.h"
 #include "../agent/config/config.h"
 #include "../agent/lib/fs.h"
 #include "../agent/lib/log.h"
@@ -299,7 +300,7 @@ handle_pin(CURL *c, char *out, size_t outlen)
 static int
 pin_path(const struct config *cfg, const char *name, char *out, size_t outlen)
 {
-	const char *dir = cfg != NULL ? platform_storage_dir(cfg) : NULL;
+	const char *dir = cfg != NULL ? config_storage_dir(cfg) : NULL;
 
 	if (dir == NULL || dir[0] == '\0')
 		return -1;
@@ -336,26 +337,13 @@ pin_read(const char *path, char *out, size_t outlen)
 static int
 pin_write(const char *path, const char *pin)
 {
-	char tmp[1100], line[TRUST_PIN_MAX + 1];
+	char line[TRUST_PIN_MAX + 1];
 	size_t len;
-	int fd;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return -1;
 	len = (size_t)snprintf(line, sizeof(line), "%s\n", pin);
-	fd = fs_create_new(tmp, 0, 0600);
-	if (fd == -1)
-		return -1;
-	if (write(fd, line, len) != (ssize_t)len || fsync(fd) == -1) {
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	if (close(fd) == -1 || rename(tmp, path) == -1) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	/* The file synced, its directory not: the pin's durability as it
+	 * was before this writer was shared. */
+	return fs_replace(path, line, len, 0600, FS_SYNC_FILE | FS_TMP_FIXED);
 }
 
 int

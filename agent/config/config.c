@@ -111,11 +111,14 @@ const size_t ndest_keys = NELEM(dest_keys);
 #undef D
 
 #define C(f)	offsetof(struct config, f)
+/* a number macro as the string the key table's defaults are */
+#define NUM_STR_(n)	#n
+#define NUM_STR(n)	NUM_STR_(n)
 const struct cfg_key storage_keys[] = {
 	{ .name = "directory", .type = KT_STR, .off = C(storage_directory),
 	  .doc = "Spool and state directory; empty: the platform's" },
 	{ .name = "max_disk_buffer", .type = KT_LONG, .off = C(max_disk_buffer),
-	  .min = 1, .max = 1048576, .def = "200",
+	  .min = 1, .max = 1048576, .def = NUM_STR(CONFIG_MAX_DISK_BUFFER_MB),
 	  .doc = "Spool budget in MB" },
 	{ .name = "max_disk_buffer_kb", .type = KT_LONG,
 	  .off = C(max_disk_buffer_kb), .max = 1073741824,

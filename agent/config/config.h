@@ -176,6 +176,10 @@ struct rule_conf {
  * past it). */
 #define CONFIG_MAX_DESTS	64
 
+/* storage.max_disk_buffer's default (MB): the key's default and the
+ * spool's when it has no configuration, written once. */
+#define CONFIG_MAX_DISK_BUFFER_MB	200
+
 struct config {
 	char			*path;		/* the file it came from */
 	bool			 is_ini;
@@ -186,7 +190,7 @@ struct config {
 	size_t			 nservers;
 
 	char			*storage_directory;	/* "" = platform default */
-	long			 max_disk_buffer;	/* MB */
+	long			 max_disk_buffer;	/* MB; CONFIG_MAX_DISK_BUFFER_MB */
 	long			 max_disk_buffer_kb;	/* KB; 0 = max_disk_buffer */
 	long			 segment_kb;		/* KB; 0 = automatic */
 

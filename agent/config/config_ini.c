@@ -15,6 +15,8 @@
 
 #include "config_int.h"
 #include "../event.h"
+#include "../lib/utf8.h"
+#include "../lib/str.h"
 
 enum isect {
 	IS_NONE, IS_SERVER, IS_STORAGE, IS_LOGGING, IS_FILELOG, IS_GLOBAL,
@@ -267,20 +269,6 @@ ini_dest_pos(struct iini *ii)
 	return ii->primary ? ii->server_pos : ii->spos[ii->idx];
 }
 
-static char *
-trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		e--;
-	*e = '\0';
-	return s;
-}
-
 /*
  * liagent accepts section names esxwatch does not ("[filelog|my app]"):
  * keep the section under a usable name rather than drop it.  Returns sub,
@@ -350,9 +338,9 @@ ini_section(struct iini *ii, char *name, int line, int col)
 
 	if (bar != NULL)
 		*bar = '\0';
-	type = trim(type);
+	type = str_trim(type);
 	if (sub != NULL)
-		sub = trim(sub);
+		sub = str_trim(sub);
 	snprintf(ii->secname, sizeof(ii->secname), "%s%s%s", type,
 	    sub ? "|" : "", sub ? sub : "");
 	ii->sect = IS_SKIP;
@@ -600,7 +588,7 @@ ini_line(struct iini *ii, char *s, size_t len, int line)
 		    "file");
 		return;
 	}
-	bad = utf8_invalid_at((const unsigned char *)s, len);
+	bad = utf8_valid_len(s, len);
 	if (bad < len) {
 		rep(c, true, line, (int)bad + 1, "invalid UTF-8");
 		return;

@@ -23,15 +23,12 @@
 
 #include "config.h"
 #include "config_schema.h"
+#include "../lib/mem.h"
 
 /* A configuration file bigger than this is a mistake (or an attack). */
 #define CONFIG_MAX_BYTES	(4 * 1024 * 1024)
 
 /* ---- memory and strings (config_util.c) ---- */
-void	*xmalloc(size_t);
-void	*xrealloc(void *, size_t);
-char	*xstrndup(const char *, size_t);
-char	*xstrdup(const char *);
 void	 set_str(char **dst, const char *s);
 void	 strlist_free(struct strlist *);
 void	 strlist_addn(struct strlist *, const char *, size_t);
@@ -41,7 +38,6 @@ void	 kvlist_set(struct kvlist *, const char *key, const char *value);
 void	 split_list(struct strlist *, const char *);
 bool	 name_valid(const char *);
 bool	 text_empty(const char *, size_t);
-size_t	 utf8_invalid_at(const unsigned char *, size_t);
 
 /* ---- messages (config_util.c) ---- */
 struct lmsg {

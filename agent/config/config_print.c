@@ -10,6 +10,7 @@
 #include "config_int.h"
 #include "../monitor.h"
 #include "../lib/redact.h"
+#include "../lib/utf8.h"
 #include "../../collectors/collector.h"
 #include "../../output/sink.h"
 
@@ -28,7 +29,7 @@ print_str(FILE *f, const char *s)
 	fputc('"', f);
 	for (size_t i = 0; i < n;) {
 		unsigned char ch = p[i];
-		size_t bad, clen;
+		size_t clen;
 		uint32_t cp;
 
 		if (ch == '"' || ch == '\\') {
@@ -45,17 +46,12 @@ print_str(FILE *f, const char *s)
 			i++;
 			continue;
 		}
-		bad = utf8_invalid_at(p + i, n - i < 4 ? n - i : 4);
-		if (bad == 0) {		/* cannot happen: inputs are checked */
+		clen = utf8_decode(p + i, n - i, &cp);
+		if (clen == 0) {	/* cannot happen: inputs are checked */
 			fputs("\\uFFFD", f);
 			i++;
 			continue;
 		}
-		clen = ch < 0xe0 ? 2 : ch < 0xf0 ? 3 : 4;
-		cp = clen == 2 ? (uint32_t)(ch & 0x1f) : clen == 3 ?
-		    (uint32_t)(ch & 0x0f) : (uint32_t)(ch & 0x07);
-		for (size_t j = 1; j < clen; j++)
-			cp = (cp << 6) | (p[i + j] & 0x3f);
 		if (cp < 0xa0)
 			fprintf(f, "\\x%02x", (unsigned)cp);
 		else if (cp == 0x2028 || cp == 0x2029 || cp == 0xfeff ||

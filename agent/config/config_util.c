@@ -24,51 +24,6 @@
 
 /* ------------------------------------------------------------------ */
 
-/*
- * Out of memory while reading the configuration leaves nothing sensible to
- * do: the agent cannot run without one.  Abort loudly rather than thread
- * ENOMEM through every setter.
- */
-void *
-xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL) {
-		fputs("esxwatch: config: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-void *
-xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (q == NULL) {
-		fputs("esxwatch: config: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
-char *
-xstrndup(const char *s, size_t n)
-{
-	char *p = xmalloc(n + 1);
-
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
-
-char *
-xstrdup(const char *s)
-{
-	return xstrndup(s, strlen(s));
-}
-
 void
 set_str(char **dst, const char *s)
 {
@@ -238,46 +193,6 @@ text_empty(const char *buf, size_t len)
 	}
 	return true;
 }
-
-/* Valid UTF-8 (no overlongs, no surrogates): config_print must round-trip. */
-size_t
-utf8_invalid_at(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char ch = s[i];
-		size_t need;
-		uint32_t cp;
-
-		if (ch < 0x80) {
-			i++;
-			continue;
-		}
-		if (ch >= 0xc2 && ch <= 0xdf) {
-			need = 1;
-			cp = ch & 0x1f;
-		} else if (ch >= 0xe0 && ch <= 0xef) {
-			need = 2;
-			cp = ch & 0x0f;
-		} else if (ch >= 0xf0 && ch <= 0xf4) {
-			need = 3;
-			cp = ch & 0x07;
-		} else
-			return i;
-		for (size_t j = 1; j <= need; j++) {
-			if (i + j >= n || (s[i + j] & 0xc0) != 0x80)
-				return i;
-			cp = (cp << 6) | (s[i + j] & 0x3f);
-		}
-		if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return i;
-		i += need + 1;
-	}
-	return n;
-}
-
 
 /* ------------------------------------------------------------------ */
 /* Reporting                                                           */

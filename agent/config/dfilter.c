@@ -10,6 +10,7 @@
 #include "../lib/lfilter.h"
 #include "../lib/log.h"
 #include "../lib/rx.h"
+#include "../lib/str.h"
 
 #define DFILTER_MAX	64	/* clauses of one destination */
 
@@ -71,14 +72,6 @@ dfilter_clear(struct dest_filters *f)
 	f->n = 0;
 }
 
-static size_t
-skip_blanks(const char *s, size_t i)
-{
-	while (s[i] == ' ' || s[i] == '\t')
-		i++;
-	return i;
-}
-
 /* The end of an expression: the '}' outside a "string", or where s ends. */
 static size_t
 expr_end(const char *s, size_t i)
@@ -112,7 +105,7 @@ parse_clause(const char *s, size_t *i, size_t o[3], char *err, size_t errlen,
 			snprintf(err, errlen, "a filter is {type; name regex; "
 			    "expression}: the ';' after the %s is missing",
 			    part == 0 ? "type" : "name");
-			*erroff = skip_blanks(s, p);
+			*erroff = (size_t)(str_skip_blanks(s + p) - s);
 			return -1;
 		}
 		p = (size_t)(semi - s) + 1;
@@ -133,7 +126,7 @@ dfilter_parse(const char *s, struct dest_filters *out, size_t **offs,
     char *err, size_t errlen, size_t *erroff)
 {
 	struct dest_filters got = { NULL, 0 };
-	size_t *o = NULL, i = skip_blanks(s, 0);
+	size_t *o = NULL, i = (size_t)(str_skip_blanks(s) - s);
 
 	while (s[i] != '\0') {
 		size_t at[3], *no;
@@ -155,16 +148,16 @@ dfilter_parse(const char *s, struct dest_filters *out, size_t **offs,
 		dfilter_add(&got, part[0], part[1], part[2]);
 		for (int k = 0; k < 3; k++) {
 			free(part[k]);
-			at[k] = skip_blanks(s, at[k]);	/* for messages */
+			at[k] = (size_t)(str_skip_blanks(s + at[k]) - s);	/* for messages */
 		}
 		no = realloc(o, got.n * 3 * sizeof(*o));
 		if (no == NULL)
 			fatal("out of memory");
 		o = no;
 		memcpy(o + (got.n - 1) * 3, at, sizeof(at));
-		i = skip_blanks(s, i);
+		i = (size_t)(str_skip_blanks(s + i) - s);
 		if (s[i] == ',')
-			i = skip_blanks(s, i + 1);
+			i = (size_t)(str_skip_blanks(s + (i + 1)) - s);
 		else if (s[i] != '\0') {
 			snprintf(err, errlen, "expected ',' or the end after a filter");
 			*erroff = i;

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "agentid.h"
-#include "../config/config.h"
 #include "exec.h"
 #include "fs.h"
 #include "log.h"
@@ -232,14 +231,14 @@ agentid_stored(const char *dir, char *out, size_t outlen)
 }
 
 static int
-esxi_bios_uuid(const struct config *cfg, char *out, size_t outlen)
+esxi_bios_uuid(const char *tools_dir, char *out, size_t outlen)
 {
 	const char *argv[] = { NULL, "hardware", "platform", "get", NULL };
 	struct exec_result res;
 	char tool[4096];
 	int rc = -1;
 
-	if (platform_find_tool(cfg, "esxcli", tool, sizeof(tool)) == -1)
+	if (platform_find_tool(tools_dir, "esxcli", tool, sizeof(tool)) == -1)
 		return -1;
 	argv[0] = tool;
 	memset(&res, 0, sizeof(res));
@@ -251,20 +250,21 @@ esxi_bios_uuid(const struct config *cfg, char *out, size_t outlen)
 }
 
 int
-agentid_host(struct agentid *a, const struct config *cfg, char *out, size_t outlen)
+agentid_host(struct agentid *a, const struct agentid_src *src, char *out,
+    size_t outlen)
 {
 	char *cache;
 	int rc = 0;
 
-	if (a == NULL || outlen < AGENTID_LEN + 1)
+	if (a == NULL || src == NULL || outlen < AGENTID_LEN + 1)
 		return -1;
 	cache = a->id;
 	pthread_mutex_lock(&a->mu);
 	if (cache[0] == '\0') {
-		if (platform_get(cfg) == PLATFORM_ESXI &&
-		    esxi_bios_uuid(cfg, cache, sizeof(a->id)) == 0)
+		if (src->platform == PLATFORM_ESXI &&
+		    esxi_bios_uuid(src->tools_dir, cache, sizeof(a->id)) == 0)
 			log_debug("agent id: BIOS UUID %s", cache);
-		else if (agentid_stored(platform_storage_dir(cfg), cache,
+		else if (agentid_stored(src->storage_dir, cache,
 		    sizeof(a->id)) == -1) {
 			/* A full or read-only disk must not stop delivery: use an
 			 * id for this run only (Log Insight sees a new agent after
@@ -285,13 +285,13 @@ agentid_host(struct agentid *a, const struct config *cfg, char *out, size_t outl
 }
 
 int
-agentid_get(struct agentid *a, const struct config *cfg, const struct dest_conf *d,
-    char *out, size_t outlen)
+agentid_get(struct agentid *a, const char *configured,
+    const struct agentid_src *src, char *out, size_t outlen)
 {
-	if (d != NULL && d->agent_id != NULL && d->agent_id[0] != '\0') {
-		if ((size_t)snprintf(out, outlen, "%s", d->agent_id) >= outlen)
+	if (configured != NULL && configured[0] != '\0') {
+		if ((size_t)snprintf(out, outlen, "%s", configured) >= outlen)
 			return -1;
 		return 0;
 	}
-	return agentid_host(a, cfg, out, outlen);
+	return agentid_host(a, src, out, outlen);
 }

@@ -16,9 +16,17 @@
 
 #include <stddef.h>
 
-struct config;
-struct dest_conf;
+#include "platform.h"
+
 struct agentid;
+
+/* Where the host's id comes from: values, not the configuration
+ * (agent/config/config_host.h fills it from host.* and storage.*). */
+struct agentid_src {
+	enum platform	 platform;	/* ESXi: the BIOS UUID first */
+	const char	*storage_dir;	/* agent-id is kept here */
+	const char	*tools_dir;	/* esxcli looked for here first; NULL: none */
+};
 
 #define AGENTID_LEN	36	/* 8-4-4-4-12 */
 
@@ -26,11 +34,12 @@ struct agentid	*agentid_new(void);
 void		 agentid_free(struct agentid *);
 /* The host's id: 0 and the id in out (>= AGENTID_LEN + 1 bytes), or -1
  * (logged) when none can be had. */
-int	agentid_host(struct agentid *, const struct config *, char *out, size_t outlen);
-/* A destination's id: its agent_id if configured (out may need more
- * room), else the host's. */
-int	agentid_get(struct agentid *, const struct config *, const struct dest_conf *,
-	    char *out, size_t outlen);
+int	agentid_host(struct agentid *, const struct agentid_src *, char *out,
+	    size_t outlen);
+/* A destination's id: configured (its agent_id) if set (out may need
+ * more room), else the host's. */
+int	agentid_get(struct agentid *, const char *configured,
+	    const struct agentid_src *, char *out, size_t outlen);
 
 /* Parse `esxcli hardware platform get` output ("UUID: 0x4c 0x4c ..." or a
  * 32-digit hex string) into 8-4-4-4-12 lowercase.  -1 if absent, malformed,

@@ -141,14 +141,17 @@ fs_mkdir_p(const char *path, int mode)
 }
 
 int
-fs_write_atomic(const char *path, const void *data, size_t len, int mode)
+fs_replace(const char *path, const void *data, size_t len, int mode, int how)
 {
 	static unsigned long seq;	/* __atomic */
 	char tmp[PATH_MAX];
 	int fd, n, e;
 
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lu", path, (long)getpid(),
-	    __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	if (how & FS_TMP_FIXED)
+		n = snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	else
+		n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lu", path, (long)getpid(),
+		    __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	if (n < 0 || (size_t)n >= sizeof(tmp)) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -156,7 +159,8 @@ fs_write_atomic(const char *path, const void *data, size_t len, int mode)
 	fd = fs_create_new(tmp, 0, mode);
 	if (fd == -1)
 		return -1;
-	if (fs_write_all(fd, data, len, -1) == -1 || fsync(fd) == -1) {
+	if (fs_write_all(fd, data, len, -1) == -1 ||
+	    ((how & FS_SYNC_FILE) && fsync(fd) == -1)) {
 		e = errno;
 		close(fd);
 		goto err;
@@ -165,12 +169,19 @@ fs_write_atomic(const char *path, const void *data, size_t len, int mode)
 		e = errno;
 		goto err;
 	}
-	(void)fs_fsync_parent(path);
+	if (how & FS_SYNC_DIR)
+		(void)fs_fsync_parent(path);
 	return 0;
 err:
 	(void)unlink(tmp);
 	errno = e;
 	return -1;
+}
+
+int
+fs_write_atomic(const char *path, const void *data, size_t len, int mode)
+{
+	return fs_replace(path, data, len, mode, FS_DURABLE);
 }
 
 int

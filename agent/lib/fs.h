@@ -15,9 +15,24 @@
 #include <sys/types.h>
 
 /* Replace path with data (len bytes), file mode `mode` (0600 for anything
- * the agent keeps).  The temp name is unique per call, so two threads
- * saving one path never write into the same temp file. */
+ * the agent keeps), durably (FS_DURABLE below).  The temp name is unique
+ * per call, so two threads saving one path never write into the same
+ * temp file. */
 int	fs_write_atomic(const char *path, const void *data, size_t len, int mode);
+/*
+ * The one atomic writer, fs_write_atomic() with the choices spelled out
+ * (how: FS_* below or'ed).  Every writer that replaces a file goes
+ * through here (make lint: rename() is called nowhere else), so short
+ * writes, EINTR and the temp file's cleanup are handled once.
+ */
+#define FS_SYNC_FILE	0x1	/* fsync the temp file before the rename */
+#define FS_SYNC_DIR	0x2	/* fsync the directory after it */
+#define FS_DURABLE	(FS_SYNC_FILE | FS_SYNC_DIR)
+/* Temp name path.tmp, not path.tmp.PID.N: for a file with one writer
+ * whose directory is scanned by name (a crash leaves at most that one
+ * temp file, replaced by the next write). */
+#define FS_TMP_FIXED	0x4
+int	fs_replace(const char *path, const void *data, size_t len, int mode, int how);
 /* mkdir -p: every missing directory of path, each made with mode. */
 int	fs_mkdir_p(const char *path, int mode);
 /* fsync a directory (best effort: some file systems cannot; returns -1). */

@@ -462,3 +462,13 @@ json_str(const struct json_doc *d, int node, char *out, size_t outlen)
 	return true;
 }
 
+
+bool
+json_str_is(const struct json_doc *d, int node, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (d == NULL || node < 0 || node >= d->count || d->n[node].type != JSON_STR)
+		return false;
+	return d->n[node].len == n && memcmp(d->n[node].s, s, n) == 0;
+}

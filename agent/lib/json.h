@@ -1,6 +1,7 @@
 /*
- * json: the one JSON string escaper (every encoder: events, cfapi) and a
- * small reader (smartctl --json).
+ * json: the one JSON string escaper (every encoder: events, cfapi) and the
+ * one reader (smartctl --json, Log Insight's responses: make lint keeps
+ * json_* readers out of other files).
  */
 #ifndef ESXWATCH_JSON_H
 #define ESXWATCH_JSON_H
@@ -29,7 +30,8 @@ int		 json_put_str(struct buf *, const char *s, size_t n);
 /* ---- reading ---- */
 
 /*
- * The reader: a small tolerant JSON parser (smartctl --json output).
+ * The reader: a small tolerant JSON parser (smartctl --json output, the
+ * cfapi and session responses).
  * Tolerant (trailing commas, missing commas) but bounded: JSON_MAX_NODES
  * values, JSON_MAX_DEPTH nesting, JSON_MAX_INPUT bytes.
  */
@@ -64,5 +66,7 @@ bool		 json_num(const struct json_doc *, int node, long long *);
 /* Value as a string, unescaped (basic escapes; \u as '?'), cut to outlen. */
 bool		 json_str(const struct json_doc *, int node, char *out, size_t outlen);
 bool		 json_bool(const struct json_doc *, int node, bool *);
+/* Is the value the string s, as written (no escapes undone)? */
+bool		 json_str_is(const struct json_doc *, int node, const char *s);
 
 #endif

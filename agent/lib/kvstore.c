@@ -156,7 +156,7 @@ put_escaped(struct buf *b, const char *s)
 
 /* Unescape s[0..n) in place into a new string. */
 static char *
-unescape(const char *s, size_t n)
+kv_unescape(const char *s, size_t n)
 {
 	char *o = malloc(n + 1), *p = o;
 	size_t i;
@@ -210,8 +210,8 @@ kv_load(struct kvstore *kv)
 		tab = memchr(line, '\t', (size_t)(end - line));
 		if (tab == NULL)
 			continue;
-		k = unescape(line, (size_t)(tab - line));
-		v = unescape(tab + 1, (size_t)(end - tab - 1));
+		k = kv_unescape(line, (size_t)(tab - line));
+		v = kv_unescape(tab + 1, (size_t)(end - tab - 1));
 		if (k && v)
 			kv_set(kv, k, v);
 		free(k);

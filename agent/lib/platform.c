@@ -15,7 +15,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "../config/config.h"
 #include "platform.h"
 
 static int
@@ -27,15 +26,15 @@ exists(const char *path)
 }
 
 enum platform
-platform_get(const struct config *cfg)
+platform_detect(const char *configured)
 {
 	static int detected = -1;	/* __atomic: read by every thread */
 	struct utsname u;
 	int d;
 
-	if (cfg && cfg->platform && strcmp(cfg->platform, "esxi") == 0)
+	if (configured && strcmp(configured, "esxi") == 0)
 		return PLATFORM_ESXI;
-	if (cfg && cfg->platform && strcmp(cfg->platform, "linux") == 0)
+	if (configured && strcmp(configured, "linux") == 0)
 		return PLATFORM_LINUX;
 	d = __atomic_load_n(&detected, __ATOMIC_ACQUIRE);
 	if (d == -1) {
@@ -82,22 +81,21 @@ read_host_name(void)
 }
 
 const char *
-platform_hostname(const struct config *cfg)
+platform_hostname(const char *configured)
 {
-	if (cfg && cfg->hostname && *cfg->hostname)
-		return cfg->hostname;
+	if (configured && *configured)
+		return configured;
 	/* Once, whichever thread asks first: the others never see it half written. */
 	pthread_once(&host_name_once, read_host_name);
 	return host_name;
 }
 
 const char *
-platform_storage_dir(const struct config *cfg)
+platform_storage_dir(const char *configured, enum platform p)
 {
-	if (cfg && cfg->storage_directory && *cfg->storage_directory)
-		return cfg->storage_directory;
-	return platform_get(cfg) == PLATFORM_ESXI ? "/scratch/esxwatch" :
-	    "/var/lib/esxwatch";
+	if (configured && *configured)
+		return configured;
+	return p == PLATFORM_ESXI ? "/scratch/esxwatch" : "/var/lib/esxwatch";
 }
 
 static int
@@ -111,7 +109,7 @@ try_dir(const char *dir, const char *name, char *out, size_t outlen)
 }
 
 int
-platform_find_tool(const struct config *cfg, const char *name, char *out,
+platform_find_tool(const char *tools_dir, const char *name, char *out,
     size_t outlen)
 {
 	static const char *const dirs[] = {
@@ -123,8 +121,7 @@ platform_find_tool(const struct config *cfg, const char *name, char *out,
 
 	if (strchr(name, '/') != NULL)
 		return -1;
-	if (cfg && cfg->tools_dir && *cfg->tools_dir &&
-	    try_dir(cfg->tools_dir, name, out, outlen) == 0)
+	if (tools_dir && *tools_dir && try_dir(tools_dir, name, out, outlen) == 0)
 		return 0;
 	for (i = 0; dirs[i]; i++)
 		if (try_dir(dirs[i], name, out, outlen) == 0)

@@ -8,13 +8,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct config;
-
 enum platform { PLATFORM_LINUX, PLATFORM_ESXI };
 
-/* host.platform, or detection (uname "VMkernel", /etc/vmware/esx.conf,
- * /bin/vmware, /usr/lib/vmware). */
-enum platform	 platform_get(const struct config *);
+/* configured ("esxi", "linux"; host.platform), or else detection (uname
+ * "VMkernel", /etc/vmware/esx.conf, /bin/vmkload_mod).  Values, not the
+ * configuration: agent/config/config_host.h reads the keys. */
+enum platform	 platform_detect(const char *configured);
 /*
  * The C library's heap, kept small: glibc gives each thread an arena of
  * its own and keeps what they freed (a shipper thread per destination
@@ -51,16 +50,18 @@ enum nodest	 platform_nodest(enum platform, bool command, bool tty);
 /* The status words of each (status file, --status --json). */
 const char	*platform_nodest_name(enum nodest);
 
-/* host.hostname or the host's name (gethostname). */
-const char	*platform_hostname(const struct config *);
-/* storage.directory or the platform default (/scratch/esxwatch, /var/lib/esxwatch). */
-const char	*platform_storage_dir(const struct config *);
+/* configured (host.hostname) when set, else the host's name (gethostname). */
+const char	*platform_hostname(const char *configured);
+/* configured (storage.directory) when set, else the platform's default
+ * (/scratch/esxwatch, /var/lib/esxwatch). */
+const char	*platform_storage_dir(const char *configured, enum platform);
 /*
- * Find an executable: host.tools_dir first, then the platform's usual
- * places (/bin /sbin /usr/bin /usr/sbin /usr/lib/vmware/vsan/bin ...).
- * Returns 0 and the absolute path in out, or -1.
+ * Find an executable: tools_dir (host.tools_dir; NULL or "": none) first,
+ * then the platform's usual places (/bin /sbin /usr/bin /usr/sbin
+ * /usr/lib/vmware/vsan/bin ...).  Returns 0 and the absolute path in out,
+ * or -1.
  */
-int		 platform_find_tool(const struct config *, const char *name,
+int		 platform_find_tool(const char *tools_dir, const char *name,
 		    char *out, size_t outlen);
 
 #endif

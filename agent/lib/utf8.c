@@ -2,6 +2,8 @@
  * utf8: see utf8.h.  utf8_seq checks the ranges of the second byte instead
  * of decoding the code point: the same answer, fewer operations.
  */
+#include <string.h>
+
 #include "buf.h"
 #include "utf8.h"
 
@@ -35,6 +37,27 @@ utf8_seq(const unsigned char *p, size_t n)
 }
 
 size_t
+utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
+{
+	size_t l;
+
+	if (n == 0)
+		return 0;
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	l = utf8_seq(p, n);
+	if (l == 0)
+		return 0;
+	/* the lead byte keeps 7 - l bits, each continuation 6 */
+	*cp = (uint32_t)(p[0] & (0x7f >> l));
+	for (size_t j = 1; j < l; j++)
+		*cp = (*cp << 6) | (uint32_t)(p[j] & 0x3f);
+	return l;
+}
+
+size_t
 utf8_valid_len(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -51,6 +74,20 @@ utf8_valid_len(const char *s, size_t n)
 		i += l;
 	}
 	return n;
+}
+
+bool
+utf8_valid(const char *s, size_t n)
+{
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ULL)
+			break;
+	}
+	return utf8_valid_len(s + i, n - i) == n - i;
 }
 
 size_t

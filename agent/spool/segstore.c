@@ -296,36 +296,26 @@ segstore_resync(struct segstore *st, struct segwin *w, struct seg *s, uint64_t o
 int
 segstore_cursor_write(const struct segstore *st, const char *name, const struct seg_pos *p)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8], text[128];
-	int fd, n;
+	char path[PATH_MAX], text[128];
+	int n;
 
 	if (cursor_path(st, name, path, sizeof(path)) < 0)
 		return -1;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	n = snprintf(text, sizeof(text), "seg %" PRIu64 "\noff %" PRIu64 "\nseq %"
 	    PRIu64 "\n", p->seg, p->off, p->seq);
-	fd = fs_create_new(tmp, 0, 0600);
-	if (fd < 0)
-		goto err;
-	if (fs_write_all(fd, text, (size_t)n, -1) < 0 || fsync(fd) < 0) {
-		close(fd);
-		goto err;
-	}
-	if (close(fd) < 0 || rename(tmp, path) < 0)
-		goto err;
 	/*
-	 * The rename is durable only once the directory is: without this a
-	 * power cut can leave no cursor file at all next to synced segments,
-	 * and a destination without a cursor starts at the end -- every
-	 * queued event would be skipped.
+	 * The directory fsync makes the rename durable: without it a power
+	 * cut can leave no cursor file at all next to synced segments, and a
+	 * destination without a cursor starts at the end -- every queued
+	 * event would be skipped.  The fixed temp name: the directory scan
+	 * knows cursor.*.tmp as a crashed write's leftover.
 	 */
-	(void)fs_fsync_dir(st->dir);
+	if (fs_replace(path, text, (size_t)n, 0600, FS_DURABLE | FS_TMP_FIXED) < 0) {
+		log_limited(LOG_ERROR, "spool:cursor", 60, "spool: cannot save cursor %s: %s",
+		    path, log_errstr(errno));
+		return -1;
+	}
 	return 0;
-err:
-	log_limited(LOG_ERROR, "spool:cursor", 60, "spool: cannot save cursor %s: %s",
-	    path, log_errstr(errno));
-	(void)unlink(tmp);
-	return -1;
 }
 
 int

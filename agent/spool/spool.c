@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../config/config_host.h"
 #include "../lib/buf.h"
 #include "../lib/clock.h"
 #include "../lib/fs.h"
@@ -148,7 +149,7 @@ struct spool *
 spool_open(const struct config *cfg, const char *const *dests, size_t ndests)
 {
 	struct spool_opts o;
-	const char *base = platform_storage_dir(cfg);
+	const char *base = config_storage_dir(cfg);
 	char dir[PATH_MAX];
 
 	if (base == NULL || *base == '\0')

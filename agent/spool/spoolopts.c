@@ -15,7 +15,8 @@ void
 spool_default_opts(const struct config *cfg, struct spool_opts *o)
 {
 	const char *e;
-	long mb = cfg != NULL && cfg->max_disk_buffer > 0 ? cfg->max_disk_buffer : 200;
+	long mb = cfg != NULL && cfg->max_disk_buffer > 0 ? cfg->max_disk_buffer :
+	    CONFIG_MAX_DISK_BUFFER_MB;
 	uint64_t seg;
 
 	memset(o, 0, sizeof(*o));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../agent/config/config_host.h"
 #include "../../agent/lib/exec.h"
 #include "../../agent/lib/log.h"
 #include "../../agent/lib/platform.h"
@@ -342,7 +343,7 @@ diaghost_ptable(const struct config *cfg, int t, const char *dev, char *summary,
 		snprintf(table, tlen, "partition table unknown: unexpected device name");
 		return false;
 	}
-	if (platform_find_tool(cfg, "partedUtil", tool, sizeof(tool)) == -1) {
+	if (config_find_tool(cfg, "partedUtil", tool, sizeof(tool)) == -1) {
 		snprintf(table, tlen, "partition table unknown: partedUtil not found");
 		return false;
 	}

@@ -16,12 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../agent/config/config_host.h"
 #include "esxcli.h"
 #include "../../agent/lib/buf.h"
 #include "../../agent/config/config.h"
 #include "../../agent/lib/exec.h"
 #include "../../agent/lib/log.h"
 #include "../../agent/lib/platform.h"
+#include "../../agent/lib/str.h"
 
 #define ESX_MAX_DEPTH	8	/* nesting of "Parent:" blocks we follow */
 #define ESX_MAX_ARGS	32
@@ -46,29 +48,6 @@ static bool
 is_blank(int c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static void
-trim(const char **p, size_t *len)
-{
-	while (*len > 0 && is_blank((unsigned char)**p)) {
-		(*p)++;
-		(*len)--;
-	}
-	while (*len > 0 && is_blank((unsigned char)(*p)[*len - 1]))
-		(*len)--;
-}
-
-static char *
-xstrndup(const char *p, size_t len)
-{
-	char *s = malloc(len + 1);
-
-	if (s == NULL)
-		return NULL;
-	memcpy(s, p, len);
-	s[len] = '\0';
-	return s;
 }
 
 /* The first line of what went wrong, quoted in err (cut to fit). */
@@ -144,7 +123,7 @@ add_rec(struct parser *ps, const char *title, size_t tlen)
 	}
 	r = &o->recs[o->n];
 	memset(r, 0, sizeof(*r));
-	r->title = xstrndup(title, tlen);
+	r->title = strndup(title, tlen);
 	if (r->title == NULL)
 		goto nomem;
 	o->n++;
@@ -176,8 +155,8 @@ add_kv(struct parser *ps, struct esx_rec *r, const char *k, size_t klen,
 			goto nomem;
 		r->vals = nv;
 	}
-	ks = xstrndup(k, klen);
-	vs = xstrndup(v, vlen);
+	ks = strndup(k, klen);
+	vs = strndup(v, vlen);
 	if (ks == NULL || vs == NULL) {
 		free(ks);
 		free(vs);
@@ -280,7 +259,7 @@ cell(const struct line *l, const size_t *cuts, size_t i, const char **p,
 {
 	*p = l->p + cuts[i];
 	*len = cuts[i + 1] - cuts[i];
-	trim(p, len);
+	str_trim_span(p, len);
 }
 
 static int
@@ -311,9 +290,9 @@ parse_table(struct parser *ps, size_t hdr)
 		cell(h, cuts, c, &p, &len);
 		if (len == 0) {
 			snprintf(tmp, sizeof(tmp), "col%zu", c + 1);
-			names[c] = xstrndup(tmp, strlen(tmp));
+			names[c] = strndup(tmp, strlen(tmp));
 		} else
-			names[c] = xstrndup(p, len);
+			names[c] = strndup(p, len);
 		if (names[c] == NULL) {
 			set_err(ps, "out of memory", NULL);
 			ncols = c;
@@ -398,8 +377,8 @@ split_kv(const char *p, size_t len, const char **k, size_t *klen,
 	*klen = (size_t)(colon - p);
 	*v = colon + 1;
 	*vlen = len - *klen - 1;
-	trim(k, klen);
-	trim(v, vlen);
+	str_trim_span(k, klen);
+	str_trim_span(v, vlen);
 	return key_like(*k, *klen);
 }
 
@@ -460,7 +439,7 @@ block_header(struct parser *ps, struct blk *b, const struct line *l, bool kv,
 		tlen = 0;	/* a repeated first key: an untitled record */
 	if (tlen > 0 && t[tlen - 1] == ':')
 		tlen--;
-	trim(&t, &tlen);
+	str_trim_span(&t, &tlen);
 	b->cur = add_rec(ps, t, tlen);
 	if (b->cur == NULL)
 		return -1;
@@ -603,8 +582,8 @@ parse_keyvalue(struct parser *ps, size_t first)
 		plen = (size_t)(eq - p);
 		v = eq + 1;
 		vlen = n - plen - 1;
-		trim(&path, &plen);
-		trim(&v, &vlen);
+		str_trim_span(&path, &plen);
+		str_trim_span(&v, &vlen);
 		/* Record id: the first component when it is a list element. */
 		id = path;
 		idlen = 0;
@@ -837,7 +816,7 @@ find_cli(const struct config *cfg, char *path, size_t len)
 			    tools[i]) < (int)len && access(path, X_OK) == 0)
 				return tools[i];
 	for (i = 0; tools[i] != NULL; i++)
-		if (platform_find_tool(cfg, tools[i], path, len) == 0)
+		if (config_find_tool(cfg, tools[i], path, len) == 0)
 			return tools[i];
 	return NULL;
 }

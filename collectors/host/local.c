@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../agent/config/config.h"
+#include "../../agent/config/config_host.h"
 #include "../../agent/lib/exec.h"
 #include "../../agent/lib/log.h"
 #include "../../agent/lib/platform.h"
@@ -72,7 +73,7 @@ local_run(struct host *h, const char *tool, const char *const args[],
 	char	 path[PATH_MAX];
 	size_t	 n;
 
-	if (platform_find_tool(cfg_of(h), tool, path, sizeof(path)) == -1) {
+	if (config_find_tool(cfg_of(h), tool, path, sizeof(path)) == -1) {
 		host_set_err(HOST_EMISSING);
 		return -1;
 	}
@@ -111,7 +112,7 @@ local_open(const struct config *cfg)
 	}
 	l->h.ops = &local_ops;
 	l->h.kind = "local";
-	l->h.platform = platform_get(cfg);
+	l->h.platform = config_platform(cfg);
 	l->cfg = cfg;
 	return &l->h;
 }

@@ -17,6 +17,7 @@
 
 #include "../../agent/config/config.h"
 #include "../../agent/lib/log.h"
+#include "../../agent/lib/str.h"
 #include "esxcli.h"
 #include "host.h"
 #include "nicinfo.h"
@@ -59,52 +60,14 @@ nic_parse_state(const char *s)
 	return NIC_UNKNOWN;
 }
 
-/* A non-negative decimal counter; anything else ("N/A", "", "-1") is no value. */
-bool
-nic_parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	if (s == NULL)
-		return false;
-	while (isspace((unsigned char)*s))
-		s++;
-	if (!isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno != 0)
-		return false;
-	while (isspace((unsigned char)*end))
-		end++;
-	if (*end != '\0')
-		return false;
-	*v = x;
-	return true;
-}
-
 static long long
 parse_ll(const char *s)
 {
 	uint64_t v;
 
-	if (!nic_parse_u64(s, &v) || v > (uint64_t)LLONG_MAX)
+	if (!str_u64_trimmed(s, &v) || v > (uint64_t)LLONG_MAX)
 		return -1;
 	return (long long)v;
-}
-
-/* Bounded copy that says it may cut (sysfs and esxcli values are short). */
-static void
-copy_str(char *dst, size_t len, const char *src)
-{
-	size_t n = src != NULL ? strlen(src) : 0;
-
-	if (n >= len)
-		n = len - 1;
-	if (n > 0)
-		memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 static void
@@ -152,7 +115,7 @@ nic_from_esxcli(const struct esx_rec *row, const struct esx_rec *stats,
 	name = esx_get(row, "Name");
 	if (name == NULL || *name == '\0' || strlen(name) >= sizeof(ni->name))
 		return -1;
-	copy_str(ni->name, sizeof(ni->name), name);
+	str_copy(ni->name, sizeof(ni->name), name);
 	/* 7.0+ "Link Status"; 5.5 "Link"; keyvalue/xml "LinkStatus" */
 	ni->link = nic_parse_state(get_any(row, "Link Status", "LinkStatus", "Link"));
 	ni->admin = nic_parse_state(get_any(row, "Admin Status", "AdminStatus", NULL));
@@ -161,16 +124,16 @@ nic_from_esxcli(const struct esx_rec *row, const struct esx_rec *stats,
 	if (strcmp(ni->duplex, "full") != 0 && strcmp(ni->duplex, "half") != 0)
 		ni->duplex[0] = '\0';
 	v = esx_get(row, "Driver");
-	copy_str(ni->driver, sizeof(ni->driver), v ? v : "");
+	str_copy(ni->driver, sizeof(ni->driver), v ? v : "");
 	v = get_any(row, "MAC Address", "MACAddress", NULL);
-	copy_str(ni->mac, sizeof(ni->mac), v ? v : "");
+	str_copy(ni->mac, sizeof(ni->mac), v ? v : "");
 	ni->mtu = parse_ll(esx_get(row, "MTU"));
 	if (get_any(row, "Link Status", "LinkStatus", "Link") == NULL)
 		esx_gap("network nic list", ni->name, "Link Status", "is missing");
 	for (i = 0; stats != NULL && i < NIC_NCOUNTERS; i++) {
 		v = esx_want(stats, "network nic stats get", ni->name,
 		    nic_counters[i].label);
-		ni->have[i] = nic_parse_u64(v, &ni->ctr[i]);
+		ni->have[i] = str_u64_trimmed(v, &ni->ctr[i]);
 		if (v != NULL && !ni->have[i])
 			esx_gap("network nic stats get", ni->name,
 			    nic_counters[i].label, "has no number");
@@ -287,7 +250,7 @@ read_one_sysfs(const char *dir, const char *name, struct nic_info *ni)
 	size_t i;
 
 	info_init(ni);
-	copy_str(ni->name, sizeof(ni->name), name);
+	str_copy(ni->name, sizeof(ni->name), name);
 	/* carrier is the PHY; reading it fails while the interface is down */
 	if (read_attr(dir, "carrier", buf, sizeof(buf)) == 0)
 		ni->link = strcmp(buf, "1") == 0 ? NIC_UP : NIC_DOWN;
@@ -303,9 +266,9 @@ read_one_sysfs(const char *dir, const char *name, struct nic_info *ni)
 		ni->speed_mbps = parse_ll(buf);		/* -1 when down */
 	if (read_attr(dir, "duplex", buf, sizeof(buf)) == 0 &&
 	    (strcmp(buf, "full") == 0 || strcmp(buf, "half") == 0))
-		copy_str(ni->duplex, sizeof(ni->duplex), buf);
+		str_copy(ni->duplex, sizeof(ni->duplex), buf);
 	if (read_attr(dir, "address", buf, sizeof(buf)) == 0)
-		copy_str(ni->mac, sizeof(ni->mac), buf);
+		str_copy(ni->mac, sizeof(ni->mac), buf);
 	if (read_attr(dir, "mtu", buf, sizeof(buf)) == 0)
 		ni->mtu = parse_ll(buf);
 	if (snprintf(path, sizeof(path), "%s/device/driver", dir) <
@@ -314,7 +277,7 @@ read_one_sysfs(const char *dir, const char *name, struct nic_info *ni)
 		if (r > 0) {
 			link[r] = '\0';
 			base = strrchr(link, '/');
-			copy_str(ni->driver, sizeof(ni->driver),
+			str_copy(ni->driver, sizeof(ni->driver),
 			    base ? base + 1 : link);
 		}
 	}
@@ -324,7 +287,7 @@ read_one_sysfs(const char *dir, const char *name, struct nic_info *ni)
 		if (nic_counters[i].sysfs == NULL)
 			continue;
 		if (read_attr(path, nic_counters[i].sysfs, buf, sizeof(buf)) == 0)
-			ni->have[i] = nic_parse_u64(buf, &ni->ctr[i]);
+			ni->have[i] = str_u64_trimmed(buf, &ni->ctr[i]);
 	}
 }
 

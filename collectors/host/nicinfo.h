@@ -70,8 +70,6 @@ int	nic_read_sysfs(const char *root, const struct collector_conf *conf,
  */
 /* "up"/"down" (any case) as enum nic_state; anything else NIC_UNKNOWN. */
 int	nic_parse_state(const char *);
-/* A non-negative decimal counter; "N/A", "", "-1" are no value. */
-bool	nic_parse_u64(const char *, uint64_t *);
 int	nic_read_esxcli(struct host *h, const struct collector_conf *conf,
 	    int timeout_s, struct nic_info **out);
 

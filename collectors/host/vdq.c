@@ -177,7 +177,7 @@ scan_string(struct vdq_parser *ps, const char **s, size_t *n)
 }
 
 static void
-skip_blanks(struct vdq_parser *ps)
+skip_line_blanks(struct vdq_parser *ps)
 {
 	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r'))
 		ps->p++;
@@ -191,11 +191,11 @@ scan_pair(struct vdq_parser *ps)
 	size_t	 kn, vn;
 
 	scan_string(ps, &k, &kn);
-	skip_blanks(ps);
+	skip_line_blanks(ps);
 	if (ps->p >= ps->end || *ps->p != ':')
 		return 0;		/* a stray string: ignore it */
 	ps->p++;
-	skip_blanks(ps);
+	skip_line_blanks(ps);
 	if (ps->p < ps->end && *ps->p == '"') {
 		scan_string(ps, &v, &vn);
 	} else {

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../agent/config/config_host.h"
 #include "../../agent/lib/buf.h"
 #include "../../agent/lib/fs.h"
 #include "../../agent/lib/lfilter.h"
@@ -1001,7 +1002,7 @@ lw_init(struct collector_ctx *ctx)
 {
 	const struct config *cfg = ctx->cfg;
 	char path[PATH_MAX];
-	const char *dir = platform_storage_dir(cfg);
+	const char *dir = config_storage_dir(cfg);
 	struct lw *lw;
 	size_t i;
 

@@ -17,6 +17,7 @@
 
 #include "../../agent/lib/buf.h"
 #include "../../agent/lib/log.h"
+#include "../../agent/lib/mem.h"
 #include "../../agent/lib/rx.h"
 #include "../../agent/lib/utf8.h"
 #include "rules.h"
@@ -39,12 +40,6 @@ struct rules {
 	uint32_t	*first;		/* n: where each candidate's literal is */
 	struct buf	 line;
 };
-
-static char *
-xstrdup(const char *s)
-{
-	return s == NULL ? NULL : strdup(s);
-}
 
 struct rules *
 rules_new(void)

@@ -29,6 +29,16 @@ when there is any.  Rules:
                   output/ the layers below them and never each other; the
                   thin agent/ core (main, scheduler, shipper, status, ...)
                   anything.  The table is LAYERS below.
+  one-of-each     a second copy of what agent/lib has once: a function
+                  named like a UTF-8 validator or decoder (utf8 in its
+                  name) outside agent/lib/utf8.c; rename() (an atomic
+                  writer) outside agent/lib/fs.c; a JSON reader (json_find,
+                  json_get, json_parse, ... or parse_json ...) outside
+                  agent/lib/json.c; xmalloc, xrealloc, xstrdup, xstrndup
+                  defined outside agent/lib/mem.c; trim, parse_u64,
+                  copy_str, skip_blanks, unescape defined outside
+                  agent/lib/str.c (use str.h, or a name that says how yours
+                  differs).
 
 The allowlist (default tests/lint/allow.txt) has one "PATH RULE" entry a line
 (# comments); an entry excuses every finding of RULE in PATH.  An entry that
@@ -43,6 +53,20 @@ MAX_FUNC_LINES = 80
 BANNED = ("sprintf", "vsprintf", "strcpy", "strcat", "strtok", "gets",
           "system", "popen")
 STRERROR_OK = {"agent/lib/log.c"}
+# one-of-each: (what, the one file allowed it, a defined function's name)
+ONE_OF_EACH = (
+    ("a UTF-8 validator or decoder", "agent/lib/utf8.c",
+     re.compile(r"(?i)utf_?8")),
+    ("a JSON reader", "agent/lib/json.c",
+     re.compile(r"(^|_)(json_(find|get|parse|read|scan|lookup)|"
+                r"(find|get|parse|read|scan)_json)")),
+    ("an allocator that cannot fail", "agent/lib/mem.c",
+     re.compile(r"^x(malloc|calloc|realloc|strdup|strndup)$")),
+    ("a string helper", "agent/lib/str.c",
+     re.compile(r"^(trim|parse_u64|copy_str|skip_blanks|unescape)$")),
+)
+RENAME_OK = "agent/lib/fs.c"
+RENAME_RE = re.compile(r"(?<![\w.>])(rename(?:at2?)?)\s*\(")
 DIRS = ("agent", "collectors", "output")
 
 # The house's layers, most specific prefix first, and what each may
@@ -197,8 +221,9 @@ def check_calls(code, rel, report):
                    "%s() outside the log helpers (agent/lib/log.h)" % m.group(1))
 
 
-def check_functions(code, report):
-    """Top-level brace blocks whose header ends in ')' are function bodies."""
+def functions(code):
+    """(name, line of the name, first line, last line) of each function
+    defined: top-level brace blocks whose header ends in ')'."""
     i, n = 0, len(code)
     while i < n:
         c = code[i]
@@ -219,13 +244,9 @@ def check_functions(code, report):
                             break
                     k -= 1
                 name = re.search(r"(\w+)\s*$", head[:max(k, 0)])
-                first, last = line_of(code, i), line_of(code, end)
-                length = last - first + 1
-                if length > MAX_FUNC_LINES:
-                    report(first, "func-size",
-                           "function %s is %d lines (max %d)" %
-                           (name.group(1) if name else "?", length,
-                            MAX_FUNC_LINES))
+                yield (name.group(1) if name else "?",
+                       line_of(code, name.start(1)) if name else line_of(code, i),
+                       line_of(code, i), line_of(code, end))
             i = end + 1
         else:
             i += 1
@@ -253,6 +274,26 @@ def check_layers(text, rel, report):
                "%s (%s) includes %s (%s): an arrow up or sideways in "
                "the house" % (rel, mine, target, theirs))
 
+def check_functions(code, report):
+    for name, _, first, last in functions(code):
+        length = last - first + 1
+        if length > MAX_FUNC_LINES:
+            report(first, "func-size", "function %s is %d lines (max %d)" %
+                   (name, length, MAX_FUNC_LINES))
+
+
+def check_one_of_each(code, rel, report):
+    for name, line, _, _ in functions(code):
+        for what, home, name_re in ONE_OF_EACH:
+            if rel != home and name_re.search(name):
+                report(line, "one-of-each", "%s defined here (%s): %s has "
+                       "the one" % (name, what, home))
+    if rel != RENAME_OK:
+        for m in RENAME_RE.finditer(code):
+            report(line_of(code, m.start()), "one-of-each",
+                   "%s() outside %s: replace files with fs_write_atomic() "
+                   "or fs_replace()" % (m.group(1), RENAME_OK))
+
 
 def check_file(path, rel, report):
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -263,6 +304,7 @@ def check_file(path, rel, report):
     code = blank_preprocessor(code)
     check_conditions(code, report)
     check_functions(code, report)
+    check_one_of_each(code, rel, report)
     nlines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     if rel.endswith(".c") and nlines > MAX_FILE_LINES:
         report(nlines, "file-size", "file is %d lines (max %d)" %

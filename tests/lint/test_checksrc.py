@@ -175,6 +175,33 @@ def test_layers():
         rc, out = one_file(inc, rel)
         result("layer_ok_" + name, rc == 0 and out == "", out)
 
+def test_one_of_each():
+    cases = [
+        ("utf8_validator", "static int\nis_utf8(const char *s)\n{\n\treturn s != 0;\n}\n", 2),
+        ("rename", "int r(const char *a, const char *b)\n{\n\treturn rename(a, b);\n}\n", 3),
+        ("json_reader", "const char *\njson_find_key(const char *b)\n{\n\treturn b;\n}\n", 2),
+        ("parse_json", "int parse_json_reply(const char *b)\n{\n\treturn b != 0;\n}\n", 1),
+        ("xstrdup", "char *\nxstrdup(const char *s)\n{\n\treturn (char *)s;\n}\n", 2),
+        ("trim", "static char *\ntrim(char *s)\n{\n\treturn s;\n}\n", 2),
+    ]
+    for name, code, line in cases:
+        rc, out = one_file(code)
+        want = "agent/x.c:%d:" % line
+        result("one_of_each_" + name, rc == 1 and want in out and
+               "[one-of-each]" in out, "want %s [one-of-each], got %r" % (want, out))
+    # each in its own file; callers, and names that say how they differ
+    ok = [
+        ("agent/lib/fs.c", "int r(const char *a, const char *b)\n{\n\treturn rename(a, b);\n}\n"),
+        ("agent/lib/utf8.c", "int utf8_ok(const char *s)\n{\n\treturn s != 0;\n}\n"),
+        ("agent/lib/mem.c", "char *\nxstrdup(const char *s)\n{\n\treturn (char *)s;\n}\n"),
+        ("agent/x.c", "static char *\nkv_unescape(char *s)\n{\n\treturn s;\n}\n"
+         "static int\nwidget_json(int d)\n{\n\treturn json_get(0, d, \"a\");\n}\n"
+         "static int\nstatus_json_str(int d)\n{\n\treturn d; /* rename() */\n}\n"),
+    ]
+    for rel, code in ok:
+        rc, out = one_file(code, rel)
+        result("one_of_each_ok_" + rel.replace("/", "_"), rc == 0 and out == "", out)
+
 
 def test_allowlist():
     d = tempfile.mkdtemp(prefix="esxwatch-lint-")
@@ -205,6 +232,7 @@ test_planted("fails_on_planted_sprintf", "output/gzip.c",
 test_no_false_positives()
 test_catches()
 test_layers()
+test_one_of_each()
 test_allowlist()
 print("lint: %d failed" % failed)
 sys.exit(1 if failed else 0)

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "../../agent/config/config_host.h"
 #include "t.h"
 
 #include "../../agent/lib/agentid.h"
@@ -59,29 +60,29 @@ TEST(esxi_host_id_is_the_bios_uuid_resolved_once)
 	set(&cfg->platform, "esxi");
 	set(&cfg->tools_dir, tools);
 	set(&cfg->storage_directory, store);
-	CHECK_INT(agentid_host(a, cfg, id, sizeof(id)), 0);
+	CHECK_INT(config_agent_id(a, cfg, id, sizeof(id)), 0);
 	CHECK_STR(id, "4c4c4544-004a-1038-804e-b3c04f524b32");
 	/* resolved once: a failing esxcli now changes nothing */
 	fake_esxcli(tools, NULL);
-	CHECK_INT(agentid_host(a, cfg, id, sizeof(id)), 0);
+	CHECK_INT(config_agent_id(a, cfg, id, sizeof(id)), 0);
 	CHECK_STR(id, "4c4c4544-004a-1038-804e-b3c04f524b32");
 	/* a destination's agent_id wins */
 	set(&cfg->server.agent_id, "configured-1");
-	CHECK_INT(agentid_get(a, cfg, &cfg->server, id, sizeof(id)), 0);
+	CHECK_INT(config_dest_agent_id(a, cfg, &cfg->server, id, sizeof(id)), 0);
 	CHECK_STR(id, "configured-1");
 	set(&cfg->server.agent_id, "");
-	CHECK_INT(agentid_get(a, cfg, &cfg->server, id, sizeof(id)), 0);
+	CHECK_INT(config_dest_agent_id(a, cfg, &cfg->server, id, sizeof(id)), 0);
 	CHECK_STR(id, "4c4c4544-004a-1038-804e-b3c04f524b32");
 	/* no room: refused, not cut */
-	CHECK_INT(agentid_host(a, cfg, id, AGENTID_LEN), -1);
+	CHECK_INT(config_agent_id(a, cfg, id, AGENTID_LEN), -1);
 	agentid_free(a);
 	/* a new object with esxcli failing: the stored UUID4 */
 	a = agentid_new();
-	CHECK_INT(agentid_host(a, cfg, id, sizeof(id)), 0);
+	CHECK_INT(config_agent_id(a, cfg, id, sizeof(id)), 0);
 	CHECK(agentid_valid(id));
 	CHECK(strcmp(id, "4c4c4544-004a-1038-804e-b3c04f524b32") != 0);
 	agentid_free(a);
-	CHECK_INT(agentid_host(NULL, cfg, id, sizeof(id)), -1);
+	CHECK_INT(config_agent_id(NULL, cfg, id, sizeof(id)), -1);
 	config_free(cfg);
 }
 
@@ -96,13 +97,13 @@ TEST(linux_host_id_is_stored_and_kept)
 	mkdir(store, 0700);
 	set(&cfg->platform, "linux");
 	set(&cfg->storage_directory, store);
-	CHECK_INT(agentid_host(a, cfg, one, sizeof(one)), 0);
+	CHECK_INT(config_agent_id(a, cfg, one, sizeof(one)), 0);
 	CHECK(agentid_valid(one));
 	snprintf(path, sizeof(path), "%s/agent-id", store);
 	CHECK_INT(stat(path, &st), 0);
 	CHECK_INT(st.st_mode & 07777, 0600);
 	/* another object (the next start) reads the same id */
-	CHECK_INT(agentid_host(b, cfg, two, sizeof(two)), 0);
+	CHECK_INT(config_agent_id(b, cfg, two, sizeof(two)), 0);
 	CHECK_STR(two, one);
 	agentid_free(a);
 	agentid_free(b);
