@@ -78,17 +78,47 @@ struct collector {
 	size_t			 opts_size;
 };
 
+/*
+ * Where a collector's events go: the handle collect() is given, carrying
+ * the operations of whoever made it (the agent's scheduler, a test's
+ * own).  A collector calls the wrappers below and knows nothing more.
+ */
+struct emitter_ops {
+	int	(*emit)(struct emitter *, struct event *);
+	size_t	(*emit_many)(struct emitter *, struct event **evs, size_t n);
+	int	(*sync)(struct emitter *);
+};
+struct emitter {
+	const struct emitter_ops	*ops;
+	void				*arg;	/* the maker's own */
+};
+
 /* Hand an event to the agent (takes ownership, even on error). */
-int		 emit(struct emitter *, struct event *);
+static inline int
+emit(struct emitter *em, struct event *ev)
+{
+	return em->ops->emit(em, ev);
+}
+
 /* emit() for n events at once, queued in order with as few queue writes
  * as it can (queue_push_many()); frees every one (NULLs count as failed).
  * Returns how many could not be queued (0 = all). */
-size_t		 emit_many(struct emitter *, struct event **evs, size_t n);
+static inline size_t
+emit_many(struct emitter *em, struct event **evs, size_t n)
+{
+	return em->ops->emit_many(em, evs, n);
+}
+
 /* Returns 0 once everything emitted so far is safely queued (durable with
  * the spool): call it before persisting a position such as a log bookmark. */
-int		 emit_sync(struct emitter *);
+static inline int
+emit_sync(struct emitter *em)
+{
+	return em->ops->sync(em);
+}
 
-/* A new event with esxwatch_kind and esxwatch_severity set.
+/* A new event with esxwatch_kind and esxwatch_severity set
+ * (collectors/collector.c).
  * kind: sample | change | alert | status; severity: info | warning | error | critical */
 struct event	*ev_new(const char *kind, const char *severity, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
