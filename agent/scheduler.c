@@ -25,7 +25,6 @@
 #include "../collectors/collector.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
-#include "diagnosis/diagnose.h"
 #include "lib/exec.h"
 #include "lib/fs.h"
 #include "lib/log.h"
@@ -56,6 +55,7 @@ struct scheduler {
 	const char		*hostname;
 	enum platform		 platform;
 	struct bell		*changed;	/* figures->changed */
+	struct emit_filter	 filter;	/* on_event NULL: none */
 	pthread_mutex_t		 mtx;
 	pthread_cond_t		 cond;
 	bool			 stopping;	/* under mtx */
@@ -198,8 +198,9 @@ enrich(struct entry *e, struct event *ev)
 		if (field_name_valid(tags->v[i].key))
 			r = event_set_builtin_default(ev, tags->v[i].key,
 			    tags->v[i].value);
-	if (r == 0)
-		diag_feed(ev);	/* the diagnosis stage looks at it first */
+	/* the diagnosis stage looks at it before it is queued */
+	if (r == 0 && s->filter.on_event != NULL)
+		s->filter.on_event(s->filter.arg, ev);
 	return r;
 }
 
@@ -315,12 +316,13 @@ open_state(const struct config *cfg, const char *name)
 struct scheduler *
 sched_start(const struct config *cfg, struct queue *q)
 {
-	return sched_start_with(cfg, q, NULL, NULL);
+	return sched_start_with(cfg, q, NULL, NULL, NULL);
 }
 
 struct scheduler *
 sched_start_with(const struct config *cfg, struct queue *q,
-    const struct agent_figures *figures, struct sched_totals *totals)
+    const struct agent_figures *figures, struct sched_totals *totals,
+    const struct emit_filter *filter)
 {
 	struct scheduler *s = calloc(1, sizeof(*s));
 	int64_t now = mono_ms();
@@ -332,6 +334,8 @@ sched_start_with(const struct config *cfg, struct queue *q,
 	s->q = q;
 	s->totals = totals;
 	s->changed = figures != NULL ? figures->changed : NULL;
+	if (filter != NULL)
+		s->filter = *filter;
 	s->hostname = platform_hostname(cfg);
 	s->platform = platform_get(cfg);
 	pthread_mutex_init(&s->mtx, NULL);

@@ -21,6 +21,7 @@
 #define ESXWATCH_COLLECTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../agent/config/config.h"
 #include "../agent/config/config_schema.h"
@@ -29,23 +30,59 @@
 #include "../agent/lib/platform.h"
 
 struct emitter;
-struct status_snap;
 
 /*
- * The agent's figures about itself (queue, delivery, process: agent/status.h),
- * for the agent collector: handed in by main, never read from globals.
+ * The agent's figures about itself, as the agent and diagnosis collectors
+ * read them: main fills them from the status snapshot (agent/status.h) and
+ * from the host layer; counters are cumulative since start.
+ */
+enum agent_dest_state { AGENT_DEST_IDLE, AGENT_DEST_DELIVERING, AGENT_DEST_FAILING };
+
+#define AGENT_MAX_DESTS		64
+struct agent_dest {
+	char			 name[128];
+	char			 proto[16];
+	enum agent_dest_state	 state;
+	uint64_t		 backlog_events;
+	uint64_t		 dropped_budget, dropped_poison;
+	int64_t			 last_success_ms;	/* 0 = never */
+	char			 last_error[512];
+};
+
+struct agent_snap {
+	bool		 have_spool, memory_only;
+	uint64_t	 queued_events, queued_bytes, sent_events, failed_sends;
+	uint64_t	 dropped_budget, dropped_poison, dropped_corrupt;
+	int64_t		 counts_since_ms;	/* the dropped counts: since */
+	uint64_t	 not_ingested;
+	uint64_t	 rss_kb, cpu_ms;
+	uint64_t	 parse_gaps;	/* tool output lines not understood */
+	uint64_t	 diag_memory_bytes;	/* the diagnosis stage's; 0: none */
+	size_t		 ndests;
+	struct agent_dest dests[AGENT_MAX_DESTS];
+};
+
+/*
+ * What main hands the collectors (collector_ctx.figures), never read from
+ * globals.
  */
 struct logstats;
 struct bell;
+struct diag;
 
 struct agent_figures {
-	void	(*collect)(void *arg, struct status_snap *out);
+	/* the figures now; 0, or -1 when they cannot be had */
+	int	(*collect)(void *arg, struct agent_snap *out);
 	void	 *arg;
 	/* logwatch publishes its per-filelog figures here (collectors/logwatch/logstats.h);
 	 * NULL: nowhere */
 	struct logstats *filelogs;
 	/* rung for every event queued (the status writer); NULL: none */
 	struct bell	*changed;
+	/* the diagnosis stage (agent/diagnosis/diagnose.h): made by main,
+	 * fed every event by the scheduler, driven by the diagnosis
+	 * collector; NULL: collectors.diagnosis is off */
+	struct diag	*diag;
 };
 
 struct collector_ctx {

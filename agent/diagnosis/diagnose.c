@@ -186,35 +186,10 @@ diag_answer(struct diag *d, const struct diag_want *w, bool ok, const char *a,
 	unlock(d);
 }
 
-/* ---- the installed stage ------------------------------------------------ */
-
-static pthread_mutex_t	cur_mtx = PTHREAD_MUTEX_INITIALIZER;
-static struct diag	*cur;
+/* ---- the emit filter --------------------------------------------------- */
 
 void
-diag_install(struct diag *d)
+diag_on_event(void *arg, const struct event *ev)
 {
-	pthread_mutex_lock(&cur_mtx);
-	cur = d;
-	pthread_mutex_unlock(&cur_mtx);
-}
-
-void
-diag_feed(const struct event *ev)
-{
-	pthread_mutex_lock(&cur_mtx);
-	if (cur != NULL)
-		diag_observe(cur, ev);
-	pthread_mutex_unlock(&cur_mtx);
-}
-
-size_t
-diag_current_memory(void)
-{
-	size_t n;
-
-	pthread_mutex_lock(&cur_mtx);
-	n = diag_memory_bytes(cur);
-	pthread_mutex_unlock(&cur_mtx);
-	return n;
+	diag_observe(arg, ev);
 }

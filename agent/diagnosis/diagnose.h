@@ -2,9 +2,10 @@
  * diagnose: the diagnosis stage (docs/architecture.md, docs/loginsight.md).
  *
  * A processing stage between the collectors and the queue, the way a
- * Fluent Bit filter sits between inputs and outputs.  The emit path hands
- * it every enriched event (diag_feed(), read-only: it looks at event
- * fields, never at a collector's internals); it keeps a short window of
+ * Fluent Bit filter sits between inputs and outputs.  main makes it (from
+ * collectors.diagnosis) and hands it to the scheduler as its emit filter,
+ * which shows it every enriched event (diag_on_event(), read-only: it
+ * looks at event fields, never at a collector's internals); it keeps a short window of
  * recent observations per entity (NIC, device, datastore, destination) in
  * fixed-size tables, and its rules (agent/diagnosis/diagrules.c, one table) turn
  * combinations of observations into alerts naming the likely cause and the
@@ -30,6 +31,8 @@ void	diag_conf_defaults(struct diag_conf *);
 
 struct diag;
 
+/* conf NULL: the defaults (collectors.diagnosis's options block is a
+ * struct diag_conf, collectors/diagnosis.c). */
 struct diag	*diag_new(const struct diag_conf *);
 void		 diag_free(struct diag *);
 /* Look at one event (thread-safe, cheap, never blocks on the host). */
@@ -50,10 +53,8 @@ size_t		 diag_delivery(struct diag *, int64_t now_ms,
 		    size_t max);
 size_t		 diag_memory_bytes(const struct diag *);
 
-/* The running stage: installed by the diagnosis collector, fed by emit(). */
-void		 diag_install(struct diag *);	/* NULL: none */
-void		 diag_feed(const struct event *);
-/* Bytes of the installed stage, 0 when none (the agent collector). */
-size_t		 diag_current_memory(void);
+/* diag_observe() as an emit filter's on_event (agent/scheduler.h): arg is
+ * the stage.  Under the stage's own lock, held for the rules' look only. */
+void		 diag_on_event(void *arg, const struct event *);
 
 #endif
