@@ -242,6 +242,19 @@ collect_figures(void *arg, struct agent_snap *out)
 	return 0;
 }
 
+/* A collector's figures by name (agent_figures.publish) into the table
+ * main keeps for them: logwatch's filelogs, read by the status writer. */
+static int
+publish_figures(void *arg, const char *name, const void *pic)
+{
+	struct running *r = arg;
+
+	if (strcmp(name, LOGSTATS_FIGURES) != 0 || r->logstats == NULL)
+		return -1;
+	logstats_publish(r->logstats, pic);
+	return 0;
+}
+
 /*
  * The diagnosis stage, when collectors.diagnosis is on: made here from its
  * section (the options block is a struct diag_conf), shown every event by
@@ -615,7 +628,8 @@ start_all(struct running *r)
 	r->logstats = logstats_new();
 	if (r->logstats == NULL)
 		fatal("out of memory");
-	r->figures.filelogs = r->src.logs = r->logstats;
+	r->src.logs = r->logstats;
+	r->figures.publish = publish_figures;
 	logstats_set_bell(r->logstats, r->src.changed);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
@@ -702,7 +716,8 @@ stop_all(struct running *r, int rc)
 	r->src.q = NULL;
 	/* its writer (logwatch) and readers (the status writer) are stopped */
 	logstats_free(r->logstats);
-	r->logstats = r->src.logs = r->figures.filelogs = NULL;
+	r->logstats = r->src.logs = NULL;
+	r->figures.publish = NULL;
 	if (!r->cfg_orphaned)
 		config_free(r->cfg);
 	shipper_totals_free(r->deps.totals);

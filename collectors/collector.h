@@ -66,7 +66,6 @@ struct agent_snap {
  * What main hands the collectors (collector_ctx.figures), never read from
  * globals.
  */
-struct logstats;
 struct bell;
 struct diag;
 
@@ -74,9 +73,14 @@ struct agent_figures {
 	/* the figures now; 0, or -1 when they cannot be had */
 	int	(*collect)(void *arg, struct agent_snap *out);
 	void	 *arg;
-	/* logwatch publishes its per-filelog figures here (collectors/logwatch/logstats.h);
-	 * NULL: nowhere */
-	struct logstats *filelogs;
+	/*
+	 * A collector's own figures for the status snapshot (the status
+	 * file, --status, /metrics): its picture pic under a name, handed to
+	 * the table main keeps for that name across reloads (pic's type is
+	 * the publisher's and that table's business).  0, or -1 when no
+	 * table has that name.  NULL: figures are kept nowhere.
+	 */
+	int	(*publish)(void *arg, const char *name, const void *pic);
 	/* rung for every event queued (the status writer); NULL: none */
 	struct bell	*changed;
 	/* the diagnosis stage (agent/diagnosis/diagnose.h): made by main,
