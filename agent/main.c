@@ -32,6 +32,7 @@
 
 #include "config/config_host.h"
 #include "../collectors/collector.h"
+#include "../collectors/host/esxcli.h"
 #include "lib/agentid.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
@@ -45,6 +46,7 @@
 #include "reload.h"
 #include "scheduler.h"
 #include "shipper.h"
+#include "diagnosis/diagnose.h"
 #include "diagnosis/liexport.h"
 #include "monitor.h"
 #include "status.h"
@@ -148,6 +150,8 @@ struct running {
 	struct status_writer	*status;
 	struct monitor		*mon;		/* NULL: monitor.listen is off */
 	struct agent_figures	 figures;	/* the agent collector's ctx */
+	struct diag		*diag;		/* the diagnosis stage; NULL: off */
+	struct emit_filter	 filter;	/* the scheduler's: the stage */
 	struct logstats		*logstats;	/* logwatch's, since start */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
 	bool			 once;		/* a command, not a daemon */
@@ -187,11 +191,107 @@ start_shipper(struct running *r)
 	return 0;
 }
 
-/* The status writer's figures, for the agent collector too. */
-static void
-collect_figures(void *arg, struct status_snap *out)
+static enum agent_dest_state
+agent_dest_state(enum status_state st)
 {
-	status_collect(arg, out);
+	return st == DEST_FAILING ? AGENT_DEST_FAILING :
+	    st == DEST_DELIVERING ? AGENT_DEST_DELIVERING : AGENT_DEST_IDLE;
+}
+
+/* The figures of the collectors' ctx (struct agent_snap): the status
+ * writer's (status_collect()), with the host layer's and the stage's. */
+static int
+collect_figures(void *arg, struct agent_snap *out)
+{
+	struct running *r = arg;
+	struct status_snap *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return -1;
+	status_collect(&r->src, s);
+	memset(out, 0, sizeof(*out));
+	out->have_spool = s->have_spool;
+	out->memory_only = s->memory_only;
+	out->queued_events = s->queued_events;
+	out->queued_bytes = s->queued_bytes;
+	out->sent_events = s->sent_events;
+	out->failed_sends = s->failed_sends;
+	out->dropped_budget = s->dropped_budget;
+	out->dropped_poison = s->dropped_poison;
+	out->dropped_corrupt = s->dropped_corrupt;
+	out->counts_since_ms = s->counts_since_ms;
+	out->not_ingested = s->not_ingested;
+	out->rss_kb = s->rss_kb;
+	out->cpu_ms = s->cpu_ms;
+	for (size_t i = 0; i < s->ndests && i < AGENT_MAX_DESTS; i++) {
+		const struct status_dest *x = &s->dests[i];
+		struct agent_dest *d = &out->dests[out->ndests++];
+
+		snprintf(d->name, sizeof(d->name), "%s", x->name);
+		snprintf(d->proto, sizeof(d->proto), "%s", x->proto);
+		snprintf(d->last_error, sizeof(d->last_error), "%s", x->last_error);
+		d->state = agent_dest_state(x->state);
+		d->backlog_events = x->backlog_events;
+		d->dropped_budget = x->dropped_budget;
+		d->dropped_poison = x->dropped_poison;
+		d->last_success_ms = x->last_success_ms;
+	}
+	free(s);
+	/* a counter the host layer keeps for the process */
+	out->parse_gaps = esxcli_parse_gaps();
+	out->diag_memory_bytes = diag_memory_bytes(r->diag);
+	return 0;
+}
+
+/* A collector's figures by name (agent_figures.publish) into the table
+ * main keeps for them: logwatch's filelogs, read by the status writer. */
+static int
+publish_figures(void *arg, const char *name, const void *pic)
+{
+	struct running *r = arg;
+
+	if (strcmp(name, LOGSTATS_FIGURES) != 0 || r->logstats == NULL)
+		return -1;
+	logstats_publish(r->logstats, pic);
+	return 0;
+}
+
+/*
+ * The diagnosis stage, when collectors.diagnosis is on: made here from its
+ * section (the options block is a struct diag_conf), shown every event by
+ * the scheduler (its emit filter), driven by the diagnosis collector
+ * through its ctx.  A new one with every scheduler, freed after it: a
+ * reload starts from an empty memory with the new settings.
+ */
+static void
+diagnosis_start(struct running *r)
+{
+	const struct collector_conf *cc = config_collector(r->cfg, "diagnosis");
+
+	r->diag = NULL;
+	if (cc != NULL && cc->enabled && collector_find("diagnosis") != NULL)
+		r->diag = diag_new(cc->opts);	/* NULL: the collector is disabled */
+	r->figures.diag = r->diag;
+	r->filter.on_event = diag_on_event;
+	r->filter.arg = r->diag;
+}
+
+/* The collectors with the stage before them (the scheduler's emit filter). */
+static struct scheduler *
+collectors_start(struct running *r)
+{
+	diagnosis_start(r);
+	return sched_start_with(r->cfg, r->q, &r->figures, r->src.ct,
+	    r->diag != NULL ? &r->filter : NULL);
+}
+
+/* After sched_stop(): nothing feeds or drives the stage any more. */
+static void
+diagnosis_stop(struct running *r)
+{
+	diag_free(r->diag);
+	r->diag = r->figures.diag = NULL;
+	r->filter.arg = NULL;
 }
 
 /* What an orphaned shipper hands back: the configuration it read. */
@@ -275,6 +375,7 @@ reload(struct running *r, const char *path, int verbose)
 		return;
 	}
 	sched_stop(r->sched);
+	diagnosis_stop(r);
 	monitor_hold(r->mon);	/* it reads the shipper too */
 	(void)stop_shipper(r, 0, &kept);
 	if (!kept)
@@ -290,7 +391,7 @@ reload(struct running *r, const char *path, int verbose)
 		fatal("cannot start the shipping threads");
 	monitor_release(r->mon);
 	r->mon = monitor_reload(r->mon, r->cfg, &r->src);
-	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
+	r->sched = collectors_start(r);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("configuration reloaded");
@@ -523,17 +624,18 @@ start_all(struct running *r)
 		fatal("cannot open the queue");
 	r->src.q = r->q;
 	r->figures.collect = collect_figures;
-	r->figures.arg = &r->src;
+	r->figures.arg = r;
 	/* logwatch writes, the status writer reads; kept across reloads */
 	r->logstats = logstats_new();
 	if (r->logstats == NULL)
 		fatal("out of memory");
-	r->figures.filelogs = r->src.logs = r->logstats;
+	r->src.logs = r->logstats;
+	r->figures.publish = publish_figures;
 	logstats_set_bell(r->logstats, r->src.changed);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
 	r->mon = monitor_start(r->cfg, &r->src);
-	r->sched = sched_start_with(r->cfg, r->q, &r->figures, r->src.ct);
+	r->sched = collectors_start(r);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
 	log_info("esxwatch %s started on %s (%s; regexes: %s)",
@@ -566,6 +668,7 @@ run_once(struct running *r)
 	queue_stats(r->q, &before);
 	sched_run_once(r->sched, &got_stop);
 	sched_stop(r->sched);
+	diagnosis_stop(r);
 	queue_sync(r->q);
 	delivered = once_drain(r, once_drain_ms());
 	if (got_stop)
@@ -597,6 +700,7 @@ run_daemon(struct running *r, const char *path, int verbose)
 	log_info("stopping: delivering what is queued (at most %d s)",
 	    SHUTDOWN_DRAIN_MS / 1000);
 	sched_stop(r->sched);
+	diagnosis_stop(r);
 	queue_sync(r->q);
 	monitor_stop(r->mon);
 	r->mon = NULL;
@@ -613,7 +717,8 @@ stop_all(struct running *r, int rc)
 	r->src.q = NULL;
 	/* its writer (logwatch) and readers (the status writer) are stopped */
 	logstats_free(r->logstats);
-	r->logstats = r->src.logs = r->figures.filelogs = NULL;
+	r->logstats = r->src.logs = NULL;
+	r->figures.publish = NULL;
 	if (!r->cfg_orphaned)
 		config_free(r->cfg);
 	shipper_totals_free(r->deps.totals);

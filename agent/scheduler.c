@@ -16,7 +16,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,22 +27,17 @@
 #include "../collectors/host/host.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
-#include "diagnosis/diagnose.h"
 #include "lib/exec.h"
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/platform.h"
 #include "scheduler.h"
 
-struct emitter {
-	struct scheduler	*sched;
-	const char		*collector;
-};
-
 struct entry {
 	const struct collector	*c;
+	struct scheduler	*sched;
 	struct collector_ctx	 ctx;
-	struct emitter		 em;
+	struct emitter		 em;	/* its arg: this entry */
 	int64_t			 next_ms;	/* monotonic */
 	int64_t			 round_ms;	/* monotonic: this round's start */
 	int			 tix;		/* its row in the totals; -1 none */
@@ -64,6 +58,7 @@ struct scheduler {
 	enum platform		 platform;
 	struct host		*host;		/* where the facts come from */
 	struct bell		*changed;	/* figures->changed */
+	struct emit_filter	 filter;	/* on_event NULL: none */
 	pthread_mutex_t		 mtx;
 	pthread_cond_t		 cond;
 	bool			 stopping;	/* under mtx */
@@ -149,25 +144,6 @@ totals_count(struct sched_totals *t, struct entry *e, int r)
 	pthread_mutex_unlock(&t->mtx);
 }
 
-struct event *
-ev_new(const char *kind, const char *severity, const char *fmt, ...)
-{
-	struct event *ev;
-	va_list ap;
-
-	va_start(ap, fmt);
-	ev = event_vnewf(0, fmt, ap);
-	va_end(ap);
-	if (ev == NULL)
-		return NULL;
-	if (event_set(ev, "esxwatch_kind", kind) == -1 ||
-	    event_set(ev, "esxwatch_severity", severity) == -1) {
-		event_free(ev);
-		return NULL;
-	}
-	return ev;
-}
-
 /* esxwatch_event_time: the event's own time, ISO 8601 UTC with ms, kept
  * when Log Insight clamps an unauthenticated `timestamp` (CONTRACT §4). */
 static int
@@ -204,9 +180,9 @@ set_event_time(struct event *ev)
  * collector's when it set them (a forwarded log line's program).
  */
 static int
-enrich(struct emitter *em, struct event *ev)
+enrich(struct entry *e, struct event *ev)
 {
-	struct scheduler *s = em->sched;
+	struct scheduler *s = e->sched;
 	const struct kvlist *tags = &s->cfg->tags;
 	size_t i;
 	int r = 0;
@@ -214,7 +190,7 @@ enrich(struct emitter *em, struct event *ev)
 	/* the agent's own names: valid by construction (event.h) */
 	if (event_set_builtin(ev, "hostname", s->hostname) == -1 ||
 	    event_set_builtin_default(ev, "appname", "esxwatch") == -1 ||
-	    event_set_builtin(ev, "esxwatch_collector", em->collector) == -1 ||
+	    event_set_builtin(ev, "esxwatch_collector", e->c->name) == -1 ||
 	    event_set_builtin_default(ev, "esxwatch_kind", "sample") == -1 ||
 	    event_set_builtin_default(ev, "esxwatch_severity", "info") == -1 ||
 	    event_set_builtin(ev, "esxwatch_version", ESXWATCH_VERSION) == -1 ||
@@ -225,35 +201,38 @@ enrich(struct emitter *em, struct event *ev)
 		if (field_name_valid(tags->v[i].key))
 			r = event_set_builtin_default(ev, tags->v[i].key,
 			    tags->v[i].value);
-	if (r == 0)
-		diag_feed(ev);	/* the diagnosis stage looks at it first */
+	/* the diagnosis stage looks at it before it is queued */
+	if (r == 0 && s->filter.on_event != NULL)
+		s->filter.on_event(s->filter.arg, ev);
 	return r;
 }
 
 static void
-emit_failed(struct emitter *em, size_t n)
+emit_failed(struct entry *e, size_t n)
 {
-	__atomic_add_fetch(&em->sched->failed, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&e->sched->failed, n, __ATOMIC_RELAXED);
 	log_limited(LOG_ERROR, "emit", 60, "could not queue an event from %s",
-	    em->collector);
+	    e->c->name);
 }
 
-int
-emit(struct emitter *em, struct event *ev)
+/* The emitter's operations (collector.h): em->arg is the entry. */
+static int
+sched_emit(struct emitter *em, struct event *ev)
 {
-	struct scheduler *s = em->sched;
+	struct entry *e = em->arg;
+	struct scheduler *s = e->sched;
 	int r;
 
 	if (ev == NULL)
 		return -1;
-	r = enrich(em, ev);
+	r = enrich(e, ev);
 	if (r == 0) {
 		r = queue_push(s->q, ev);
 		if (r == 0)
 			bell_ring(s->changed);
 	}
 	if (r != 0)
-		emit_failed(em, 1);
+		emit_failed(e, 1);
 	event_free(ev);
 	return r;
 }
@@ -263,20 +242,20 @@ emit(struct emitter *em, struct event *ev)
 /* Up to EMIT_RUN events: enriched, then queued with one queue_push_many()
  * where the queue takes them all.  Returns how many were not queued. */
 static size_t
-emit_run(struct emitter *em, struct event **evs, size_t n)
+emit_run(struct entry *e, struct event **evs, size_t n)
 {
 	const struct event *ok[EMIT_RUN];
 	size_t i, k = 0, m = 0, q, failed = 0;
 
 	for (i = 0; i < n; i++)
-		if (evs[i] == NULL || enrich(em, evs[i]) != 0)
+		if (evs[i] == NULL || enrich(e, evs[i]) != 0)
 			failed++;
 		else
 			ok[k++] = evs[i];
 	while (m < k) {
-		q = queue_push_many(em->sched->q, ok + m, k - m);
+		q = queue_push_many(e->sched->q, ok + m, k - m);
 		if (q > 0)
-			bell_ring(em->sched->changed);
+			bell_ring(e->sched->changed);
 		m += q;
 		if (m < k) {	/* the queue refused that one: the rest go on */
 			failed++;
@@ -286,27 +265,36 @@ emit_run(struct emitter *em, struct event **evs, size_t n)
 	return failed;
 }
 
-size_t
-emit_many(struct emitter *em, struct event **evs, size_t n)
+static size_t
+sched_emit_many(struct emitter *em, struct event **evs, size_t n)
 {
+	struct entry *e = em->arg;
 	size_t i, k, failed = 0;
 
 	for (i = 0; i < n; i += k) {
 		k = n - i < EMIT_RUN ? n - i : EMIT_RUN;
-		failed += emit_run(em, evs + i, k);
+		failed += emit_run(e, evs + i, k);
 	}
 	if (failed > 0)
-		emit_failed(em, failed);
+		emit_failed(e, failed);
 	for (i = 0; i < n; i++)
 		event_free(evs[i]);
 	return failed;
 }
 
-int
-emit_sync(struct emitter *em)
+static int
+sched_emit_sync(struct emitter *em)
 {
-	return queue_sync(em->sched->q);
+	struct entry *e = em->arg;
+
+	return queue_sync(e->sched->q);
 }
+
+static const struct emitter_ops sched_emitter_ops = {
+	.emit = sched_emit,
+	.emit_many = sched_emit_many,
+	.sync = sched_emit_sync,
+};
 
 static struct kvstore *
 open_state(const struct config *cfg, const char *name)
@@ -331,12 +319,13 @@ open_state(const struct config *cfg, const char *name)
 struct scheduler *
 sched_start(const struct config *cfg, struct queue *q)
 {
-	return sched_start_with(cfg, q, NULL, NULL);
+	return sched_start_with(cfg, q, NULL, NULL, NULL);
 }
 
 struct scheduler *
 sched_start_with(const struct config *cfg, struct queue *q,
-    const struct agent_figures *figures, struct sched_totals *totals)
+    const struct agent_figures *figures, struct sched_totals *totals,
+    const struct emit_filter *filter)
 {
 	struct scheduler *s = calloc(1, sizeof(*s));
 	int64_t now = mono_ms();
@@ -348,6 +337,8 @@ sched_start_with(const struct config *cfg, struct queue *q,
 	s->q = q;
 	s->totals = totals;
 	s->changed = figures != NULL ? figures->changed : NULL;
+	if (filter != NULL)
+		s->filter = *filter;
 	s->hostname = config_hostname(cfg);
 	/* The machine it runs on; other kinds of host come with this round's
 	 * collector mode, API and bundle readers (collectors/host/host.h). */
@@ -388,8 +379,9 @@ sched_start_with(const struct config *cfg, struct queue *q,
 		e->ctx.host = s->host;
 		e->ctx.state = open_state(cfg, c->name);
 		e->ctx.figures = figures;
-		e->em.sched = s;
-		e->em.collector = c->name;
+		e->sched = s;
+		e->em.ops = &sched_emitter_ops;
+		e->em.arg = e;
 		e->next_ms = now;
 		if (e->ctx.state == NULL) {
 			log_error("collector %s: out of memory", c->name);
@@ -481,7 +473,7 @@ static void *
 entry_thread(void *arg)
 {
 	struct entry *e = arg;
-	struct scheduler *s = e->em.sched;
+	struct scheduler *s = e->sched;
 
 	while (!stopping(s)) {
 		int64_t now = mono_ms();

@@ -13,6 +13,7 @@
 
 struct scheduler;
 struct agent_figures;
+struct event;
 
 /*
  * A collector's figures since start (--status, /metrics).  A run is one
@@ -40,12 +41,25 @@ void		 sched_totals_free(struct sched_totals *);
 size_t		 sched_totals_get(struct sched_totals *,
 		    struct sched_collector_stats *, size_t max);
 
+/*
+ * A stage every enriched event passes on its way to the queue: main hands
+ * in the diagnosis stage (agent/diagnosis/diagnose.h).  on_event looks at
+ * the event, never changes or keeps it, and does its own locking: it is
+ * called on every collector's thread, so it has to be cheap.
+ */
+struct emit_filter {
+	void	(*on_event)(void *arg, const struct event *);
+	void	 *arg;
+};
+
 struct scheduler *sched_start(const struct config *, struct queue *);
 /* The same, with the agent's own figures for the collectors' ctx
- * (collector_ctx.figures; main hands them in) and the totals the runs are
- * counted in (either may be NULL). */
+ * (collector_ctx.figures; main hands them in), the totals the runs are
+ * counted in and the emit filter (copied; its arg must outlive the
+ * scheduler).  Any of them may be NULL. */
 struct scheduler *sched_start_with(const struct config *, struct queue *,
-		    const struct agent_figures *, struct sched_totals *);
+		    const struct agent_figures *, struct sched_totals *,
+		    const struct emit_filter *);
 /* Run every collector once, to completion (--once); stops early once
  * *stop becomes non-zero. */
 void	sched_run_once(struct scheduler *, volatile sig_atomic_t *stop);

@@ -5,18 +5,16 @@
  * delivering to failing (with the error) and when it delivers again.
  *
  * The figures come through ctx->figures, handed in by main (the same ones
- * the status file shows); the status file itself is main's business.
+ * the status file shows, and the host layer's and the diagnosis stage's);
+ * the status file itself is main's business.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/diagnosis/diagnose.h"
 #include "../agent/lib/log.h"
-#include "../agent/status.h"
 #include "collector.h"
-#include "host/esxcli.h"
 
 static int
 set_u64(struct event *ev, const char *name, uint64_t v)
@@ -25,14 +23,14 @@ set_u64(struct event *ev, const char *name, uint64_t v)
 }
 
 static struct event *
-status_event(const struct status_snap *s)
+status_event(const struct agent_snap *s)
 {
 	uint64_t dropped = s->dropped_budget + s->dropped_poison + s->dropped_corrupt;
 	size_t failing = 0;
 	struct event *ev;
 
 	for (size_t i = 0; i < s->ndests; i++)
-		if (s->dests[i].state == DEST_FAILING)
+		if (s->dests[i].state == AGENT_DEST_FAILING)
 			failing++;
 	ev = ev_new("status", s->memory_only || failing > 0 ? "warning" : "info",
 	    "esxwatch: %" PRIu64 " events queued (%" PRIu64 " bytes%s), %" PRIu64
@@ -56,12 +54,13 @@ status_event(const struct status_snap *s)
 	    set_u64(ev, "esxwatch_not_ingested", s->not_ingested) < 0 ||
 	    set_u64(ev, "esxwatch_rss_kb", s->rss_kb) < 0 ||
 	    set_u64(ev, "esxwatch_cpu_ms", s->cpu_ms) < 0 ||
-	    set_u64(ev, "esxwatch_parse_gaps", esxcli_parse_gaps()) < 0 ||
+	    set_u64(ev, "esxwatch_parse_gaps", s->parse_gaps) < 0 ||
 	    event_set(ev, "esxwatch_spool", !s->have_spool ? "none" :
 	    s->memory_only ? "memory" : "disk") < 0 ||
 	    set_u64(ev, "esxwatch_destinations", s->ndests) < 0 ||
 	    set_u64(ev, "esxwatch_destinations_failing", failing) < 0 ||
-	    set_u64(ev, "esxwatch_diagnosis_memory_bytes", diag_current_memory()) < 0) {
+	    set_u64(ev, "esxwatch_diagnosis_memory_bytes",
+	    s->diag_memory_bytes) < 0) {
 		event_free(ev);
 		return NULL;
 	}
@@ -73,19 +72,19 @@ status_event(const struct status_snap *s)
  * state store.  Idle (nothing sent or failed yet) is no state.
  */
 static int
-dest_change(struct collector_ctx *ctx, struct emitter *em, const struct status_dest *d)
+dest_change(struct collector_ctx *ctx, struct emitter *em, const struct agent_dest *d)
 {
 	char key[160];
 	const char *now, *was;
 	struct event *ev;
 
-	if (d->state == DEST_IDLE)
+	if (d->state == AGENT_DEST_IDLE)
 		return 0;
-	now = d->state == DEST_FAILING ? "failing" : "delivering";
+	now = d->state == AGENT_DEST_FAILING ? "failing" : "delivering";
 	snprintf(key, sizeof(key), "dest.%s", d->name);
 	was = kv_get(ctx->state, key);
 	if (was != NULL && strcmp(was, now) != 0) {
-		if (d->state == DEST_FAILING)
+		if (d->state == AGENT_DEST_FAILING)
 			ev = ev_new("change", "error", "destination %s (%s): failing: %s",
 			    d->name, d->proto[0] ? d->proto : "-",
 			    d->last_error[0] ? d->last_error : "unknown error");
@@ -112,7 +111,7 @@ dest_change(struct collector_ctx *ctx, struct emitter *em, const struct status_d
 static int
 agent_collect(struct collector_ctx *ctx, struct emitter *em)
 {
-	struct status_snap *s = malloc(sizeof(*s));
+	struct agent_snap *s = malloc(sizeof(*s));
 	struct event *ev;
 
 	if (s == NULL)
@@ -124,7 +123,10 @@ agent_collect(struct collector_ctx *ctx, struct emitter *em)
 		return -1;
 	}
 	memset(s, 0, sizeof(*s));
-	ctx->figures->collect(ctx->figures->arg, s);
+	if (ctx->figures->collect(ctx->figures->arg, s) != 0) {
+		free(s);
+		return -1;
+	}
 	for (size_t i = 0; i < s->ndests; i++)
 		dest_change(ctx, em, &s->dests[i]);
 	ev = status_event(s);

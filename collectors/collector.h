@@ -21,6 +21,7 @@
 #define ESXWATCH_COLLECTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../agent/config/config.h"
 #include "../agent/config/config_schema.h"
@@ -30,23 +31,63 @@
 
 struct emitter;
 struct host;
-struct status_snap;
 
 /*
- * The agent's figures about itself (queue, delivery, process: agent/status.h),
- * for the agent collector: handed in by main, never read from globals.
+ * The agent's figures about itself, as the agent and diagnosis collectors
+ * read them: main fills them from the status snapshot (agent/status.h) and
+ * from the host layer; counters are cumulative since start.
  */
-struct logstats;
+enum agent_dest_state { AGENT_DEST_IDLE, AGENT_DEST_DELIVERING, AGENT_DEST_FAILING };
+
+#define AGENT_MAX_DESTS		64
+struct agent_dest {
+	char			 name[128];
+	char			 proto[16];
+	enum agent_dest_state	 state;
+	uint64_t		 backlog_events;
+	uint64_t		 dropped_budget, dropped_poison;
+	int64_t			 last_success_ms;	/* 0 = never */
+	char			 last_error[512];
+};
+
+struct agent_snap {
+	bool		 have_spool, memory_only;
+	uint64_t	 queued_events, queued_bytes, sent_events, failed_sends;
+	uint64_t	 dropped_budget, dropped_poison, dropped_corrupt;
+	int64_t		 counts_since_ms;	/* the dropped counts: since */
+	uint64_t	 not_ingested;
+	uint64_t	 rss_kb, cpu_ms;
+	uint64_t	 parse_gaps;	/* tool output lines not understood */
+	uint64_t	 diag_memory_bytes;	/* the diagnosis stage's; 0: none */
+	size_t		 ndests;
+	struct agent_dest dests[AGENT_MAX_DESTS];
+};
+
+/*
+ * What main hands the collectors (collector_ctx.figures), never read from
+ * globals.
+ */
 struct bell;
+struct diag;
 
 struct agent_figures {
-	void	(*collect)(void *arg, struct status_snap *out);
+	/* the figures now; 0, or -1 when they cannot be had */
+	int	(*collect)(void *arg, struct agent_snap *out);
 	void	 *arg;
-	/* logwatch publishes its per-filelog figures here (collectors/logwatch/logstats.h);
-	 * NULL: nowhere */
-	struct logstats *filelogs;
+	/*
+	 * A collector's own figures for the status snapshot (the status
+	 * file, --status, /metrics): its picture pic under a name, handed to
+	 * the table main keeps for that name across reloads (pic's type is
+	 * the publisher's and that table's business).  0, or -1 when no
+	 * table has that name.  NULL: figures are kept nowhere.
+	 */
+	int	(*publish)(void *arg, const char *name, const void *pic);
 	/* rung for every event queued (the status writer); NULL: none */
 	struct bell	*changed;
+	/* the diagnosis stage (agent/diagnosis/diagnose.h): made by main,
+	 * fed every event by the scheduler, driven by the diagnosis
+	 * collector; NULL: collectors.diagnosis is off */
+	struct diag	*diag;
 };
 
 struct collector_ctx {
@@ -82,17 +123,47 @@ struct collector {
 	size_t			 opts_size;
 };
 
+/*
+ * Where a collector's events go: the handle collect() is given, carrying
+ * the operations of whoever made it (the agent's scheduler, a test's
+ * own).  A collector calls the wrappers below and knows nothing more.
+ */
+struct emitter_ops {
+	int	(*emit)(struct emitter *, struct event *);
+	size_t	(*emit_many)(struct emitter *, struct event **evs, size_t n);
+	int	(*sync)(struct emitter *);
+};
+struct emitter {
+	const struct emitter_ops	*ops;
+	void				*arg;	/* the maker's own */
+};
+
 /* Hand an event to the agent (takes ownership, even on error). */
-int		 emit(struct emitter *, struct event *);
+static inline int
+emit(struct emitter *em, struct event *ev)
+{
+	return em->ops->emit(em, ev);
+}
+
 /* emit() for n events at once, queued in order with as few queue writes
  * as it can (queue_push_many()); frees every one (NULLs count as failed).
  * Returns how many could not be queued (0 = all). */
-size_t		 emit_many(struct emitter *, struct event **evs, size_t n);
+static inline size_t
+emit_many(struct emitter *em, struct event **evs, size_t n)
+{
+	return em->ops->emit_many(em, evs, n);
+}
+
 /* Returns 0 once everything emitted so far is safely queued (durable with
  * the spool): call it before persisting a position such as a log bookmark. */
-int		 emit_sync(struct emitter *);
+static inline int
+emit_sync(struct emitter *em)
+{
+	return em->ops->sync(em);
+}
 
-/* A new event with esxwatch_kind and esxwatch_severity set.
+/* A new event with esxwatch_kind and esxwatch_severity set
+ * (collectors/collector.c).
  * kind: sample | change | alert | status; severity: info | warning | error | critical */
 struct event	*ev_new(const char *kind, const char *severity, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));

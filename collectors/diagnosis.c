@@ -1,13 +1,15 @@
 /*
  * The `diagnosis` collector: drives the diagnosis stage (agent/diagnosis/diagnose.h).
  *
- * init() creates the stage and installs it in the emit path, so it sees
- * every event the other collectors emit; every interval collect() answers
- * the questions its rules wait for (collectors/host/diaghost.c: the host's tools,
- * outside the stage's lock, so a slow esxcli never holds up emit()), runs
- * the rules, checks the destinations' delivery state and emits what the
- * rules concluded as `esxwatch_kind: alert` events.  With --once it runs
- * after the other collectors (it is last in the table).
+ * main makes the stage from this collector's section and hands it to the
+ * scheduler, which shows it every event the other collectors emit; this
+ * collector gets it through its ctx (ctx->figures->diag).  Every interval
+ * collect() answers the questions its rules wait for
+ * (collectors/host/diaghost.c: the host's tools, outside the stage's lock,
+ * so a slow esxcli never holds up emit()), runs the rules, checks the
+ * destinations' delivery state and emits what the rules concluded as
+ * `esxwatch_kind: alert` events.  With --once it runs after the other
+ * collectors (it is last in the table).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -17,71 +19,43 @@
 #include "host/diaghost.h"
 #include "../agent/diagnosis/diagnose.h"
 #include "../agent/lib/log.h"
-#include "../agent/status.h"
 #include "../agent/config/config_schema.h"
 #include "collector.h"
 
 #define MAX_ALERTS	16
 #define MAX_WANTS	8
 
-/* collectors.diagnosis keys of its own (docs/configuration.md). */
-struct diagnosis_opts {
-	int	window;
-	int	flap_count;
-	int	flap_window;
-	int	drive_window;
-	int	silent_after;
-};
-
-#define O(f)	offsetof(struct diagnosis_opts, f)
+/* collectors.diagnosis keys of its own (docs/configuration.md): its
+ * options block is the stage's struct diag_conf, which main makes the
+ * stage from. */
+#define O(f)	offsetof(struct diag_conf, f)
 static const struct cfg_key diagnosis_keys[] = {
-	{ .name = "window", .type = KT_INT, .off = O(window), .min = 10,
+	{ .name = "window", .type = KT_INT, .off = O(window_s), .min = 10,
 	  .max = 3600, .def = "300",
 	  .doc = "Seconds around a storage path loss in which NIC error growth counts as its cause" },
 	{ .name = "flap_count", .type = KT_INT, .off = O(flap_count), .min = 1,
 	  .max = 15, .def = "5",
 	  .doc = "Link changes of one NIC within flap_window that make one flapping alert" },
-	{ .name = "flap_window", .type = KT_INT, .off = O(flap_window), .min = 10,
+	{ .name = "flap_window", .type = KT_INT, .off = O(flap_window_s), .min = 10,
 	  .max = 86400, .def = "300", .doc = "Seconds of the link-flapping window" },
-	{ .name = "drive_window", .type = KT_INT, .off = O(drive_window),
+	{ .name = "drive_window", .type = KT_INT, .off = O(drive_window_s),
 	  .min = 60, .max = 2592000, .def = "86400",
 	  .doc = "Seconds within which SCSI medium errors and SMART growth of one drive are joined" },
-	{ .name = "silent_after", .type = KT_INT, .off = O(silent_after),
+	{ .name = "silent_after", .type = KT_INT, .off = O(silent_after_s),
 	  .min = 10, .max = 86400, .def = "300",
 	  .doc = "Seconds without a delivery, while collectors run, before the host counts as silent" },
 };
 #undef O
 
+/* The stage is main's: none handed in (out of memory, a test's
+ * scheduler) leaves the collector disabled. */
 static int
 diagnosis_init(struct collector_ctx *ctx)
 {
-	struct diag_conf c;
-	struct diag *d;
-
-	const struct diagnosis_opts *o = ctx->conf->opts;
-
-	diag_conf_defaults(&c);
-	if (o != NULL) {
-		c.window_s = o->window;
-		c.flap_count = o->flap_count;
-		c.flap_window_s = o->flap_window;
-		c.drive_window_s = o->drive_window;
-		c.silent_after_s = o->silent_after;
-	}
-	d = diag_new(&c);
-	if (d == NULL)
+	if (ctx->figures == NULL || ctx->figures->diag == NULL)
 		return -1;
-	ctx->priv = d;
-	diag_install(d);
+	ctx->priv = ctx->figures->diag;
 	return 0;
-}
-
-static void
-diagnosis_fini(struct collector_ctx *ctx)
-{
-	diag_install(NULL);
-	diag_free(ctx->priv);
-	ctx->priv = NULL;
 }
 
 static void
@@ -132,22 +106,23 @@ static size_t
 delivery(struct collector_ctx *ctx, struct diag *d, struct diag_alert *out,
     size_t max)
 {
-	struct status_snap *s;
+	struct agent_snap *s;
 	struct diag_dest dd[DIAG_MAX_DESTS];
 	size_t n = 0, nd = 0;
 
 	if (ctx->figures == NULL || ctx->figures->collect == NULL)
 		return 0;	/* no delivery figures (tests): nothing to judge */
 	s = calloc(1, sizeof(*s));
-	if (s == NULL)
+	if (s == NULL || ctx->figures->collect(ctx->figures->arg, s) != 0) {
+		free(s);
 		return 0;
-	ctx->figures->collect(ctx->figures->arg, s);
+	}
 	for (size_t i = 0; i < s->ndests && nd < DIAG_MAX_DESTS; i++, nd++) {
-		const struct status_dest *x = &s->dests[i];
+		const struct agent_dest *x = &s->dests[i];
 
 		memset(&dd[nd], 0, sizeof(dd[nd]));
 		snprintf(dd[nd].name, sizeof(dd[nd].name), "%s", x->name);
-		dd[nd].failing = x->state == DEST_FAILING;
+		dd[nd].failing = x->state == AGENT_DEST_FAILING;
 		dd[nd].last_success_ms = x->last_success_ms;
 		dd[nd].backlog = x->backlog_events;
 		dd[nd].dropped = x->dropped_budget + x->dropped_poison;
@@ -191,8 +166,7 @@ const struct collector collector_diagnosis = {
 	.default_interval = 10,
 	.init = diagnosis_init,
 	.collect = diagnosis_collect,
-	.fini = diagnosis_fini,
 	.keys = diagnosis_keys,
 	.nkeys = sizeof(diagnosis_keys) / sizeof(diagnosis_keys[0]),
-	.opts_size = sizeof(struct diagnosis_opts),
+	.opts_size = sizeof(struct diag_conf),
 };

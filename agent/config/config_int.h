@@ -185,8 +185,11 @@ const struct cfg_key *rules_conf_keys(size_t *n);
 /* ---- printing (config_print.c) ---- */
 void	 print_str(FILE *, const char *);
 void	 print_list(FILE *, const struct strlist *);
+/* secrets redacted */
 void	 key_print(FILE *, const struct cfg_key *, const void *base,
 	    const char *indent);
-void	 print_dest(FILE *, const struct dest_conf *, const char *indent);
+/* secrets: KP_SECRETS or 0 (keys_print()) */
+void	 print_dest(FILE *, const struct dest_conf *, const char *indent,
+	    unsigned secrets);
 
 #endif

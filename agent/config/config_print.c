@@ -78,15 +78,11 @@ print_list(FILE *f, const struct strlist *l)
 
 #define REDACTED	"<redacted>"
 
-/*
- * --print-config --show-secrets: for the one call of config_print_with()
- * (single-threaded: --print-config, tests), secrets are printed as they
- * are; otherwise as REDACTED.
- */
-static bool show_secrets;
-
+/* show: --print-config --show-secrets, secrets printed as they are;
+ * otherwise as REDACTED. */
 static void
-print_kv(FILE *f, const struct kvlist *l, const char *indent, bool secret)
+print_kv(FILE *f, const struct kvlist *l, const char *indent, bool secret,
+    bool show)
 {
 	if (l->n == 0) {
 		fputs(" {}\n", f);
@@ -99,7 +95,7 @@ print_kv(FILE *f, const struct kvlist *l, const char *indent, bool secret)
 		fputs(indent, f);
 		print_str(f, k);
 		fputs(": ", f);
-		print_str(f, secret && !show_secrets && k != NULL && v != NULL &&
+		print_str(f, secret && !show && k != NULL && v != NULL &&
 		    *v != '\0' && redact_secret_name(k, strlen(k)) ? REDACTED : v);
 		fputc('\n', f);
 	}
@@ -107,12 +103,12 @@ print_kv(FILE *f, const struct kvlist *l, const char *indent, bool secret)
 
 /* A string row's value, its secrets (whole or in a URL) redacted. */
 static void
-print_secret_str(FILE *f, const struct cfg_key *k, const char *s)
+print_secret_str(FILE *f, const struct cfg_key *k, const char *s, bool show)
 {
 	char *r;
 	size_t n;
 
-	if (s == NULL || *s == '\0' || show_secrets ||
+	if (s == NULL || *s == '\0' || show ||
 	    !(k->flags & (KF_SECRET | KF_SECRET_URL))) {
 		print_str(f, s != NULL ? s : "");
 		return;
@@ -136,10 +132,13 @@ print_secret_str(FILE *f, const struct cfg_key *k, const char *s)
 
 #define YN(b)	((b) ? "yes" : "no")
 
-/* One row as "INDENTname: value\n" (a mapping value on the lines below). */
-void
-key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
+/* One row as "INDENTname: value\n" (a mapping value on the lines below);
+ * how: KP_SECRETS or not (keys_print()). */
+static void
+key_print_how(FILE *f, const struct cfg_key *k, const void *base,
+    const char *in, unsigned how)
 {
+	bool show = (how & KP_SECRETS) != 0;
 	const char *field = (const char *)base + k->off;
 	const char *s = NULL;
 	char in2[32];
@@ -159,7 +158,7 @@ key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
 	case KT_STR:
 	case KT_OSTR:
 		fputc(' ', f);
-		print_secret_str(f, k, s);
+		print_secret_str(f, k, s, show);
 		break;
 	case KT_ENUM:
 		fprintf(f, " %s", s != NULL ? s : "");
@@ -192,7 +191,7 @@ key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
 		snprintf(in2, sizeof(in2), "%s  ", strncmp(in, "  - ", 4) == 0 ?
 		    "    " : in);
 		print_kv(f, (const struct kvlist *)(const void *)field, in2,
-		    (k->flags & KF_SECRET_KV) != 0);
+		    (k->flags & KF_SECRET_KV) != 0, show);
 		return;
 	case KT_CUSTOM:
 		break;
@@ -200,44 +199,54 @@ key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
 	fputc('\n', f);
 }
 
+/* The row, secrets redacted. */
+void
+key_print(FILE *f, const struct cfg_key *k, const void *base, const char *in)
+{
+	key_print_how(f, k, base, in, 0);
+}
+
 void
 keys_print(FILE *f, const struct cfg_key *tab, size_t n, const void *base,
-    const char *indent, enum ksel sel)
+    const char *indent, unsigned how)
 {
+	enum ksel sel = (enum ksel)(how & ~KP_SECRETS);
+
 	for (size_t i = 0; i < n; i++) {
 		if (sel == KS_DEST && !(tab[i].flags & KF_DEST))
 			continue;
 		if (sel == KS_OPTS && (tab[i].flags & KF_DEST))
 			continue;
-		key_print(f, &tab[i], base, indent);
+		key_print_how(f, &tab[i], base, indent, how & KP_SECRETS);
 	}
 }
 
-/* The shared basics, then each sink's rows (its options block's too). */
+/* The shared basics, then each sink's rows (its options block's too);
+ * secrets: KP_SECRETS or 0. */
 void
-print_dest(FILE *f, const struct dest_conf *d, const char *in)
+print_dest(FILE *f, const struct dest_conf *d, const char *in, unsigned secrets)
 {
-	keys_print(f, dest_keys, ndest_keys, d, in, KS_ALL);
+	keys_print(f, dest_keys, ndest_keys, d, in, KS_ALL | secrets);
 	for (size_t i = 0; i < sink_count(); i++) {
 		const struct sink *sk = sink_at(i);
 
-		keys_print(f, sk->keys, sk->nkeys, d, in, KS_DEST);
+		keys_print(f, sk->keys, sk->nkeys, d, in, KS_DEST | secrets);
 		if (i < d->nopts && d->opts[i] != NULL)
 			keys_print(f, sk->keys, sk->nkeys, d->opts[i], in,
-			    KS_OPTS);
+			    KS_OPTS | secrets);
 	}
 }
 
 static void
 print_section(FILE *f, const char *name, const struct cfg_key *tab, size_t n,
-    const void *base)
+    const void *base, unsigned secrets)
 {
 	fprintf(f, "%s:\n", name);
-	keys_print(f, tab, n, base, "  ", KS_ALL);
+	keys_print(f, tab, n, base, "  ", KS_ALL | secrets);
 }
 
 static void
-print_collectors(FILE *f, const struct config *cfg)
+print_collectors(FILE *f, const struct config *cfg, unsigned secrets)
 {
 	fputs("collectors:\n", f);
 	for (size_t i = 0; i < cfg->ncollectors; i++) {
@@ -246,41 +255,37 @@ print_collectors(FILE *f, const struct config *cfg)
 
 		fprintf(f, "  %s:\n", cc->name);
 		keys_print(f, collector_keys, ncollector_keys, cc, "    ",
-		    KS_ALL);
+		    KS_ALL | secrets);
 		if (col != NULL && cc->opts != NULL)
 			keys_print(f, col->keys, col->nkeys, cc->opts, "    ",
-			    KS_ALL);
+			    KS_ALL | secrets);
 	}
 }
 
-static int	print_all(const struct config *, FILE *);
+static int	print_all(const struct config *, FILE *, unsigned secrets);
 
 int
 config_print(const struct config *cfg, FILE *f)
 {
-	return config_print_with(cfg, f, false);
+	return print_all(cfg, f, 0);
 }
 
 int
 config_print_with(const struct config *cfg, FILE *f, bool secrets)
 {
-	int rc;
-
-	show_secrets = secrets;
-	rc = print_all(cfg, f);
-	show_secrets = false;
-	return rc;
+	return print_all(cfg, f, secrets ? KP_SECRETS : 0);
 }
 
+/* secrets: KP_SECRETS (--show-secrets) or 0, handed down to every row. */
 static int
-print_all(const struct config *cfg, FILE *f)
+print_all(const struct config *cfg, FILE *f, unsigned secrets)
 {
-	fputs(show_secrets ? "# esxwatch: the effective configuration (every "
+	fputs(secrets ? "# esxwatch: the effective configuration (every "
 	    "default filled in; secrets shown)\n" : "# esxwatch: the effective "
 	    "configuration (every default filled in; secrets <redacted>: "
 	    "--show-secrets prints them)\n", f);
 	fputs("server:\n", f);
-	print_dest(f, &cfg->server, "  ");
+	print_dest(f, &cfg->server, "  ", secrets);
 	fputs("servers:", f);
 	if (cfg->nservers == 0)
 		fputs(" {}", f);
@@ -289,15 +294,20 @@ print_all(const struct config *cfg, FILE *f)
 		fputs("  ", f);
 		print_str(f, cfg->servers[i].name);
 		fputs(":\n", f);
-		print_dest(f, &cfg->servers[i], "    ");
+		print_dest(f, &cfg->servers[i], "    ", secrets);
 	}
-	print_section(f, "storage", storage_keys, nstorage_keys, cfg);
-	print_section(f, "logging", logging_keys, nlogging_keys, cfg);
-	print_section(f, "batch", batch_keys, nbatch_keys, cfg);
-	print_section(f, "host", host_keys, nhost_keys, cfg);
-	print_section(f, "monitor", monitor_keys, nmonitor_keys, cfg);
-	key_print(f, &tags_key, cfg, "");
-	print_collectors(f, cfg);
+	print_section(f, "storage", storage_keys, nstorage_keys, cfg,
+	    secrets);
+	print_section(f, "logging", logging_keys, nlogging_keys, cfg,
+	    secrets);
+	print_section(f, "batch", batch_keys, nbatch_keys, cfg,
+	    secrets);
+	print_section(f, "host", host_keys, nhost_keys, cfg,
+	    secrets);
+	print_section(f, "monitor", monitor_keys, nmonitor_keys, cfg,
+	    secrets);
+	key_print_how(f, &tags_key, cfg, "", secrets);
+	print_collectors(f, cfg, secrets);
 	print_filelogs(f, cfg);
 	print_parsers(f, cfg);
 	print_rules(f, cfg);

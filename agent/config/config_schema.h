@@ -143,11 +143,14 @@ int	check_nonempty(struct lctx *, const char *, const char *, int, int);
 /*
  * The walker over one table.  sel picks the rows: a sink's table mixes
  * rows on struct dest_conf (KF_DEST) with rows on its options block.
+ * keys_print's how: a ksel, with KP_SECRETS or-ed in to print secrets as
+ * they are (--print-config --show-secrets); without it they are redacted.
  */
 enum ksel { KS_ALL, KS_DEST, KS_OPTS };
+#define KP_SECRETS	0x100u
 void	keys_init(const struct cfg_key *, size_t n, void *base, enum ksel);
 void	keys_free(const struct cfg_key *, size_t n, void *base, enum ksel);
 void	keys_print(FILE *, const struct cfg_key *, size_t n, const void *base,
-	    const char *indent, enum ksel);
+	    const char *indent, unsigned how);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * diagnose: the stage's tables, locking and the helpers its rules share.
- * The rules themselves are in agent/diagnosis/diagrules.c.
+ * diagnose: the stage: its locking, observing and evaluating.  Its tables
+ * and their helpers are in agent/diagnosis/diagstate.c, the rules in
+ * agent/diagnosis/diagrules.c.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -21,18 +22,6 @@ diag_conf_defaults(struct diag_conf *c)
 	c->flap_window_s = 300;
 	c->drive_window_s = 86400;
 	c->silent_after_s = 300;
-}
-
-static void
-copy(char *dst, size_t len, const char *src)
-{
-	size_t n = src ? strlen(src) : 0;
-
-	if (n >= len)
-		n = len - 1;
-	if (n > 0)
-		memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 struct diag *
@@ -170,7 +159,7 @@ diag_wants(struct diag *d, struct diag_want *out, size_t max)
 			continue;
 		a->asked = true;
 		out[n].kind = a->kind;
-		copy(out[n].key, sizeof(out[n].key), a->key);
+		diag_copy(out[n].key, sizeof(out[n].key), a->key);
 		n++;
 	}
 	unlock(d);
@@ -190,229 +179,17 @@ diag_answer(struct diag *d, const struct diag_want *w, bool ok, const char *a,
 		x->done = true;
 		x->ok = ok;
 		x->at = d->now;
-		copy(x->a, sizeof(x->a), ok ? a : "");
-		copy(x->b, sizeof(x->b), b);
+		diag_copy(x->a, sizeof(x->a), ok ? a : "");
+		diag_copy(x->b, sizeof(x->b), b);
 		break;
 	}
 	unlock(d);
 }
 
-/*
- * The answer to a question, or NULL while it is not answered yet (the
- * question is then registered for diag_wants()).  Answers older than an
- * hour are asked again: the host's configuration may have changed.
- */
-const struct diag_ans *
-diag_ans_find(struct diag *d, enum diag_want_kind kind, const char *key)
-{
-	struct diag_ans *free_slot = NULL, *oldest = NULL;
-
-	for (size_t i = 0; i < DIAG_MAX_ANSWERS; i++) {
-		struct diag_ans *a = &d->ans[i];
-
-		if (a->key[0] == '\0') {
-			if (free_slot == NULL)
-				free_slot = a;
-			continue;
-		}
-		if (a->kind == kind && strcmp(a->key, key) == 0) {
-			if (a->done && d->now - a->at > 3600 * 1000LL) {
-				a->done = false;
-				return NULL;
-			}
-			return a->done ? a : NULL;
-		}
-		if (oldest == NULL || a->at < oldest->at)
-			oldest = a;
-	}
-	if (free_slot == NULL)
-		free_slot = oldest;
-	memset(free_slot, 0, sizeof(*free_slot));
-	free_slot->kind = kind;
-	free_slot->at = d->now;
-	copy(free_slot->key, sizeof(free_slot->key), key);
-	return NULL;
-}
-
-/* ---- observations ------------------------------------------------------- */
-
-/* Insert keeping the ring ordered by time, oldest dropped when full. */
-void
-diag_obs_push(struct diag_obs *ring, size_t n, const struct diag_obs *o)
-{
-	size_t i;
-
-	if (ring[n - 1].ts != 0) {
-		if (o->ts < ring[0].ts)
-			return;		/* older than everything kept */
-		memmove(ring, ring + 1, (n - 1) * sizeof(*ring));
-		ring[n - 1].ts = 0;
-	}
-	for (i = 0; i < n && ring[i].ts != 0 && ring[i].ts <= o->ts; i++)
-		;
-	if (i < n - 1)
-		memmove(ring + i + 1, ring + i, (n - 1 - i) * sizeof(*ring));
-	ring[i] = *o;
-}
-
-static void
-iso_time(int64_t ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-
-	if (gmtime_r(&t, &tm) == NULL || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(buf, len, "%lld", (long long)ms);
-}
+/* ---- the emit filter --------------------------------------------------- */
 
 void
-diag_obs_fmt(struct diag_obs *o, int64_t ts, const char *what,
-    const struct event *ev)
+diag_on_event(void *arg, const struct event *ev)
 {
-	char when[32];
-
-	memset(o, 0, sizeof(*o));
-	o->ts = ts;
-	o->from = ts;
-	copy(o->what, sizeof(o->what), what);
-	iso_time(ts, when, sizeof(when));
-	snprintf(o->text, sizeof(o->text), "%s %s", when, ev && ev->text ? ev->text : "");
-}
-
-void
-diag_evidence_add(struct diag_alert *a, const struct diag_obs *o)
-{
-	size_t len = strlen(a->evidence);
-
-	if (o->ts == 0 || len + 4 >= sizeof(a->evidence))
-		return;
-	snprintf(a->evidence + len, sizeof(a->evidence) - len, "%s%s",
-	    len ? " | " : "", o->text);
-}
-
-struct diag_alert *
-diag_pending_new(struct diag *d, const char *rule, const char *severity)
-{
-	struct diag_alert *a;
-
-	if (d->npending == DIAG_MAX_PENDING) {
-		log_limited(LOG_WARN, "diag-pending", 3600,
-		    "diagnosis: more alerts at once than it keeps (%d); the oldest is dropped",
-		    DIAG_MAX_PENDING);
-		memmove(d->pending, d->pending + 1, (DIAG_MAX_PENDING - 1) * sizeof(*a));
-		d->npending--;
-	}
-	a = &d->pending[d->npending++];
-	memset(a, 0, sizeof(*a));
-	copy(a->rule, sizeof(a->rule), rule);
-	copy(a->severity, sizeof(a->severity), severity);
-	return a;
-}
-
-void
-diag_extra(struct diag_alert *a, const char *name, const char *value)
-{
-	if (a->nextra == DIAG_EXTRA_MAX || value == NULL || value[0] == '\0')
-		return;
-	copy(a->extra_name[a->nextra], sizeof(a->extra_name[0]), name);
-	copy(a->extra_value[a->nextra], sizeof(a->extra_value[0]), value);
-	a->nextra++;
-}
-
-/* ---- entity tables: found by name, the least recently seen evicted ------- */
-
-/*
- * The slot of name among n slots of sz bytes at base, each beginning with
- * its name (namesz bytes) and holding its last sighting at seen_off: the
- * slot of that name, else a free one or the least recently seen, emptied
- * and named (*fresh).  NULL for a name that does not fit.
- */
-static void *
-slot_get(struct diag *d, void *base, size_t n, size_t sz, size_t namesz,
-    size_t seen_off, const char *name, bool *fresh)
-{
-	char *lru = base;
-
-	*fresh = false;
-	if (name == NULL || name[0] == '\0' || strlen(name) >= namesz)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		char *x = (char *)base + i * sz;
-		int64_t *seen = (int64_t *)(void *)(x + seen_off);
-
-		if (strcmp(x, name) == 0) {
-			*seen = d->now;
-			return x;
-		}
-		if (x[0] == '\0' || (lru[0] != '\0' &&
-		    *seen < *(int64_t *)(void *)(lru + seen_off)))
-			lru = x;
-	}
-	if (lru[0] != '\0')
-		d->forgotten++;
-	memset(lru, 0, sz);
-	copy(lru, namesz, name);
-	*(int64_t *)(void *)(lru + seen_off) = d->now;
-	*fresh = true;
-	return lru;
-}
-
-_Static_assert(offsetof(struct diag_nic, name) == 0, "a slot begins with its name");
-_Static_assert(offsetof(struct diag_dev, name) == 0, "a slot begins with its name");
-
-struct diag_nic *
-diag_nic_get(struct diag *d, const char *name)
-{
-	bool fresh;
-
-	return slot_get(d, d->nics, DIAG_MAX_NICS, sizeof(d->nics[0]),
-	    sizeof(d->nics[0].name), offsetof(struct diag_nic, seen), name,
-	    &fresh);
-}
-
-struct diag_dev *
-diag_dev_get(struct diag *d, const char *name)
-{
-	bool fresh;
-	struct diag_dev *x = slot_get(d, d->devs, DIAG_MAX_DEVS,
-	    sizeof(d->devs[0]), sizeof(d->devs[0].name),
-	    offsetof(struct diag_dev, seen), name, &fresh);
-
-	if (x != NULL && fresh)
-		for (size_t k = 0; k < 3; k++)
-			x->last[k] = -1;
-	return x;
-}
-
-/* ---- the installed stage ------------------------------------------------ */
-
-static pthread_mutex_t	cur_mtx = PTHREAD_MUTEX_INITIALIZER;
-static struct diag	*cur;
-
-void
-diag_install(struct diag *d)
-{
-	pthread_mutex_lock(&cur_mtx);
-	cur = d;
-	pthread_mutex_unlock(&cur_mtx);
-}
-
-void
-diag_feed(const struct event *ev)
-{
-	pthread_mutex_lock(&cur_mtx);
-	if (cur != NULL)
-		diag_observe(cur, ev);
-	pthread_mutex_unlock(&cur_mtx);
-}
-
-size_t
-diag_current_memory(void)
-{
-	size_t n;
-
-	pthread_mutex_lock(&cur_mtx);
-	n = diag_memory_bytes(cur);
-	pthread_mutex_unlock(&cur_mtx);
-	return n;
+	diag_observe(arg, ev);
 }

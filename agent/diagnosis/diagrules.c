@@ -76,12 +76,6 @@ in_list(const char *list, const char *word)
 	return false;
 }
 
-static void
-scopy(char *dst, size_t len, const char *src)
-{
-	snprintf(dst, len, "%s", src ? src : "");
-}
-
 /* snprintf into a fixed field: a long value is cut, never overflows. */
 static void sfmt(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -170,7 +164,7 @@ store_get(struct diag *d, const char *ds, bool create)
 	if (lru->datastore[0] != '\0')
 		d->forgotten++;
 	memset(lru, 0, sizeof(*lru));
-	scopy(lru->datastore, sizeof(lru->datastore), ds);
+	diag_copy(lru->datastore, sizeof(lru->datastore), ds);
 	return lru;
 }
 
@@ -194,8 +188,8 @@ observe_store(struct diag *d, const struct event *ev)
 		return;
 	s = store_get(d, ds, true);
 	s->seen = d->now;
-	scopy(s->devices, sizeof(s->devices), event_get(ev, "esxwatch_device"));
-	scopy(s->nfs_host, sizeof(s->nfs_host), event_get(ev, "esxwatch_nfs_host"));
+	diag_copy(s->devices, sizeof(s->devices), event_get(ev, "esxwatch_device"));
+	diag_copy(s->nfs_host, sizeof(s->nfs_host), event_get(ev, "esxwatch_nfs_host"));
 }
 
 /* What kind of path loss the event reports, or NULL. */
@@ -251,13 +245,13 @@ observe_loss(struct diag *d, const struct event *ev, const char *what)
 	struct diag_loss *l;
 	struct diag_obs o;
 
-	scopy(ds, sizeof(ds), event_get(ev, "esxwatch_datastore"));
-	scopy(dev, sizeof(dev), event_get(ev, "esxwatch_device"));
+	diag_copy(ds, sizeof(ds), event_get(ev, "esxwatch_datastore"));
+	diag_copy(dev, sizeof(dev), event_get(ev, "esxwatch_device"));
 	if (ds[0] == '\0' && dev[0] != '\0') {
 		const struct diag_store *s = store_of_device(d, dev);
 
 		if (s != NULL)
-			scopy(ds, sizeof(ds), s->datastore);
+			diag_copy(ds, sizeof(ds), s->datastore);
 	}
 	l = loss_find(d, ds, dev, ev->timestamp_ms);
 	if (ev->timestamp_ms < l->first)
@@ -265,9 +259,9 @@ observe_loss(struct diag *d, const struct event *ev, const char *what)
 	if (ev->timestamp_ms > l->last)
 		l->last = ev->timestamp_ms;
 	if (l->datastore[0] == '\0')
-		scopy(l->datastore, sizeof(l->datastore), ds);
+		diag_copy(l->datastore, sizeof(l->datastore), ds);
 	if (l->device[0] == '\0')
-		scopy(l->device, sizeof(l->device), dev);
+		diag_copy(l->device, sizeof(l->device), dev);
 	diag_obs_fmt(&o, ev->timestamp_ms, what, ev);
 	diag_obs_push(l->ev, DIAG_LOSS_EVID, &o);
 }
@@ -332,15 +326,15 @@ pathloss_alert(struct diag *d, const struct diag_loss *l, const char *only,
 	size_t k;
 
 	memset(a, 0, sizeof(*a));
-	scopy(a->rule, sizeof(a->rule), "path_loss_physical");
-	scopy(a->severity, sizeof(a->severity), "critical");
+	diag_copy(a->rule, sizeof(a->rule), "path_loss_physical");
+	diag_copy(a->severity, sizeof(a->severity), "critical");
 	for (k = 0; k < DIAG_LOSS_EVID; k++)
 		diag_evidence_add(a, &l->ev[k]);
 	loss_candidates(d, l, only, nics, sizeof(nics), a);
-	scopy(what, sizeof(what), l->ev[0].what);
+	diag_copy(what, sizeof(what), l->ev[0].what);
 	for (k = 0; k < DIAG_LOSS_EVID; k++)
 		if (l->ev[k].ts != 0)
-			scopy(what, sizeof(what), l->ev[k].what);
+			diag_copy(what, sizeof(what), l->ev[k].what);
 	if (map != NULL)
 		sfmt(a->text, sizeof(a->text), "Likely physical layer on %s: %s lost "
 		    "its storage path (%s) while NIC error counters grew on %s within "
@@ -356,9 +350,9 @@ pathloss_alert(struct diag *d, const struct diag_loss *l, const char *only,
 		    "not known. Next: check the cable, SFP and switch port of %s "
 		    "(esxcli network nic stats get -n %s) and the storage network's "
 		    "uplinks.", nics, ds, what, nics, mins, nics, nics);
-	scopy(a->nic, sizeof(a->nic), nics);
-	scopy(a->datastore, sizeof(a->datastore), l->datastore);
-	scopy(a->device, sizeof(a->device), l->device);
+	diag_copy(a->nic, sizeof(a->nic), nics);
+	diag_copy(a->datastore, sizeof(a->datastore), l->datastore);
+	diag_copy(a->device, sizeof(a->device), l->device);
 	if (map != NULL) {
 		diag_extra(a, "esxwatch_uplinks", map->a);
 		diag_extra(a, "esxwatch_network_path", map->b);
@@ -435,7 +429,7 @@ flap_alert(struct diag *d, struct diag_nic *nic, size_t count, int64_t fw)
 	    "until it is fixed, make %s standby or unused in its teaming so traffic "
 	    "stops failing over.", nic->name, count, (long long)(fw / 1000),
 	    nic->name, nic->name, nic->name);
-	scopy(a->nic, sizeof(a->nic), nic->name);
+	diag_copy(a->nic, sizeof(a->nic), nic->name);
 	for (size_t k = 0; k < DIAG_NIC_LINKS; k++)
 		if (nic->link[k].ts != 0 && nic->link[k].ts > nic->flap_next - 2 * fw &&
 		    nic->link[k].ts <= nic->flap_next - fw)
@@ -503,7 +497,7 @@ vsan_observe(struct diag *d, const struct event *ev, const char *col,
 		return;
 	if (is(st, "ineligible") && has_partitions(reason)) {
 		dev->partitions = true;
-		scopy(dev->part_reason, sizeof(dev->part_reason), reason);
+		diag_copy(dev->part_reason, sizeof(dev->part_reason), reason);
 	} else {
 		dev->partitions = false;
 		dev->part_done = false;	/* a new ineligibility is news again */
@@ -528,15 +522,15 @@ vsan_evaluate(struct diag *d, int64_t now, struct diag_alert *out, size_t max)
 			continue;
 		a = &out[n++];
 		memset(a, 0, sizeof(*a));
-		scopy(a->rule, sizeof(a->rule), "vsan_disk_partitions");
-		scopy(a->severity, sizeof(a->severity), "warning");
+		diag_copy(a->rule, sizeof(a->rule), "vsan_disk_partitions");
+		diag_copy(a->severity, sizeof(a->severity), "warning");
 		sfmt(a->text, sizeof(a->text), "vSAN cannot claim %s: %s. On the "
 		    "disk: %s. Next: if nothing on it is needed (compare with the "
 		    "datastores and the boot disk), erase it (Host Client: Storage, "
 		    "Devices, Clear partition table; or partedUtil mklabel "
 		    "/vmfs/devices/disks/%s gpt), then claim it for vSAN.", dev->name,
 		    dev->part_reason, pt->ok ? pt->a : pt->b, dev->name);
-		scopy(a->device, sizeof(a->device), dev->name);
+		diag_copy(a->device, sizeof(a->device), dev->name);
 		sfmt(a->evidence, sizeof(a->evidence), "vdq: %s: %s | partedUtil "
 		    "getptbl: %s", dev->name, dev->part_reason, pt->b);
 		diag_extra(a, "esxwatch_partition_table", pt->ok ? pt->b : "");
@@ -580,7 +574,7 @@ drive_check(struct diag *d, struct diag_dev *dev)
 	    "esxcli storage core device smart get -d %s and the controller's log, "
 	    "move the VMs and data off the drive (Storage vMotion, vSAN evacuation) "
 	    "and replace it.", dev->name, dev->name);
-	scopy(a->device, sizeof(a->device), dev->name);
+	diag_copy(a->device, sizeof(a->device), dev->name);
 	for (size_t i = 0; i < DIAG_DEV_SCSI; i++)
 		diag_evidence_add(a, &dev->scsi[i]);
 	for (size_t k = 0; k < DIAG_DEV_GROWTH; k++)
@@ -680,7 +674,7 @@ dstate_get(struct diag *d, const char *name)
 			return &d->dests[i];
 	for (size_t i = 0; i < DIAG_MAX_DESTS; i++)
 		if (d->dests[i].name[0] == '\0') {
-			scopy(d->dests[i].name, sizeof(d->dests[i].name), name);
+			diag_copy(d->dests[i].name, sizeof(d->dests[i].name), name);
 			return &d->dests[i];
 		}
 	return NULL;
@@ -694,8 +688,8 @@ silent_resume(struct diag_dstate *s, const struct diag_dest *x, int64_t now,
 	char v[32];
 
 	memset(a, 0, sizeof(*a));
-	scopy(a->rule, sizeof(a->rule), "silent_host");
-	scopy(a->severity, sizeof(a->severity), "warning");
+	diag_copy(a->rule, sizeof(a->rule), "silent_host");
+	diag_copy(a->severity, sizeof(a->severity), "warning");
 	sfmt(a->text, sizeof(a->text), "Delivery to %s was interrupted for %lld s "
 	    "and has resumed: up to %" PRIu64 " events were queued and %" PRIu64
 	    " dropped meanwhile. Next: look at the agent's log for the errors of that "

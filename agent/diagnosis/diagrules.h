@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "diagnose.h"
+#include "diagstate.h"
 
 struct diag_rule {
 	const char	*name;		/* esxwatch_diagnosis */

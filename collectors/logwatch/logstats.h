@@ -2,7 +2,9 @@
  * logstats: what log watching has done per filelog, as one plain table
  * that readers copy (docs/operations.md, "Log watching").
  *
- * The logwatch collector publishes its picture after every collect();
+ * The logwatch collector publishes its picture (a struct logstats_snap,
+ * under the name LOGSTATS_FIGURES: collector.h's agent_figures.publish)
+ * after every collect();
  * the status writer (status_collect(), into struct status_snap) and the
  * monitor's /metrics read a copy with logstats_read().  main owns the
  * table for the life of the process, so a reload (logwatch stopped and
@@ -18,6 +20,7 @@
 
 struct filelog_conf;
 
+#define LOGSTATS_FIGURES	"filelogs"	/* its name in agent_figures.publish */
 #define LOGSTATS_MAX_FILELOGS	64
 #define LOGSTATS_MAX_FILES	256	/* followed files listed, all filelogs */
 #define LOGSTATS_NAME_MAX	65	/* a filelog name: 64 + NUL */

@@ -103,8 +103,8 @@ struct lw {
 	struct parsers	*parsers;	/* the configuration's parsers: */
 	uint64_t	 lines, alerts, suppressed, twins_dropped, filtered;
 	bool		 esxi;		/* the platform */
-	struct logstats	*stats;		/* main's table, or NULL */
-	struct logstats_snap *pic;	/* what is published into it */
+	const struct agent_figures *figs;	/* publishes pic; NULL: nowhere */
+	struct logstats_snap *pic;	/* what is published (LOGSTATS_FIGURES) */
 };
 
 /* ---- the catalogue ------------------------------------------------- */
@@ -925,14 +925,15 @@ prune_bookmarks(struct lw *lw)
 
 /*
  * Hand the filelogs' states, files, offsets and the lines read since the
- * last time to main's table (collectors/logwatch/logstats.h), which keeps the totals.
+ * last time to main's table (collectors/logwatch/logstats.h, published as
+ * LOGSTATS_FIGURES), which keeps the totals.
  */
 static void
 publish(struct lw *lw)
 {
 	struct logstats_snap *p = lw->pic;
 
-	if (lw->stats == NULL || p == NULL)
+	if (lw->figs == NULL || p == NULL)
 		return;
 	p->nfilelogs = p->nfiles = 0;
 	for (size_t i = 0; i < lw->nlogs && i < LOGSTATS_MAX_FILELOGS; i++) {
@@ -963,7 +964,7 @@ publish(struct lw *lw)
 		f->lines_matched = lf->matched;
 		lf->lines = lf->matched = 0;
 	}
-	logstats_publish(lw->stats, p);
+	(void)lw->figs->publish(lw->figs->arg, LOGSTATS_FIGURES, p);
 }
 
 /* ---- the collector ------------------------------------------------- */
@@ -1016,9 +1017,9 @@ lw_init(struct collector_ctx *ctx)
 	lw->logs = calloc(cfg->nfilelogs ? cfg->nfilelogs : 1, sizeof(*lw->logs));
 	if (lw->storm == NULL || lw->logs == NULL || load_rules(lw, cfg) < 0)
 		goto err;
-	if (ctx->figures != NULL && ctx->figures->filelogs != NULL) {
+	if (ctx->figures != NULL && ctx->figures->publish != NULL) {
 		lw->pic = calloc(1, sizeof(*lw->pic));
-		lw->stats = lw->pic != NULL ? ctx->figures->filelogs : NULL;
+		lw->figs = lw->pic != NULL ? ctx->figures : NULL;
 	}
 	lw->parsers = parsers_from_config(NULL, cfg);
 	if (lw->parsers == NULL)

@@ -607,7 +607,7 @@ TEST(totals_count_runs_and_errors_across_schedulers)
 	counts_reset();
 	if (cfg == NULL || t == NULL)
 		return;
-	s = sched_start_with(cfg, (struct queue *)&fake_queue, NULL, t);
+	s = sched_start_with(cfg, (struct queue *)&fake_queue, NULL, t, NULL);
 	sched_run_once(s, &stop);
 	sched_stop(s);
 	n = sched_totals_get(t, st, SCHED_MAX_COLLECTORS);
@@ -620,7 +620,7 @@ TEST(totals_count_runs_and_errors_across_schedulers)
 	CHECK_INT(st[1].runs, 1);
 	CHECK_STR(st[2].name, "smart");
 	atomic_store(&quick_fail, 1);
-	s = sched_start_with(cfg, (struct queue *)&fake_queue, NULL, t);
+	s = sched_start_with(cfg, (struct queue *)&fake_queue, NULL, t, NULL);
 	sched_run_once(s, &stop);
 	sched_stop(s);
 	atomic_store(&quick_fail, 0);
@@ -629,6 +629,62 @@ TEST(totals_count_runs_and_errors_across_schedulers)
 	CHECK_INT(st[0].runs, 2);
 	CHECK_INT(st[0].errors, 1);
 	sched_totals_free(t);
+	config_free(cfg);
+}
+
+/* The emit filter (the diagnosis stage's place): it sees every event
+ * emitted, one by one or in a run, already enriched and before the queue
+ * has it; events a refused enrichment or a refused push lose are seen as
+ * far as they got. */
+struct seen {
+	atomic_int	n, enriched, queued_before;
+};
+
+static void
+seen_event(void *arg, const struct event *ev)
+{
+	struct seen *x = arg;
+	const char *c = event_get(ev, "esxwatch_collector");
+
+	atomic_fetch_add(&x->n, 1);
+	if (c != NULL && event_get(ev, "hostname") != NULL &&
+	    event_get(ev, "site") != NULL)
+		atomic_fetch_add(&x->enriched, 1);
+	pthread_mutex_lock(&qmu);
+	for (int i = 0; i < ngot; i++)
+		if (got[i]->text != NULL && ev->text != NULL &&
+		    strcmp(got[i]->text, ev->text) == 0)
+			atomic_fetch_add(&x->queued_before, 1);
+	pthread_mutex_unlock(&qmu);
+}
+
+TEST(emit_filter_sees_every_event_before_the_queue)
+{
+	volatile sig_atomic_t stop = 0;
+	struct config *cfg = load();
+	struct seen x;
+	struct emit_filter f = { .on_event = seen_event, .arg = &x };
+	struct scheduler *s;
+	int queued;
+
+	counts_reset();
+	if (cfg == NULL)
+		return;
+	atomic_store(&x.n, 0);
+	atomic_store(&x.enriched, 0);
+	atomic_store(&x.queued_before, 0);
+	atomic_store(&quick_many, 1);
+	s = sched_start_with(cfg, (struct queue *)&fake_queue, NULL, NULL, &f);
+	sched_run_once(s, &stop);
+	sched_stop(s);
+	atomic_store(&quick_many, 0);
+	pthread_mutex_lock(&qmu);
+	queued = ngot;
+	pthread_mutex_unlock(&qmu);
+	CHECK(queued > 70);
+	CHECK(atomic_load(&x.n) >= queued);
+	CHECK_INT(atomic_load(&x.enriched), atomic_load(&x.n));
+	CHECK_INT(atomic_load(&x.queued_before), 0);
 	config_free(cfg);
 }
 
@@ -649,6 +705,7 @@ main(void)
 	RUN(emit_many_queues_in_order_and_counts_a_refusal);
 	RUN(loop_intervals_and_a_hung_collector);
 	RUN(totals_count_runs_and_errors_across_schedulers);
+	RUN(emit_filter_sees_every_event_before_the_queue);
 	got_clear();
 	rc = t_done();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
