@@ -35,6 +35,7 @@
 #include "lib/bell.h"
 #include "lib/clock.h"
 #include "config/config.h"
+#include "config_plugins.h"
 #include "lib/exec.h"
 #include "lib/fs.h"
 #include "lib/log.h"
@@ -643,6 +644,7 @@ main(int argc, char **argv)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	config_plugins_builtin();	/* before any configuration is read */
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 
 #include "../../agent/lib/agentid.h"
 #include "../../agent/config/config.h"
@@ -113,6 +114,7 @@ int
 main(void)
 {
 	T_PROG("test_agentid");
+	config_plugins_builtin();
 	log_init(0, "/dev/null");
 	snprintf(root, sizeof(root), "/tmp/test_agentid.XXXXXX");
 	if (mkdtemp(root) == NULL)

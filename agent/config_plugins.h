@@ -1,0 +1,13 @@
+/*
+ * config_plugins: the top layer's table for the configuration loader
+ * (config/config_section.h): the sink and collector registries and the
+ * sections of their own (monitor, filelog, parsers, rules).  The loader
+ * names none of them; main, and every program that loads a configuration,
+ * calls config_plugins_builtin() once before the first load.
+ */
+#ifndef ESXWATCH_CONFIG_PLUGINS_H
+#define ESXWATCH_CONFIG_PLUGINS_H
+
+void	config_plugins_builtin(void);
+
+#endif
