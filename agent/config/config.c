@@ -513,7 +513,8 @@ yaml_collectors(struct lctx *c, struct config *cfg, const struct ynode *v)
 /* Lifecycle                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Defaults; the default filelogs' directories stay unresolved (NULL). */
+/* Defaults; what hangs on other values (a section's resolve hook: the
+ * default filelogs' directories) waits for config_resolve(). */
 static struct config *
 config_new(void)
 {
