@@ -86,6 +86,12 @@ static const struct cfg_registry builtin = {
 	.nsections = sizeof(sections) / sizeof(sections[0]),
 };
 
+const struct cfg_registry *
+config_plugins_registry(void)
+{
+	return &builtin;
+}
+
 void
 config_plugins_builtin(void)
 {

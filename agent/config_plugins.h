@@ -8,6 +8,11 @@
 #ifndef ESXWATCH_CONFIG_PLUGINS_H
 #define ESXWATCH_CONFIG_PLUGINS_H
 
+struct cfg_registry;
+
 void	config_plugins_builtin(void);
+/* The table itself, for a program that adds rows of its own to a copy
+ * (tests/unit/test_cfgsection.c) before config_use(). */
+const struct cfg_registry *config_plugins_registry(void);
 
 #endif
