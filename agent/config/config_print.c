@@ -229,12 +229,17 @@ print_dest(FILE *f, const struct dest_conf *d, const char *in)
 	}
 }
 
-/* Whether s goes right after the core's section `after` (NULL: the end). */
+/*
+ * The loader's own sections: a registry row names one of them as the
+ * section it follows (cfg_section.after); one that names none of them
+ * goes at the end.
+ */
 static const char *const core_order[] = {
 	"server", "servers", "storage", "logging", "batch", "host", "tags",
 	"collectors", "rules_file"
 };
 
+/* Whether s goes right after the core's section `after` (NULL: the end). */
 static bool
 section_follows(const struct cfg_section *s, const char *after)
 {
@@ -323,6 +328,7 @@ print_all(const struct config *cfg, FILE *f)
 	    "--show-secrets prints them)\n", f);
 	fputs("server:\n", f);
 	print_dest(f, &cfg->server, "  ");
+	print_after(f, cfg, "server");
 	fputs("servers:", f);
 	if (cfg->nservers == 0)
 		fputs(" {}", f);
@@ -333,9 +339,13 @@ print_all(const struct config *cfg, FILE *f)
 		fputs(":\n", f);
 		print_dest(f, &cfg->servers[i], "    ");
 	}
+	print_after(f, cfg, "servers");
 	print_section(f, "storage", storage_keys, nstorage_keys, cfg);
+	print_after(f, cfg, "storage");
 	print_section(f, "logging", logging_keys, nlogging_keys, cfg);
+	print_after(f, cfg, "logging");
 	print_section(f, "batch", batch_keys, nbatch_keys, cfg);
+	print_after(f, cfg, "batch");
 	print_section(f, "host", host_keys, nhost_keys, cfg);
 	print_after(f, cfg, "host");
 	key_print(f, &tags_key, cfg, "");
@@ -495,9 +505,14 @@ config_keys_markdown(FILE *f)
 		    sk.name);
 		md_table(f, title, sk.keys, sk.nkeys);
 	}
+	md_after(f, "server");
+	md_after(f, "servers");
 	md_table(f, "storage", storage_keys, nstorage_keys);
+	md_after(f, "storage");
 	md_table(f, "logging", logging_keys, nlogging_keys);
+	md_after(f, "logging");
 	md_table(f, "batch", batch_keys, nbatch_keys);
+	md_after(f, "batch");
 	md_table(f, "host", host_keys, nhost_keys);
 	md_after(f, "host");
 	md_table(f, "top level", &tags_key, 1);

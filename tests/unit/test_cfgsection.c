@@ -115,6 +115,19 @@ static const struct cfg_section plain_section = {
 	.nkeys = NELEM(plain_keys),
 };
 
+/* "early:": another, right after storage: (onto host.log_dir). */
+static const struct cfg_key early_keys[] = {
+	{ .name = "dir", .type = KT_STR, .off = offsetof(struct config,
+	  log_dir), .doc = "Where the logs are, again" },
+};
+
+static const struct cfg_section early_section = {
+	.name = "early",
+	.after = "storage",
+	.keys = early_keys,
+	.nkeys = NELEM(early_keys),
+};
+
 static struct cfg_registry reg;
 static const struct cfg_section *sections[16];
 
@@ -125,10 +138,11 @@ use_extended(void)
 	size_t n = 0;
 
 	reg = *b;
-	for (size_t i = 0; i < b->nsections && n + 2 < NELEM(sections); i++)
+	for (size_t i = 0; i < b->nsections && n + 3 < NELEM(sections); i++)
 		sections[n++] = b->sections[i];
 	sections[n++] = &extra_section;
 	sections[n++] = &plain_section;
+	sections[n++] = &early_section;
 	reg.sections = sections;
 	reg.nsections = n;
 	config_use(&reg);
@@ -180,7 +194,7 @@ TEST(a_row_is_a_section_of_agent_yaml)
 	const char *p = write_file("a.yaml", "extra:\n  level: 5\n"
 	    "plain:\n  alias: /opt/x\n");
 	struct config *cfg;
-	char *out, *host, *plain, *tags, *extra, *rf;
+	char *out, *host, *plain, *tags, *extra, *rf, *storage, *early, *logging;
 
 	extra_inits = extra_clears = extra_checks = 0;
 	msgs[0] = '\0';
@@ -204,6 +218,11 @@ TEST(a_row_is_a_section_of_agent_yaml)
 	CHECK(host != NULL && plain != NULL && tags != NULL && rf != NULL &&
 	    extra != NULL);
 	CHECK(host < plain && plain < tags && rf < extra);
+	storage = out != NULL ? strstr(out, "\nstorage:\n") : NULL;
+	early = out != NULL ? strstr(out, "\nearly:\n  dir: \"\"\n") : NULL;
+	logging = out != NULL ? strstr(out, "\nlogging:\n") : NULL;
+	CHECK(storage != NULL && early != NULL && logging != NULL);
+	CHECK(storage < early && early < logging);
 	free(out);
 	config_free(cfg);
 	CHECK_INT(extra_clears, 1);
