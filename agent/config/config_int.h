@@ -60,7 +60,9 @@ struct lctx {
 	int			 nerr;
 	bool			 ini;		/* liagent.ini: softer rules */
 	size_t			 nnodes;
-	const char		*rule;		/* " (rule 'x' at line N)" or "" */
+	/* after a bad regex's message: the entry it is in (" (rule 'x'
+	 * at line N)"), or NULL */
+	const char		*where;
 	struct lmsg		*msgs;
 	size_t			 nmsgs;
 	const struct kpos	*fpos;		/* for cfg_finish_pos() */

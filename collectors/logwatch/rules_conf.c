@@ -214,9 +214,9 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 		snprintf(sect, sizeof(sect), "rules[%zu]", i + 1);
 		memset(pos, 0, sizeof(pos));
 		rule_where(it, where, sizeof(where));
-		c->rule = where;
+		c->where = where;
 		apply_map(c, rule_keys, NELEM(rule_keys), r, it, sect, pos);
-		c->rule = NULL;
+		c->where = NULL;
 		n++;
 		rule_finish(c, rules, n, it, pos, i + 1);
 	}
