@@ -37,6 +37,7 @@
 #include "lib/bell.h"
 #include "lib/clock.h"
 #include "config/config.h"
+#include "config_plugins.h"
 #include "lib/exec.h"
 #include "lib/fs.h"
 #include "lib/log.h"
@@ -749,6 +750,7 @@ main(int argc, char **argv)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	config_plugins_builtin();	/* before any configuration is read */
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;

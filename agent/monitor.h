@@ -22,15 +22,16 @@
 #include "lib/buf.h"
 #include "config/config.h"
 #include "config/config_schema.h"
+#include "config/config_section.h"
 #include "status.h"
 
 #define MONITOR_REQ_MAX		4096	/* bytes of request line and headers */
 #define MONITOR_IO_MS		2000	/* to read a request, and to send the answer */
 #define MONITOR_BODY_MAX	(1024 * 1024)
 
-/* The monitor: section's rows (onto struct config). */
-extern const struct cfg_key monitor_keys[];
-extern const size_t nmonitor_keys;
+/* The monitor: section, a registry row (config/config_section.h) whose
+ * keys are rows onto struct config. */
+extern const struct cfg_section monitor_section;
 
 /*
  * "HOST:PORT" where HOST is loopback: an IPv4 address in 127.0.0.0/8,

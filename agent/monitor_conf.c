@@ -37,14 +37,21 @@ check_listen(struct lctx *c, const char *key, const char *v, int line, int col)
 }
 
 #define C(f)	offsetof(struct config, f)
-const struct cfg_key monitor_keys[] = {
+static const struct cfg_key monitor_keys[] = {
 	{ .name = "listen", .type = KT_STR, .off = C(monitor_listen),
 	  .check = check_listen,
 	  .doc = "HOST:PORT on loopback (127.0.0.1, [::1], localhost) for GET "
 	  "/health and /metrics; empty: off" },
 };
-const size_t nmonitor_keys = sizeof(monitor_keys) / sizeof(monitor_keys[0]);
 #undef C
+
+/* A plain section: the loader walks the rows onto struct config. */
+const struct cfg_section monitor_section = {
+	.name = "monitor",
+	.after = "host",
+	.keys = monitor_keys,
+	.nkeys = sizeof(monitor_keys) / sizeof(monitor_keys[0]),
+};
 
 /* A port: 1..65535, decimal digits only. */
 static int

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../agent/config_plugins.h"
 #include "../agent/lib/buf.h"
 #include "../agent/config/config.h"
 #include "../agent/event.h"
@@ -184,6 +185,7 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		evs[i] = make_event(i);
 
+	config_plugins_builtin();
 	cfg = config_default();
 	free(cfg->server.hostname);
 	cfg->server.hostname = strdup("127.0.0.1");

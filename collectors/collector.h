@@ -169,6 +169,9 @@ struct event	*ev_new(const char *kind, const char *severity, const char *fmt, ..
 		    __attribute__((format(printf, 3, 4)));
 
 /* The registry. */
+/* The keys every collectors.NAME section has (collector_keys.c). */
+extern const struct cfg_key collector_keys[];
+extern const size_t ncollector_keys;
 const struct collector	*collector_find(const char *name);
 extern const struct collector *const collectors_all[];	/* NULL-terminated */
 /* collectors_all[] then registered rows (the configuration walks these). */

@@ -127,5 +127,9 @@ const struct sink	*sink_at(size_t i);
 int			 sink_register(const struct sink *);
 /* A destination's options block for sk (NULL when it has none). */
 void			*sink_opts(const struct dest_conf *, const struct sink *sk);
+/* A destination's port, or its sink's default (plain or TLS). */
+int			 dest_port(const struct dest_conf *);
+/* The sink name of a protocol number, or "unknown". */
+const char		*dest_proto_name(enum dest_proto);
 
 #endif

@@ -3,9 +3,10 @@
  * (docs/configuration.md).  This file is the lifecycle — defaults, load,
  * resolve, free — and the sections that are truly shared: the server
  * connection basics, storage, logging, batch, host and tags.  Every other
- * key is declared where it is used: sinks in output/, collectors in
- * collectors/, filelog and rules in collectors/logwatch/rules_conf.c; the pieces
- * of the loader are listed in config_int.h.
+ * key is declared where it is used and reaches the loader through the
+ * registry (config_section.h): sinks' and collectors' keys, and sections
+ * of their own (filelog, rules, parsers, monitor); the pieces of the
+ * loader are listed in config_int.h.
  *
  * Every problem is reported as FILE:LINE:COL: message and the walk goes on,
  * so a user sees all the mistakes of a file at once; the load fails at the
@@ -16,9 +17,6 @@
 #include <string.h>
 
 #include "config_int.h"
-#include "../monitor.h"
-#include "../../collectors/collector.h"
-#include "../../output/sink.h"
 
 /* ------------------------------------------------------------------ */
 /* The core's rows                                                     */
@@ -179,35 +177,36 @@ const struct cfg_key rules_file_key = {
 static void
 dest_init(struct dest_conf *d, const char *name)
 {
-	size_t n = sink_count();
+	size_t n = cfg_nsinks();
+	struct cfg_plugin sk;
 
 	memset(d, 0, sizeof(*d));
 	d->name = xstrdup(name);
 	keys_init(dest_keys, ndest_keys, d, KS_ALL);
-	d->opts = xmalloc(n * sizeof(*d->opts));
+	d->opts = xmalloc((n ? n : 1) * sizeof(*d->opts));
 	d->nopts = n;
 	for (size_t i = 0; i < n; i++) {
-		const struct sink *sk = sink_at(i);
-
-		keys_init(sk->keys, sk->nkeys, d, KS_DEST);
 		d->opts[i] = NULL;
-		if (sk->opts_size == 0)
+		if (!cfg_sink_at(i, &sk))
 			continue;
-		d->opts[i] = xmalloc(sk->opts_size);
-		memset(d->opts[i], 0, sk->opts_size);
-		keys_init(sk->keys, sk->nkeys, d->opts[i], KS_OPTS);
+		keys_init(sk.keys, sk.nkeys, d, KS_DEST);
+		if (sk.opts_size == 0)
+			continue;
+		d->opts[i] = xmalloc(sk.opts_size);
+		memset(d->opts[i], 0, sk.opts_size);
+		keys_init(sk.keys, sk.nkeys, d->opts[i], KS_OPTS);
 	}
 }
 
 static void
 dest_free(struct dest_conf *d)
 {
-	for (size_t i = 0; i < d->nopts && i < sink_count(); i++) {
-		const struct sink *sk = sink_at(i);
+	struct cfg_plugin sk;
 
-		keys_free(sk->keys, sk->nkeys, d, KS_DEST);
+	for (size_t i = 0; i < d->nopts && cfg_sink_at(i, &sk); i++) {
+		keys_free(sk.keys, sk.nkeys, d, KS_DEST);
 		if (d->opts[i] != NULL)
-			keys_free(sk->keys, sk->nkeys, d->opts[i], KS_OPTS);
+			keys_free(sk.keys, sk.nkeys, d->opts[i], KS_OPTS);
 		free(d->opts[i]);
 	}
 	free(d->opts);
@@ -229,9 +228,10 @@ size_t
 dest_nkeys(void)
 {
 	size_t n = ndest_keys;
+	struct cfg_plugin sk;
 
-	for (size_t i = 0; i < sink_count(); i++)
-		n += sink_at(i)->nkeys;
+	for (size_t i = 0; cfg_sink_at(i, &sk); i++)
+		n += sk.nkeys;
 	return n;
 }
 
@@ -246,23 +246,22 @@ dest_key_find(struct dest_conf *d, const char *name, struct dkey *out)
 {
 	int ki = kspec_index(dest_keys, ndest_keys, name);
 	size_t base = ndest_keys;
+	struct cfg_plugin sk;
 
 	if (ki >= 0) {
 		out->k = &dest_keys[ki];
 		out->base = d;
 		return ki;
 	}
-	for (size_t i = 0; i < sink_count(); i++) {
-		const struct sink *sk = sink_at(i);
-
-		ki = kspec_index(sk->keys, sk->nkeys, name);
+	for (size_t i = 0; cfg_sink_at(i, &sk); i++) {
+		ki = kspec_index(sk.keys, sk.nkeys, name);
 		if (ki >= 0) {
-			out->k = &sk->keys[ki];
-			out->base = (sk->keys[ki].flags & KF_DEST) ||
+			out->k = &sk.keys[ki];
+			out->base = (sk.keys[ki].flags & KF_DEST) ||
 			    d == NULL || i >= d->nopts ? (void *)d : d->opts[i];
 			return (int)(base + (size_t)ki);
 		}
-		base += sk->nkeys;
+		base += sk.nkeys;
 	}
 	return -1;
 }
@@ -272,12 +271,13 @@ dest_unknown_hint(const char *key, char *buf, size_t len)
 {
 	const char *names[64];
 	size_t n = 0;
+	struct cfg_plugin sk;
 
 	for (size_t i = 0; i < ndest_keys && n < NELEM(names); i++)
 		names[n++] = dest_keys[i].name;
-	for (size_t i = 0; i < sink_count(); i++)
-		for (size_t j = 0; j < sink_at(i)->nkeys && n < NELEM(names); j++)
-			names[n++] = sink_at(i)->keys[j].name;
+	for (size_t i = 0; cfg_sink_at(i, &sk); i++)
+		for (size_t j = 0; j < sk.nkeys && n < NELEM(names); j++)
+			names[n++] = sk.keys[j].name;
 	return suggest(key, names, n, buf, len);
 }
 
@@ -335,14 +335,14 @@ void
 dest_finish(struct lctx *c, struct dest_conf *d, const struct kpos *pos,
     bool primary, int line, int col)
 {
-	const struct sink *sk = sink_find(d->proto);
+	struct cfg_plugin sk;
 	struct cfg_finish fin = { c, d, primary, line, col };
 
 	dest_trust_auth(c, d, pos);
-	if (sk == NULL || sk->finish == NULL)
+	if (cfg_sink_find((int)d->proto, &sk) < 0 || sk.finish == NULL)
 		return;
 	c->fpos = pos;
-	sk->finish(&fin);
+	sk.finish(&fin);
 	c->fpos = NULL;
 }
 
@@ -414,11 +414,14 @@ yaml_servers(struct lctx *c, struct config *cfg, const struct ynode *v)
 /* ------------------------------------------------------------------ */
 
 static void
-collector_conf_init(struct collector_conf *cc, const struct collector *col)
+collector_conf_init(struct collector_conf *cc, const struct cfg_plugin *col)
 {
+	size_t nck;
+	const struct cfg_key *ck = cfg_collector_keys(&nck);
+
 	memset(cc, 0, sizeof(*cc));
 	cc->name = xstrdup(col->name);
-	keys_init(collector_keys, ncollector_keys, cc, KS_ALL);
+	keys_init(ck, nck, cc, KS_ALL);
 	cc->interval = col->default_interval;
 	if (col->opts_size > 0) {
 		cc->opts = xmalloc(col->opts_size);
@@ -430,12 +433,14 @@ collector_conf_init(struct collector_conf *cc, const struct collector *col)
 static void
 collector_conf_free(struct collector_conf *cc)
 {
-	const struct collector *col = collector_find(cc->name);
+	struct cfg_plugin col;
+	size_t nck;
+	const struct cfg_key *ck = cfg_collector_keys(&nck);
 
-	if (col != NULL && cc->opts != NULL)
-		keys_free(col->keys, col->nkeys, cc->opts, KS_ALL);
+	if (cfg_collector_named(cc->name, &col) && cc->opts != NULL)
+		keys_free(col.keys, col.nkeys, cc->opts, KS_ALL);
 	free(cc->opts);
-	keys_free(collector_keys, ncollector_keys, cc, KS_ALL);
+	keys_free(ck, nck, cc, KS_ALL);
 	free(cc->name);
 }
 
@@ -443,7 +448,10 @@ static void
 yaml_collector(struct lctx *c, struct collector_conf *cc,
     const struct ynode *v, const char *sect)
 {
-	const struct collector *col = collector_find(cc->name);
+	struct cfg_plugin col;
+	bool known = cfg_collector_named(cc->name, &col);
+	size_t nck;
+	const struct cfg_key *ck = cfg_collector_keys(&nck);
 	char b[96], h[96];
 
 	if (!want_map(c, v, sect))
@@ -454,21 +462,20 @@ yaml_collector(struct lctx *c, struct collector_conf *cc,
 
 		if (key->type != YN_SCALAR)
 			continue;
-		ki = kspec_index(collector_keys, ncollector_keys, key->s);
+		ki = kspec_index(ck, nck, key->s);
 		if (ki >= 0) {
-			apply_node(c, &collector_keys[ki], cc, val);
+			apply_node(c, &ck[ki], cc, val);
 			continue;
 		}
-		ki = col != NULL && cc->opts != NULL ? kspec_index(col->keys,
-		    col->nkeys, key->s) : -1;
+		ki = known && cc->opts != NULL ? kspec_index(col.keys,
+		    col.nkeys, key->s) : -1;
 		if (ki >= 0) {
-			apply_node(c, &col->keys[ki], cc->opts, val);
+			apply_node(c, &col.keys[ki], cc->opts, val);
 			continue;
 		}
 		rep(c, true, key->line, key->col, "unknown key '%s' in section "
 		    "'%s'%s", show(key->s, b, sizeof(b)), sect,
-		    unknown_hint(key->s, collector_keys, ncollector_keys, h,
-		    sizeof(h)));
+		    unknown_hint(key->s, ck, nck, h, sizeof(h)));
 	}
 }
 
@@ -509,12 +516,14 @@ yaml_collectors(struct lctx *c, struct config *cfg, const struct ynode *v)
 /* Lifecycle                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Defaults; the default filelogs' directories stay unresolved (NULL). */
+/* Defaults; what hangs on other values (a section's resolve hook: the
+ * default filelogs' directories) waits for config_resolve(). */
 static struct config *
 config_new(void)
 {
 	struct config *cfg = xmalloc(sizeof(*cfg));
-	size_t n = collector_count();
+	size_t n = cfg_ncollectors();
+	struct cfg_plugin col;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup("");
@@ -523,13 +532,20 @@ config_new(void)
 	keys_init(logging_keys, nlogging_keys, cfg, KS_ALL);
 	keys_init(batch_keys, nbatch_keys, cfg, KS_ALL);
 	keys_init(host_keys, nhost_keys, cfg, KS_ALL);
-	keys_init(monitor_keys, nmonitor_keys, cfg, KS_ALL);
 	keys_init(&rules_file_key, 1, cfg, KS_ALL);
-	cfg->collectors = xmalloc(n * sizeof(*cfg->collectors));
-	cfg->ncollectors = n;
+	cfg->collectors = xmalloc((n ? n : 1) * sizeof(*cfg->collectors));
 	for (size_t i = 0; i < n; i++)
-		collector_conf_init(&cfg->collectors[i], collector_at(i));
-	filelogs_default(cfg);
+		if (cfg_collector_at(i, &col))
+			collector_conf_init(&cfg->collectors[
+			    cfg->ncollectors++], &col);
+	for (size_t i = 0; i < cfg_nsections(); i++) {
+		const struct cfg_section *s = cfg_section_at(i);
+
+		if (s->apply == NULL)
+			keys_init(s->keys, s->nkeys, cfg, KS_ALL);
+		else if (s->init != NULL)
+			s->init(cfg);
+	}
 	return cfg;
 }
 
@@ -561,11 +577,9 @@ dest_resolve(struct dest_conf *d, bool primary, bool others)
 static void
 config_resolve(struct config *cfg)
 {
-	const char *dir = cfg->log_dir[0] != '\0' ? cfg->log_dir : "/var/log";
-
-	for (size_t i = 0; i < cfg->nfilelogs; i++)
-		if (cfg->filelogs[i].directory == NULL)
-			cfg->filelogs[i].directory = xstrdup(dir);
+	for (size_t i = 0; i < cfg_nsections(); i++)
+		if (cfg_section_at(i)->resolve != NULL)
+			cfg_section_at(i)->resolve(cfg);
 	dest_resolve(&cfg->server, true, cfg->nservers > 0);
 	for (size_t i = 0; i < cfg->nservers; i++)
 		dest_resolve(&cfg->servers[i], false, true);
@@ -594,15 +608,19 @@ config_free(struct config *cfg)
 	keys_free(logging_keys, nlogging_keys, cfg, KS_ALL);
 	keys_free(batch_keys, nbatch_keys, cfg, KS_ALL);
 	keys_free(host_keys, nhost_keys, cfg, KS_ALL);
-	keys_free(monitor_keys, nmonitor_keys, cfg, KS_ALL);
 	keys_free(&tags_key, 1, cfg, KS_ALL);
 	keys_free(&rules_file_key, 1, cfg, KS_ALL);
 	for (size_t i = 0; i < cfg->ncollectors; i++)
 		collector_conf_free(&cfg->collectors[i]);
 	free(cfg->collectors);
-	filelogs_clear(cfg);
-	parsers_conf_clear(cfg);
-	rule_conf_free_array(cfg->rules, cfg->nrules);
+	for (size_t i = 0; i < cfg_nsections(); i++) {
+		const struct cfg_section *s = cfg_section_at(i);
+
+		if (s->apply == NULL)
+			keys_free(s->keys, s->nkeys, cfg, KS_ALL);
+		else if (s->clear != NULL)
+			s->clear(cfg);
+	}
 	free(cfg);
 }
 
@@ -657,10 +675,9 @@ config_load_flags(const char *path, unsigned flags, config_report_fn report,
 		parse_text(&c, cfg, buf, len);
 	free(buf);
 	config_resolve(cfg);
-	if (c.nerr == 0)
-		rules_check_files(&c, cfg);
-	if (c.nerr == 0)
-		parsers_check(&c, cfg);
+	for (size_t i = 0; i < cfg_nsections() && c.nerr == 0; i++)
+		if (cfg_section_at(i)->check != NULL)
+			cfg_section_at(i)->check(&c, cfg);
 	if (c.nerr > 0)
 		goto err;
 	lctx_flush(&c);

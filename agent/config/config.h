@@ -256,25 +256,9 @@ int		 config_print_with(const struct config *, FILE *, bool secrets);
 int		 config_keys_markdown(FILE *);
 
 const struct collector_conf *config_collector(const struct config *, const char *name);
-int		 dest_port(const struct dest_conf *);	/* port or the protocol default */
-const char	*dest_proto_name(enum dest_proto);
 /* Name matches include (empty = all) and not exclude; fnmatch globs. */
 bool		 strlist_match(const struct strlist *include,
 		    const struct strlist *exclude, const char *name);
 const char	*kvlist_get(const struct kvlist *, const char *key);
-
-/*
- * A rule catalogue file (collectors/logwatch/rules/esxi.yaml): top level `rules:`,
- * a list of the same mappings as agent.yaml's rules (same checks, same
- * FILE:LINE:COL messages).  0 and *rules and *n filled (*n may be 0), or -1
- * after reporting every error, with *rules NULL.  Free with
- * rule_conf_free_array().  In a loaded rule, match, regex, hint, vob_id
- * and literal are NULL when absent (an empty value counts as absent);
- * name and severity are never NULL.  A rule may have neither match nor
- * regex only when it says enabled: no (it switches a built-in rule off).
- */
-int		 config_load_rules_file(const char *path, struct rule_conf **rules,
-		    size_t *n, config_report_fn report, void *arg);
-void		 rule_conf_free_array(struct rule_conf *, size_t);
 
 #endif

@@ -282,7 +282,7 @@ regex_compiled(struct lctx *c, const char *key, const char *v, int line,
 	if (re == NULL)
 		rep_compile(c, line, col, "'%s': invalid regular expression: %s "
 		    "(at offset %zu: '%.12s')%s", key, err, off, v + off,
-		    c->rule != NULL ? c->rule : "");
+		    c->where != NULL ? c->where : "");
 	return re;
 }
 

@@ -13,7 +13,6 @@
 #include "config_int.h"
 #include "dfilter.h"
 #include "../lib/rx.h"
-#include "../../collectors/collector.h"
 
 /* "" or "*", filelog, winlog (none on this host: a warning), or the name
  * of an esxwatch collector. */
@@ -21,8 +20,10 @@ static int
 check_filter_type(struct lctx *c, const char *key, const char *v, int line,
     int col)
 {
+	struct cfg_plugin cp;
+
 	if (*v == '\0' || strcmp(v, "*") == 0 || strcmp(v, "filelog") == 0 ||
-	    collector_find(v) != NULL)
+	    cfg_collector_named(v, &cp))
 		return 0;
 	if (strcmp(v, "winlog") == 0) {
 		rep(c, false, line, col, "'%s': there are no Windows event logs "

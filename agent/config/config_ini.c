@@ -18,16 +18,16 @@
 #include "../lib/utf8.h"
 #include "../lib/str.h"
 
+/* IS_ROW: a section a registry row took (iini.row). */
 enum isect {
-	IS_NONE, IS_SERVER, IS_STORAGE, IS_LOGGING, IS_FILELOG, IS_GLOBAL,
-	IS_PARSER, IS_COMMON_FILELOG, IS_SKIP
+	IS_NONE, IS_SERVER, IS_STORAGE, IS_LOGGING, IS_ROW, IS_SKIP
 };
 
 struct iini {
 	struct lctx	*c;
 	struct config	*cfg;
 	enum isect	 sect;
-	size_t		 idx;		/* servers[] / filelogs[] index */
+	size_t		 idx;		/* servers[] index */
 	bool		 primary;
 	char		 secname[128];
 	/* where each destination's keys were set, for dest_finish() */
@@ -35,11 +35,9 @@ struct iini {
 	int		 server_line;
 	struct kpos	(*spos)[KPOS_MAX];
 	int		*sline;
-	bool		 filelogs_replaced;
-	/* [common|filelog] and [common|global] keys every filelog gets (as
-	 * liagent: lists merged, single values the filelog's own first) */
-	struct filelog_conf	 common;
-	bool			 have_common;
+	/* one per registry section, in registry order */
+	struct cfg_ini	*rows;
+	size_t		 row;
 };
 
 /* A JSON string (or single-quoted, or a bare word) at *pp into out. */
@@ -274,8 +272,8 @@ ini_dest_pos(struct iini *ii)
  * keep the section under a usable name rather than drop it.  Returns sub,
  * rewritten in place, or NULL when nothing usable is left.
  */
-static char *
-ini_name(struct lctx *c, char *sub, int line, int col)
+char *
+cfg_ini_name(struct lctx *c, char *sub, int line, int col)
 {
 	char orig[96], b[96];
 	size_t n = strlen(sub);
@@ -302,7 +300,7 @@ ini_server_section(struct iini *ii, char *sub, int line, int col)
 {
 	struct config *cfg = ii->cfg;
 
-	sub = ini_name(ii->c, sub, line, col);
+	sub = cfg_ini_name(ii->c, sub, line, col);
 	if (sub == NULL) {
 		rep(ii->c, false, line, col, "[server|]: no destination "
 		    "name; section ignored");
@@ -327,14 +325,55 @@ ini_server_section(struct iini *ii, char *sub, int line, int col)
 	ii->sline[ii->idx] = line;
 }
 
+/*
+ * Whether a registry row takes the header [type|sub] (ii->row says which):
+ * 1 and its keys go to the row, -1 it is the row's but ignored (the row
+ * said why), 0 no row's.
+ */
+static int
+ini_row_header(struct iini *ii, const char *type, char *sub, int line, int col)
+{
+	for (size_t i = 0; i < cfg_nsections(); i++) {
+		const struct cfg_section *s = cfg_section_at(i);
+		int r;
+
+		if (s->ini_header == NULL)
+			continue;
+		r = s->ini_header(&ii->rows[i], type, sub, line, col);
+		if (r != 0) {
+			ii->row = i;
+			return r > 0 ? 1 : -1;
+		}
+	}
+	return 0;
+}
+
+/* A header the core does not read: a registry row's, or ignored. */
+static void
+ini_other_section(struct iini *ii, const char *type, char *sub, int line,
+    int col)
+{
+	int rh = ini_row_header(ii, type, sub, line, col);
+	char b[96];
+
+	if (rh != 0)
+		ii->sect = rh > 0 ? IS_ROW : IS_SKIP;
+	else if (strcasecmp(type, "update") == 0 ||
+	    strcasecmp(type, "winlog") == 0 ||
+	    strcasecmp(type, "journaldlog") == 0 ||
+	    strcasecmp(type, "common") == 0)
+		rep(ii->c, false, line, col, "[%s]: not supported by esxwatch; "
+		    "section ignored", show(ii->secname, b, sizeof(b)));
+	else
+		rep(ii->c, false, line, col, "unknown section [%s]; ignored",
+		    show(ii->secname, b, sizeof(b)));
+}
+
 static void
 ini_section(struct iini *ii, char *name, int line, int col)
 {
-	struct lctx *c = ii->c;
-	struct config *cfg = ii->cfg;
 	char *bar = strchr(name, '|');
 	char *type = name, *sub = bar ? bar + 1 : NULL;
-	char b[96];
 
 	if (bar != NULL)
 		*bar = '\0';
@@ -355,59 +394,27 @@ ini_section(struct iini *ii, char *name, int line, int col)
 		ii->sect = IS_STORAGE;
 	else if (strcasecmp(type, "logging") == 0 && sub == NULL)
 		ii->sect = IS_LOGGING;
-	else if (strcasecmp(type, "filelog") == 0 && sub != NULL) {
-		sub = ini_name(c, sub, line, col);
-		if (sub == NULL) {
-			rep(c, false, line, col, "[filelog|]: no name; section "
-			    "ignored");
-			return;
-		}
-		if (!ii->filelogs_replaced) {
-			filelogs_clear(cfg);
-			ii->filelogs_replaced = true;
-		}
-		ii->sect = IS_FILELOG;
-		for (ii->idx = 0; ii->idx < cfg->nfilelogs; ii->idx++)
-			if (strcmp(cfg->filelogs[ii->idx].name, sub) == 0)
-				return;
-		/* liagent forwards every line of a filelog */
-		filelog_add(cfg, sub)->forward = FORWARD_ALL;
-		cfg->filelogs[cfg->nfilelogs - 1].src_line = line;
-		cfg->filelogs[cfg->nfilelogs - 1].src_col = col;
-	} else if (strcasecmp(type, "common") == 0 && sub != NULL &&
-	    strcasecmp(sub, "global") == 0)
-		ii->sect = IS_GLOBAL;
-	else if (strcasecmp(type, "common") == 0 && sub != NULL &&
-	    strcasecmp(sub, "filelog") == 0)
-		ii->sect = IS_COMMON_FILELOG;
-	else if (strcasecmp(type, "parser") == 0 && sub != NULL) {
-		sub = ini_name(c, sub, line, col);
-		if (sub == NULL) {
-			rep(c, false, line, col, "[parser|]: no name; section "
-			    "ignored");
-			return;
-		}
-		ii->sect = IS_PARSER;
-		ii->idx = parser_conf_add(cfg, sub, line, col) - cfg->parsers;
-	} else if (strcasecmp(type, "update") == 0 ||
-	    strcasecmp(type, "winlog") == 0 ||
-	    strcasecmp(type, "journaldlog") == 0 ||
-	    strcasecmp(type, "common") == 0)
-		rep(c, false, line, col, "[%s]: not supported by esxwatch; "
-		    "section ignored", show(ii->secname, b, sizeof(b)));
 	else
-		rep(c, false, line, col, "unknown section [%s]; ignored",
-		    show(ii->secname, b, sizeof(b)));
+		ini_other_section(ii, type, sub, line, col);
+}
+
+void
+cfg_ini_unknown(struct cfg_ini *ci, const char *key, int line, int col,
+    const char *why)
+{
+	char b[96];
+
+	rep(ci->c, false, line, col, "'%s' in [%s] %s; ignored",
+	    show(key, b, sizeof(b)), ci->secname, why);
 }
 
 static void
 ini_unknown(struct iini *ii, const char *key, int line, int col,
     const char *why)
 {
-	char b[96];
+	struct cfg_ini ci = { ii->c, ii->cfg, ii->secname, NULL };
 
-	rep(ii->c, false, line, col, "'%s' in [%s] %s; ignored",
-	    show(key, b, sizeof(b)), ii->secname, why);
+	cfg_ini_unknown(&ci, key, line, col, why);
 }
 
 static void
@@ -438,82 +445,6 @@ ini_server_key(struct iini *ii, const char *key, const char *val, int line,
 		    "esxwatch");
 	else
 		ini_unknown(ii, key, line, kcol, "is not a known key");
-}
-
-static void
-ini_filelog_key(struct iini *ii, const char *key, const char *val, int line,
-    int kcol, int vcol)
-{
-	struct filelog_conf *f = &ii->cfg->filelogs[ii->idx];
-	int ki = kspec_index(filelog_keys, nfilelog_keys, key);
-
-	if (ki >= 0) {
-		/* event_marker is Perl-compatible as it is (PCRE2) */
-		ii->c->fl = f;
-		ini_value(ii->c, &filelog_keys[ki], f, val, line, vcol);
-		ii->c->fl = NULL;
-	} else if (strcmp(key, "charset") == 0)
-		ini_unknown(ii, key, line, kcol, "is not supported by "
-		    "esxwatch (files are read as UTF-8; other bytes are "
-		    "replaced)");
-	else
-		ini_unknown(ii, key, line, kcol, "is not a known key");
-}
-
-/* A key of [common|filelog] or [common|global] (other than tags). */
-static void
-ini_common_key(struct iini *ii, const char *key, const char *val, int line,
-    int kcol, int vcol)
-{
-	int ki = kspec_index(filelog_keys, nfilelog_keys, key);
-
-	if (!ii->have_common) {
-		memset(&ii->common, 0, sizeof(ii->common));
-		keys_init(filelog_keys, nfilelog_keys, &ii->common, KS_ALL);
-		ii->have_common = true;
-	}
-	if (ki >= 0 && strcmp(key, "directory") != 0 &&
-	    strcmp(key, "forward") != 0 && strcmp(key, "read_from_head") != 0 &&
-	    strcmp(key, "enabled") != 0)
-		ini_value(ii->c, &filelog_keys[ki], &ii->common, val, line, vcol);
-	else
-		ini_unknown(ii, key, line, kcol, ki >= 0 ? "is not a common "
-		    "option (liagent: tags, include, exclude, event_marker, "
-		    "exclude_fields, parser)" : "is not a known key");
-}
-
-/* Apply the common keys to every filelog, as liagent merges them. */
-static void
-ini_common_apply(struct iini *ii)
-{
-	struct filelog_conf *cm = &ii->common;
-
-	if (!ii->have_common)
-		return;
-	for (size_t i = 0; i < ii->cfg->nfilelogs; i++) {
-		struct filelog_conf *f = &ii->cfg->filelogs[i];
-
-		for (size_t k = 0; k < cm->include.n; k++)
-			strlist_add(&f->include, cm->include.v[k]);
-		for (size_t k = 0; k < cm->exclude.n; k++)
-			strlist_add(&f->exclude, cm->exclude.v[k]);
-		for (size_t k = 0; k < cm->exclude_fields.n; k++)
-			strlist_add(&f->exclude_fields, cm->exclude_fields.v[k]);
-		for (size_t k = 0; k < cm->tags.n; k++)
-			if (kvlist_get(&f->tags, cm->tags.v[k].key) == NULL)
-				kvlist_set(&f->tags, cm->tags.v[k].key,
-				    cm->tags.v[k].value);
-		if (f->event_marker == NULL && cm->event_marker != NULL)
-			set_str(&f->event_marker, cm->event_marker);
-		if (f->parser == NULL && cm->parser != NULL)
-			set_str(&f->parser, cm->parser);
-		if (f->whitelist == NULL && cm->whitelist != NULL)
-			set_str(&f->whitelist, cm->whitelist);
-		if (f->blacklist == NULL && cm->blacklist != NULL)
-			set_str(&f->blacklist, cm->blacklist);
-	}
-	keys_free(filelog_keys, nfilelog_keys, cm, KS_ALL);
-	ii->have_common = false;
 }
 
 static void
@@ -553,27 +484,25 @@ ini_keyval(struct iini *ii, const char *key, const char *val, int line,
 			ini_unknown(ii, key, line, kcol, "is not supported by "
 			    "esxwatch");
 		return;
-	case IS_FILELOG:
-		ini_filelog_key(ii, key, val, line, kcol, vcol);
-		return;
-	case IS_GLOBAL:
-		if (strcmp(key, "tags") == 0)
-			ini_value(c, &tags_key, cfg, val, line, vcol);
-		else
-			ini_common_key(ii, key, val, line, kcol, vcol);
-		return;
-	case IS_COMMON_FILELOG:
-		ini_common_key(ii, key, val, line, kcol, vcol);
-		return;
-	case IS_PARSER:
-		ki = kspec_index(parser_keys, nparser_keys, key);
-		if (ki >= 0)
-			ini_value(c, &parser_keys[ki], &cfg->parsers[ii->idx], val,
-			    line, vcol);
-		else
-			ini_unknown(ii, key, line, kcol, "is not a parser key");
+	case IS_ROW:
+		cfg_section_at(ii->row)->ini_key(&ii->rows[ii->row], key, val,
+		    line, kcol, vcol);
 		return;
 	}
+}
+
+/* Whether key, in the section being read, is a KF_RAW row. */
+static bool
+ini_key_raw(const struct iini *ii, const char *key)
+{
+	const struct cfg_section *s;
+	int ki;
+
+	if (ii->sect != IS_ROW)
+		return false;
+	s = cfg_section_at(ii->row);
+	ki = kspec_index(s->keys, s->nkeys, key);
+	return ki >= 0 && (s->keys[ki].flags & KF_RAW) != 0;
 }
 
 static void
@@ -638,8 +567,8 @@ ini_line(struct iini *ii, char *s, size_t len, int line)
 	while (isspace((unsigned char)*val))
 		val++;
 	e = val + strlen(val);
-	/* an event_marker keeps its exact bytes, a trailing blank included */
-	if (strcmp(key, "event_marker") != 0)
+	/* a regex (KF_RAW) keeps its exact bytes, a trailing blank included */
+	if (!ini_key_raw(ii, key))
 		while (e > val && isspace((unsigned char)e[-1]))
 			e--;
 	*e = '\0';
@@ -667,6 +596,13 @@ ini_load(struct lctx *c, struct config *cfg, char *buf, size_t len)
 	ii.c = c;
 	ii.cfg = cfg;
 	ii.sect = IS_NONE;
+	ii.rows = xmalloc((cfg_nsections() + 1) * sizeof(*ii.rows));
+	for (size_t i = 0; i < cfg_nsections(); i++) {
+		ii.rows[i].c = c;
+		ii.rows[i].cfg = cfg;
+		ii.rows[i].secname = ii.secname;
+		ii.rows[i].state = NULL;
+	}
 	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
 		off = 3;			/* Windows editors' BOM */
 	while (off < len) {
@@ -681,7 +617,10 @@ ini_load(struct lctx *c, struct config *cfg, char *buf, size_t len)
 		ini_line(&ii, s, n, line);
 		off = nl ? (size_t)(nl - buf) + 1 : len;
 	}
-	ini_common_apply(&ii);
+	for (size_t i = 0; i < cfg_nsections(); i++)
+		if (cfg_section_at(i)->ini_end != NULL)
+			cfg_section_at(i)->ini_end(&ii.rows[i]);
+	free(ii.rows);
 	dest_finish(c, &cfg->server, ii.server_pos, true, ii.server_line, 1);
 	for (size_t i = 0; i < cfg->nservers; i++)
 		dest_finish(c, &cfg->servers[i], ii.spos[i], false,

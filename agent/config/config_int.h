@@ -1,7 +1,8 @@
 /*
- * config_int: what the pieces of the configuration loader share; not for
- * the rest of the agent (that is config.h) nor for modules declaring keys
- * (that is config_schema.h).
+ * config_int: what the pieces of the configuration loader share, and the
+ * hooks of a registry section (config_section.h) use to walk YAML nodes
+ * and report as the loader does; not for the rest of the agent (that is
+ * config.h) nor for modules that only declare keys (config_schema.h).
  *
  *	config.c	lifecycle: defaults, load, resolve, free; the core
  *			sections (server basics, storage, logging, batch, host,
@@ -12,7 +13,7 @@
  *	config_yaml.c	agent.yaml: libyaml events into a positioned tree
  *	config_ini.c	liagent.ini
  *	config_print.c	--print-config and the docs' key table
- *	collectors/logwatch/rules_conf.c  filelog and rules sections, rule catalogues
+ *	config_section.c the registry of the layers above (config_section.h)
  */
 #ifndef ESXWATCH_CONFIG_INT_H
 #define ESXWATCH_CONFIG_INT_H
@@ -24,6 +25,7 @@
 #include "config.h"
 #include "config_schema.h"
 #include "../lib/mem.h"
+#include "config_section.h"
 
 /* A configuration file bigger than this is a mistake (or an attack). */
 #define CONFIG_MAX_BYTES	(4 * 1024 * 1024)
@@ -54,18 +56,22 @@ struct lctx {
 	int			 nerr;
 	bool			 ini;		/* liagent.ini: softer rules */
 	size_t			 nnodes;
-	const char		*rule;		/* " (rule 'x' at line N)" or "" */
+	/* after a bad regex's message: the entry it is in (" (rule 'x'
+	 * at line N)"), or NULL */
+	const char		*where;
 	struct lmsg		*msgs;
 	size_t			 nmsgs;
 	const struct kpos	*fpos;		/* for cfg_finish_pos() */
 	bool			 keep_broken;	/* CONFIG_KEEP_BROKEN_FILELOGS */
-	struct filelog_conf	*fl;		/* the filelog being read, or NULL */
+	/* the broken message of the entry being read (rep_compile), or NULL */
+	char			**broken;
 };
 
 void	 rep(struct lctx *, bool is_err, int line, int col, const char *fmt, ...)
 	    __attribute__((format(printf, 5, 6)));
 /* A regex or filter that does not compile: an error (rep()), or with
- * keep_broken inside a filelog, the end of that filelog only. */
+ * keep_broken inside an entry that can break alone (c->broken), the end
+ * of that entry only. */
 void	 rep_compile(struct lctx *, int line, int col, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
 void	 lctx_flush(struct lctx *);
@@ -155,32 +161,22 @@ void	 yaml_dest(struct lctx *, struct dest_conf *, const struct ynode *,
 	    const char *section, bool primary, int line, int col);
 void	 yaml_servers(struct lctx *, struct config *, const struct ynode *);
 void	 yaml_collectors(struct lctx *, struct config *, const struct ynode *);
-/* The common collector keys (collectors/registry.c). */
-extern const struct cfg_key collector_keys[];
-extern const size_t ncollector_keys;
 
-/* ---- filelog and rules (collectors/logwatch/rules_conf.c) ---- */
-extern const struct cfg_key filelog_keys[];
-extern const size_t nfilelog_keys;
-void	 filelogs_default(struct config *);
-void	 filelogs_clear(struct config *);
-struct filelog_conf *filelog_add(struct config *, const char *name);
-void	 yaml_filelogs(struct lctx *, struct config *, const struct ynode *);
-void	 yaml_rules(struct lctx *, const struct ynode *, struct rule_conf **,
-	    size_t *);
-void	 rules_check_files(struct lctx *, struct config *);
-/* parsers: (collectors/logwatch/parsers_conf.c) */
-extern const struct cfg_key parser_keys[];
-extern const size_t nparser_keys;
-void	 parsers_conf_clear(struct config *);
-struct parser_conf *parser_conf_add(struct config *, const char *name,
-	    int line, int col);
-void	 yaml_parsers(struct lctx *, struct config *, const struct ynode *);
-void	 print_parsers(FILE *, const struct config *);
-void	 parsers_check(struct lctx *, struct config *);
-void	 print_filelogs(FILE *, const struct config *);
-void	 print_rules(FILE *, const struct config *);
-const struct cfg_key *rules_conf_keys(size_t *n);
+/* ---- the registry (config_section.c) ---- */
+size_t	 cfg_nsinks(void);
+bool	 cfg_sink_at(size_t i, struct cfg_plugin *);
+/* The sink with protocol number id, or of that name: its registry index,
+ * or -1 (out zeroed). */
+int	 cfg_sink_find(int id, struct cfg_plugin *);
+int	 cfg_sink_named(const char *name, struct cfg_plugin *);
+/* The sink name of a protocol number, or "unknown". */
+const char *cfg_proto_name(int id);
+size_t	 cfg_ncollectors(void);
+bool	 cfg_collector_at(size_t i, struct cfg_plugin *);
+bool	 cfg_collector_named(const char *name, struct cfg_plugin *);
+const struct cfg_key *cfg_collector_keys(size_t *n);
+size_t	 cfg_nsections(void);
+const struct cfg_section *cfg_section_at(size_t i);
 
 /* ---- printing (config_print.c) ---- */
 void	 print_str(FILE *, const char *);

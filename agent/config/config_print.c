@@ -8,11 +8,8 @@
 #include <string.h>
 
 #include "config_int.h"
-#include "../monitor.h"
 #include "../lib/redact.h"
 #include "../lib/utf8.h"
-#include "../../collectors/collector.h"
-#include "../../output/sink.h"
 
 
 /*
@@ -176,7 +173,7 @@ key_print_how(FILE *f, const struct cfg_key *k, const void *base,
 		fprintf(f, " %s", YN(*(const int *)(const void *)field));
 		break;
 	case KT_PROTO:
-		fprintf(f, " %s", dest_proto_name(
+		fprintf(f, " %s", cfg_proto_name((int)
 		    *(const enum dest_proto *)(const void *)field));
 		break;
 	case KT_FORWARD:
@@ -226,15 +223,40 @@ keys_print(FILE *f, const struct cfg_key *tab, size_t n, const void *base,
 void
 print_dest(FILE *f, const struct dest_conf *d, const char *in, unsigned secrets)
 {
-	keys_print(f, dest_keys, ndest_keys, d, in, KS_ALL | secrets);
-	for (size_t i = 0; i < sink_count(); i++) {
-		const struct sink *sk = sink_at(i);
+	struct cfg_plugin sk;
 
-		keys_print(f, sk->keys, sk->nkeys, d, in, KS_DEST | secrets);
+	keys_print(f, dest_keys, ndest_keys, d, in, KS_ALL | secrets);
+	for (size_t i = 0; cfg_sink_at(i, &sk); i++) {
+		keys_print(f, sk.keys, sk.nkeys, d, in, KS_DEST | secrets);
 		if (i < d->nopts && d->opts[i] != NULL)
-			keys_print(f, sk->keys, sk->nkeys, d->opts[i], in,
+			keys_print(f, sk.keys, sk.nkeys, d->opts[i], in,
 			    KS_OPTS | secrets);
 	}
+}
+
+/*
+ * The loader's own sections: a registry row names one of them as the
+ * section it follows (cfg_section.after); one that names none of them
+ * goes at the end.
+ */
+static const char *const core_order[] = {
+	"server", "servers", "storage", "logging", "batch", "host", "tags",
+	"collectors", "rules_file"
+};
+
+/* Whether s goes right after the core's section `after` (NULL: the end). */
+static bool
+section_follows(const struct cfg_section *s, const char *after)
+{
+	bool placed = false;
+
+	if (s->after != NULL)
+		for (size_t i = 0; i < NELEM(core_order); i++)
+			if (strcmp(s->after, core_order[i]) == 0)
+				placed = true;
+	if (!placed)
+		return after == NULL;
+	return after != NULL && strcmp(s->after, after) == 0;
 }
 
 static void
@@ -248,17 +270,40 @@ print_section(FILE *f, const char *name, const struct cfg_key *tab, size_t n,
 static void
 print_collectors(FILE *f, const struct config *cfg, unsigned secrets)
 {
+	struct cfg_plugin col;
+	size_t nck;
+	const struct cfg_key *ck = cfg_collector_keys(&nck);
+
 	fputs("collectors:\n", f);
 	for (size_t i = 0; i < cfg->ncollectors; i++) {
 		const struct collector_conf *cc = &cfg->collectors[i];
-		const struct collector *col = collector_find(cc->name);
 
 		fprintf(f, "  %s:\n", cc->name);
-		keys_print(f, collector_keys, ncollector_keys, cc, "    ",
-		    KS_ALL | secrets);
-		if (col != NULL && cc->opts != NULL)
-			keys_print(f, col->keys, col->nkeys, cc->opts, "    ",
+		keys_print(f, ck, nck, cc, "    ", KS_ALL | secrets);
+		if (cfg_collector_named(cc->name, &col) && cc->opts != NULL)
+			keys_print(f, col.keys, col.nkeys, cc->opts, "    ",
 			    KS_ALL | secrets);
+	}
+}
+
+/*
+ * The registry's sections that follow the core's section `after` (NULL:
+ * those that go at the end), in registry order.
+ */
+static void
+print_after(FILE *f, const struct config *cfg, const char *after,
+    unsigned secrets)
+{
+	for (size_t i = 0; i < cfg_nsections(); i++) {
+		const struct cfg_section *s = cfg_section_at(i);
+
+		if (!section_follows(s, after))
+			continue;
+		if (s->apply == NULL)
+			print_section(f, s->name, s->keys, s->nkeys, cfg,
+			    secrets);
+		else if (s->print != NULL)
+			s->print(f, cfg);
 	}
 }
 
@@ -286,6 +331,7 @@ print_all(const struct config *cfg, FILE *f, unsigned secrets)
 	    "--show-secrets prints them)\n", f);
 	fputs("server:\n", f);
 	print_dest(f, &cfg->server, "  ", secrets);
+	print_after(f, cfg, "server", secrets);
 	fputs("servers:", f);
 	if (cfg->nservers == 0)
 		fputs(" {}", f);
@@ -296,22 +342,22 @@ print_all(const struct config *cfg, FILE *f, unsigned secrets)
 		fputs(":\n", f);
 		print_dest(f, &cfg->servers[i], "    ", secrets);
 	}
-	print_section(f, "storage", storage_keys, nstorage_keys, cfg,
-	    secrets);
-	print_section(f, "logging", logging_keys, nlogging_keys, cfg,
-	    secrets);
-	print_section(f, "batch", batch_keys, nbatch_keys, cfg,
-	    secrets);
-	print_section(f, "host", host_keys, nhost_keys, cfg,
-	    secrets);
-	print_section(f, "monitor", monitor_keys, nmonitor_keys, cfg,
-	    secrets);
+	print_after(f, cfg, "servers", secrets);
+	print_section(f, "storage", storage_keys, nstorage_keys, cfg, secrets);
+	print_after(f, cfg, "storage", secrets);
+	print_section(f, "logging", logging_keys, nlogging_keys, cfg, secrets);
+	print_after(f, cfg, "logging", secrets);
+	print_section(f, "batch", batch_keys, nbatch_keys, cfg, secrets);
+	print_after(f, cfg, "batch", secrets);
+	print_section(f, "host", host_keys, nhost_keys, cfg, secrets);
+	print_after(f, cfg, "host", secrets);
 	key_print_how(f, &tags_key, cfg, "", secrets);
+	print_after(f, cfg, "tags", secrets);
 	print_collectors(f, cfg, secrets);
-	print_filelogs(f, cfg);
-	print_parsers(f, cfg);
-	print_rules(f, cfg);
-	key_print(f, &rules_file_key, cfg, "");
+	print_after(f, cfg, "collectors", secrets);
+	key_print_how(f, &rules_file_key, cfg, "", secrets);
+	print_after(f, cfg, "rules_file", secrets);
+	print_after(f, cfg, NULL, secrets);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -412,21 +458,34 @@ static void
 md_collectors(FILE *f)
 {
 	char title[128];
+	struct cfg_plugin col;
+	size_t nck;
+	const struct cfg_key *ck = cfg_collector_keys(&nck);
 
-	md_table(f, "collectors.NAME (every collector)", collector_keys,
-	    ncollector_keys);
+	md_table(f, "collectors.NAME (every collector)", ck, nck);
 	fputs("\nDefault `interval` per collector:", f);
-	for (size_t i = 0; i < collector_count(); i++)
-		fprintf(f, "%s `%s` %d s", i ? "," : "", collector_at(i)->name,
-		    collector_at(i)->default_interval);
+	for (size_t i = 0; cfg_collector_at(i, &col); i++)
+		fprintf(f, "%s `%s` %d s", i ? "," : "", col.name,
+		    col.default_interval);
 	fputs(".\n", f);
-	for (size_t i = 0; i < collector_count(); i++) {
-		const struct collector *col = collector_at(i);
-
-		if (col->nkeys == 0)
+	for (size_t i = 0; cfg_collector_at(i, &col); i++) {
+		if (col.nkeys == 0)
 			continue;
-		snprintf(title, sizeof(title), "collectors.%s", col->name);
-		md_table(f, title, col->keys, col->nkeys);
+		snprintf(title, sizeof(title), "collectors.%s", col.name);
+		md_table(f, title, col.keys, col.nkeys);
+	}
+}
+
+/* The registry's sections' tables, placed as in print_after(). */
+static void
+md_after(FILE *f, const char *after)
+{
+	for (size_t i = 0; i < cfg_nsections(); i++) {
+		const struct cfg_section *s = cfg_section_at(i);
+
+		if (section_follows(s, after) && s->keys != NULL)
+			md_table(f, s->doc_title != NULL ? s->doc_title :
+			    s->name, s->keys, s->nkeys);
 	}
 }
 
@@ -439,29 +498,32 @@ int
 config_keys_markdown(FILE *f)
 {
 	char title[128];
-	size_t nrule;
-	const struct cfg_key *rk = rules_conf_keys(&nrule);
+	struct cfg_plugin sk;
 
 	md_table(f, "server, servers.NAME (every sink)", dest_keys, ndest_keys);
-	for (size_t i = 0; i < sink_count(); i++) {
-		const struct sink *sk = sink_at(i);
-
-		if (sk->nkeys == 0)
+	for (size_t i = 0; cfg_sink_at(i, &sk); i++) {
+		if (sk.nkeys == 0)
 			continue;
 		snprintf(title, sizeof(title), "server, servers.NAME: proto %s",
-		    sk->name);
-		md_table(f, title, sk->keys, sk->nkeys);
+		    sk.name);
+		md_table(f, title, sk.keys, sk.nkeys);
 	}
+	md_after(f, "server");
+	md_after(f, "servers");
 	md_table(f, "storage", storage_keys, nstorage_keys);
+	md_after(f, "storage");
 	md_table(f, "logging", logging_keys, nlogging_keys);
+	md_after(f, "logging");
 	md_table(f, "batch", batch_keys, nbatch_keys);
+	md_after(f, "batch");
 	md_table(f, "host", host_keys, nhost_keys);
-	md_table(f, "monitor", monitor_keys, nmonitor_keys);
+	md_after(f, "host");
 	md_table(f, "top level", &tags_key, 1);
 	md_row(f, &rules_file_key);
+	md_after(f, "tags");
+	md_after(f, "rules_file");
 	md_collectors(f);
-	md_table(f, "filelog.NAME", filelog_keys, nfilelog_keys);
-	md_table(f, "parsers.NAME", parser_keys, nparser_keys);
-	md_table(f, "rules[]", rk, nrule);
+	md_after(f, "collectors");
+	md_after(f, NULL);
 	return ferror(f) ? -1 : 0;
 }

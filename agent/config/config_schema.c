@@ -12,7 +12,6 @@
 #include <strings.h>
 
 #include "config_int.h"
-#include "../../output/sink.h"
 
 int
 kspec_index(const struct cfg_key *tab, size_t n, const char *name)
@@ -135,27 +134,31 @@ ktype_what(enum ktype t)
 static int
 proto_value(const char *s, int *out)
 {
-	const struct sink *sk = s != NULL ? sink_find_name(s) : NULL;
+	struct cfg_plugin sk;
 
-	if (sk == NULL)
+	if (s == NULL || cfg_sink_named(s, &sk) < 0)
 		return -1;
-	*out = (int)sk->proto;
+	*out = sk.id;
 	return 0;
 }
 
-/* The sink names, ordered by protocol number (cfapi, syslog, http, file). */
+/*
+ * The sink names, ordered by protocol number (cfapi, syslog, http, file).
+ * The registry holds at most CFG_SINKS_MAX sinks numbered below
+ * CFG_PROTO_MAX (output/sink.h's SINK_MAX and SINK_PROTO_MAX).
+ */
+#define CFG_SINKS_MAX	16
+#define CFG_PROTO_MAX	128
 const char *const *
 proto_choices(void)
 {
-	static const char *names[SINK_MAX + 1];
+	static const char *names[CFG_SINKS_MAX + 1];
+	struct cfg_plugin sk;
 	size_t n = 0;
 
-	for (int p = 0; p < SINK_PROTO_MAX && n < SINK_MAX; p++) {
-		const struct sink *sk = sink_find((enum dest_proto)p);
-
-		if (sk != NULL)
-			names[n++] = sk->name;
-	}
+	for (int p = 0; p < CFG_PROTO_MAX && n < CFG_SINKS_MAX; p++)
+		if (cfg_sink_find(p, &sk) >= 0)
+			names[n++] = sk.name;
 	names[n] = NULL;
 	return names;
 }

@@ -9,8 +9,9 @@
  * "did you mean" suggestions, freeing, --print-config and the generated
  * key table of docs/configuration.md.  Modules own their rows: sinks in
  * output/NAME.c (struct sink .keys), collectors in collectors/NAME.c
- * (struct collector .keys), filelog and rules in collectors/logwatch/rules_conf.c;
- * the core (agent/config/config.c) keeps the shared sections.
+ * (struct collector .keys), sections of their own (filelog, rules,
+ * parsers, monitor) as registry rows (agent/config/config_section.h); the
+ * core (agent/config/config.c) keeps the shared sections.
  */
 #ifndef ESXWATCH_CONFIG_SCHEMA_H
 #define ESXWATCH_CONFIG_SCHEMA_H
@@ -44,6 +45,8 @@ enum ktype {
 				 * values printed as "<redacted>" (redact.h) */
 #define KF_SECRET_KV	0x20	/* KT_KV: the values of secret-named keys
 				 * (Authorization, X-Api-Key...) redacted */
+#define KF_RAW		0x40	/* liagent.ini: the value keeps its trailing
+				 * blanks (a regex's exact bytes) */
 
 struct lctx;
 struct ynode;		/* a positioned YAML node (agent/config/config_int.h) */

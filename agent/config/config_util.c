@@ -242,14 +242,14 @@ rep_compile(struct lctx *c, int line, int col, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	rep(c, true, line, col, "%s", msg);
-	if (!c->keep_broken || c->fl == NULL)
+	if (!c->keep_broken || c->broken == NULL)
 		return;
-	c->nerr--;	/* that filelog stops, not the whole load */
-	if (c->fl->broken != NULL)
+	c->nerr--;	/* that entry stops, not the whole load */
+	if (*c->broken != NULL)
 		return;
 	snprintf(out, sizeof(out), "%s:%d:%d: %s", c->file, line > 0 ? line : 1,
 	    col > 0 ? col : 1, msg);
-	c->fl->broken = xstrdup(out);
+	*c->broken = xstrdup(out);
 }
 
 static int

@@ -12,7 +12,6 @@
 #include <yaml.h>
 
 #include "config_int.h"
-#include "../monitor.h"
 
 /* The schema is four levels deep; anything far deeper is garbage. */
 #define YAML_MAX_DEPTH		64
@@ -328,9 +327,10 @@ out:
 /* The top level                                                       */
 /* ------------------------------------------------------------------ */
 
+/* The core's; the registry's sections follow them in "did you mean". */
 static const char *const top_keys[] = {
 	"server", "servers", "storage", "logging", "batch", "host", "tags",
-	"collectors", "filelog", "rules", "rules_file", "parsers", "monitor"
+	"collectors", "rules_file"
 };
 
 /* The core sections that are a plain table onto struct config. */
@@ -343,8 +343,40 @@ static const struct {
 	{ "logging", logging_keys, &nlogging_keys },
 	{ "batch", batch_keys, &nbatch_keys },
 	{ "host", host_keys, &nhost_keys },
-	{ "monitor", monitor_keys, &nmonitor_keys },
 };
+
+/* A section of the registry's; -1 = none of that name. */
+static int
+yaml_registry_section(struct lctx *c, struct config *cfg, const char *k,
+    const struct ynode *v)
+{
+	for (size_t i = 0; i < cfg_nsections(); i++) {
+		const struct cfg_section *s = cfg_section_at(i);
+
+		if (strcmp(k, s->name) != 0)
+			continue;
+		if (s->apply != NULL)
+			s->apply(c, cfg, v);
+		else if (want_map(c, v, k))
+			apply_map(c, s->keys, s->nkeys, cfg, v, k, NULL);
+		return 0;
+	}
+	return -1;
+}
+
+/* "did you mean": the core's sections, then the registry's. */
+static const char *
+top_hint(const char *key, char *buf, size_t len)
+{
+	const char *names[NELEM(top_keys) + 32];
+	size_t n = 0;
+
+	for (size_t i = 0; i < NELEM(top_keys); i++)
+		names[n++] = top_keys[i];
+	for (size_t i = 0; i < cfg_nsections() && n < NELEM(names); i++)
+		names[n++] = cfg_section_at(i)->name;
+	return suggest(key, names, n, buf, len);
+}
 
 /* One top-level key; -1 = not a section we know. */
 static int
@@ -371,14 +403,8 @@ yaml_section(struct lctx *c, struct config *cfg, const struct ynode *key,
 		apply_node(c, &rules_file_key, cfg, v);
 	else if (strcmp(k, "collectors") == 0)
 		yaml_collectors(c, cfg, v);
-	else if (strcmp(k, "filelog") == 0)
-		yaml_filelogs(c, cfg, v);
-	else if (strcmp(k, "rules") == 0)
-		yaml_rules(c, v, &cfg->rules, &cfg->nrules);
-	else if (strcmp(k, "parsers") == 0)
-		yaml_parsers(c, cfg, v);
 	else
-		return -1;
+		return yaml_registry_section(c, cfg, k, v);
 	return 0;
 }
 
@@ -403,8 +429,7 @@ yaml_apply(struct lctx *c, struct config *cfg, const struct ynode *root)
 		if (yaml_section(c, cfg, key, v) < 0)
 			rep(c, true, key->line, key->col, "unknown key '%s' at "
 			    "the top level%s", show(key->s, b, sizeof(b)),
-			    suggest(key->s, top_keys, NELEM(top_keys), h,
-			    sizeof(h)));
+			    top_hint(key->s, h, sizeof(h)));
 	}
 }
 

@@ -1,5 +1,6 @@
 /*
- * parsers_conf: the `parsers:` section (liagent [parser|NAME]) and the
+ * parsers_conf: the `parsers:` section (liagent [parser|NAME]), a
+ * registry row (agent/config/config_section.h), and the
  * parser/filter keys of filelogs, beside the parsers themselves
  * (collectors/logwatch/parsers.c, agent/lib/lfilter.c): the rows, and the checks that
  * compile what was written so --check-config refuses exactly what would
@@ -9,11 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <strings.h>
+
 #include "../../agent/config/config_int.h"
 #include "parsers.h"
+#include "parsers_conf.h"
 
 #define P(f)	offsetof(struct parser_conf, f)
-const struct cfg_key parser_keys[] = {
+static const struct cfg_key parser_keys[] = {
 	{ .name = "base_parser", .type = KT_OSTR, .off = P(base_parser),
 	  .doc = "clf, csv, kvp, timestamp, regex, syslog, json or auto" },
 	{ .name = "format", .type = KT_OSTR, .off = P(format), .flags = KF_OMIT_NULL,
@@ -35,10 +39,10 @@ const struct cfg_key parser_keys[] = {
 	{ .name = "debug", .type = KT_OSTR, .off = P(debug), .flags = KF_OMIT_NULL,
 	  .doc = "yes: log at debug level what each event gave" },
 };
-const size_t nparser_keys = NELEM(parser_keys);
+static const size_t nparser_keys = NELEM(parser_keys);
 #undef P
 
-void
+static void
 parsers_conf_clear(struct config *cfg)
 {
 	for (size_t i = 0; i < cfg->nparsers; i++) {
@@ -50,7 +54,7 @@ parsers_conf_clear(struct config *cfg)
 	cfg->nparsers = 0;
 }
 
-struct parser_conf *
+static struct parser_conf *
 parser_conf_add(struct config *cfg, const char *name, int line, int col)
 {
 	struct parser_conf *p;
@@ -69,7 +73,7 @@ parser_conf_add(struct config *cfg, const char *name, int line, int col)
 	return p;
 }
 
-void
+static void
 yaml_parsers(struct lctx *c, struct config *cfg, const struct ynode *v)
 {
 	char sect[96], b[96];
@@ -95,7 +99,7 @@ yaml_parsers(struct lctx *c, struct config *cfg, const struct ynode *v)
 	}
 }
 
-void
+static void
 print_parsers(FILE *f, const struct config *cfg)
 {
 	fputs("parsers:", f);
@@ -188,10 +192,10 @@ parser_broken(struct lctx *c, struct config *cfg, const struct parser_conf *p,
 		if (f->parser == NULL || strcmp(f->parser, p->name) != 0)
 			continue;
 		if (!named) {	/* reported once, for the first of them */
-			c->fl = f;
+			c->broken = &f->broken;
 			rep_compile(c, p->src_line, p->src_col, "parser '%s': %s",
 			    p->name, err);
-			c->fl = NULL;
+			c->broken = NULL;
 			named = true;
 		}
 		if (f->broken == NULL)
@@ -252,3 +256,64 @@ parsers_check(struct lctx *c, struct config *cfg)
 	}
 	parsers_free(ps);
 }
+
+/* ------------------------------------------------------------------ */
+/* liagent.ini: [parser|NAME]                                          */
+/* ------------------------------------------------------------------ */
+
+static int
+parsers_ini_header(struct cfg_ini *ci, const char *type, char *sub, int line,
+    int col)
+{
+	size_t *idx;
+
+	if (sub == NULL || strcasecmp(type, "parser") != 0)
+		return 0;
+	sub = cfg_ini_name(ci->c, sub, line, col);
+	if (sub == NULL) {
+		rep(ci->c, false, line, col, "[parser|]: no name; section "
+		    "ignored");
+		return -1;
+	}
+	if (ci->state == NULL)
+		ci->state = xmalloc(sizeof(size_t));
+	idx = ci->state;
+	*idx = (size_t)(parser_conf_add(ci->cfg, sub, line, col) -
+	    ci->cfg->parsers);
+	return 1;
+}
+
+static void
+parsers_ini_key(struct cfg_ini *ci, const char *key, const char *val, int line,
+    int kcol, int vcol)
+{
+	const size_t *idx = ci->state;
+	int ki = kspec_index(parser_keys, nparser_keys, key);
+
+	if (ki >= 0)
+		ini_value(ci->c, &parser_keys[ki], &ci->cfg->parsers[*idx], val,
+		    line, vcol);
+	else
+		cfg_ini_unknown(ci, key, line, kcol, "is not a parser key");
+}
+
+static void
+parsers_ini_end(struct cfg_ini *ci)
+{
+	free(ci->state);
+	ci->state = NULL;
+}
+
+const struct cfg_section parsers_section = {
+	.name = "parsers",
+	.after = "collectors",
+	.doc_title = "parsers.NAME",
+	.keys = parser_keys,
+	.nkeys = NELEM(parser_keys),
+	.clear = parsers_conf_clear,
+	.apply = yaml_parsers,
+	.print = print_parsers,
+	.ini_header = parsers_ini_header,
+	.ini_key = parsers_ini_key,
+	.ini_end = parsers_ini_end,
+};

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "../../agent/config/config.h"
+#include "rules_conf.h"
 
 struct rx;
 

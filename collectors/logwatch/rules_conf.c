@@ -1,9 +1,11 @@
 /*
- * rules_conf: the filelog and rules sections of the configuration, and
- * rule catalogue files (collectors/logwatch/rules/esxi.yaml), beside the engine
- * that uses them (collectors/logwatch/rules.c).  The rows are walked by the schema
- * machinery (agent/config/config_schema.h); what spans keys — exactly one of
- * match or regex, a rule defined twice, files naming filelogs — is here.
+ * rules_conf: the rules section of the configuration (a registry row,
+ * agent/config/config_section.h), and rule catalogue files
+ * (collectors/logwatch/rules/esxi.yaml), beside the engine that uses them
+ * (collectors/logwatch/rules.c).  The rows are walked by the schema
+ * machinery (agent/config/config_schema.h); what spans keys — exactly one
+ * of match or regex, a rule defined twice, files naming filelogs — is
+ * here.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -11,51 +13,12 @@
 #include <strings.h>
 
 #include "../../agent/config/config_int.h"
+#include "rules_conf.h"
 
-static const char *const forward_choices[] = { "matches", "all", NULL };
 static const char *const severity_choices[] = {
 	"info", "warning", "error", "critical", NULL
 };
 
-/* The filelogs a configuration without a filelog section follows. */
-static const char *const filelog_defaults[] = { "vmkernel", "vobd", "hostd" };
-
-#define F(f)	offsetof(struct filelog_conf, f)
-const struct cfg_key filelog_keys[] = {
-	/* NULL = "not given": config_resolve() fills host.log_dir in */
-	{ .name = "directory", .type = KT_OSTR, .off = F(directory),
-	  .doc = "Where the files are; empty: host.log_dir" },
-	{ .name = "include", .type = KT_LIST, .off = F(include),
-	  .check = check_file_glob,
-	  .doc = "File-name globs; empty: every file in the directory" },
-	{ .name = "exclude", .type = KT_LIST, .off = F(exclude),
-	  .check = check_file_glob,
-	  .doc = "File names or globs not to follow" },
-	{ .name = "event_marker", .type = KT_OSTR, .off = F(event_marker),
-	  .check = check_regex,
-	  .doc = "Perl-compatible regex (PCRE2) matching the first line of a multi-line event" },
-	{ .name = "tags", .type = KT_KV, .off = F(tags), .check = check_tag_name,
-	  .doc = "Fields added to this file's events" },
-	{ .name = "forward", .type = KT_FORWARD, .off = F(forward),
-	  .choices = forward_choices, .def = "matches",
-	  .doc = "matches: only lines a rule matched; all: every line" },
-	{ .name = "read_from_head", .type = KT_BOOL, .off = F(read_from_head),
-	  .def = "no", .doc = "A file seen for the first time is read from its start" },
-	{ .name = "enabled", .type = KT_BOOL, .off = F(enabled), .def = "yes",
-	  .doc = "Follow this filelog" },
-	{ .name = "parser", .type = KT_OSTR, .off = F(parser), .flags = KF_OMIT_NULL,
-	  .doc = "A parsers: name, or auto, clf, kvp, json, syslog, timestamp (docs/parsers.md)" },
-	{ .name = "whitelist", .type = KT_OSTR, .off = F(whitelist),
-	  .flags = KF_OMIT_NULL, .check = check_lfilter,
-	  .doc = "Only events for which this filter expression is true are sent" },
-	{ .name = "blacklist", .type = KT_OSTR, .off = F(blacklist),
-	  .flags = KF_OMIT_NULL, .check = check_lfilter,
-	  .doc = "Events for which this filter expression is true are dropped" },
-	{ .name = "exclude_fields", .type = KT_LIST, .off = F(exclude_fields),
-	  .doc = "Fields not sent (;-separated or a list)" },
-};
-const size_t nfilelog_keys = NELEM(filelog_keys);
-#undef F
 
 /*
  * rules[].storm: "off" (every match is sent: storm_max -1; "on" = the
@@ -148,95 +111,6 @@ static const struct cfg_key rule_keys[] = {
 #undef R
 
 /* ------------------------------------------------------------------ */
-/* filelog                                                             */
-/* ------------------------------------------------------------------ */
-
-void
-filelogs_clear(struct config *cfg)
-{
-	for (size_t i = 0; i < cfg->nfilelogs; i++) {
-		keys_free(filelog_keys, nfilelog_keys, &cfg->filelogs[i],
-		    KS_ALL);
-		free(cfg->filelogs[i].name);
-		free(cfg->filelogs[i].broken);
-	}
-	free(cfg->filelogs);
-	cfg->filelogs = NULL;
-	cfg->nfilelogs = 0;
-}
-
-struct filelog_conf *
-filelog_add(struct config *cfg, const char *name)
-{
-	struct filelog_conf *f;
-
-	cfg->filelogs = xrealloc(cfg->filelogs,
-	    (cfg->nfilelogs + 1) * sizeof(*cfg->filelogs));
-	f = &cfg->filelogs[cfg->nfilelogs++];
-	memset(f, 0, sizeof(*f));
-	f->name = xstrdup(name);
-	keys_init(filelog_keys, nfilelog_keys, f, KS_ALL);
-	return f;
-}
-
-/* The default filelogs; their directories stay unresolved (NULL). */
-void
-filelogs_default(struct config *cfg)
-{
-	for (size_t i = 0; i < NELEM(filelog_defaults); i++) {
-		struct filelog_conf *f = filelog_add(cfg, filelog_defaults[i]);
-		char inc[64];
-
-		snprintf(inc, sizeof(inc), "%s.log", filelog_defaults[i]);
-		strlist_add(&f->include, inc);
-	}
-}
-
-/* filelog: replaces the default map (a user lists what they want). */
-void
-yaml_filelogs(struct lctx *c, struct config *cfg, const struct ynode *v)
-{
-	char sect[96];
-
-	filelogs_clear(cfg);
-	if (!want_map(c, v, "filelog"))
-		return;
-	for (size_t i = 0; i + 1 < v->n; i += 2) {
-		const struct ynode *key = v->v[i], *val = v->v[i + 1];
-		struct filelog_conf *f;
-
-		if (!entry_named(c, key, "filelog"))
-			continue;
-		f = filelog_add(cfg, key->s);
-		f->src_line = key->line;
-		f->src_col = key->col;
-		snprintf(sect, sizeof(sect), "filelog.%s", key->s);
-		if (want_map(c, val, sect)) {
-			c->fl = f;
-			apply_map(c, filelog_keys, nfilelog_keys, f, val,
-			    sect, NULL);
-			c->fl = NULL;
-		}
-	}
-}
-
-void
-print_filelogs(FILE *f, const struct config *cfg)
-{
-	fputs("filelog:", f);
-	if (cfg->nfilelogs == 0)
-		fputs(" {}", f);
-	fputc('\n', f);
-	for (size_t i = 0; i < cfg->nfilelogs; i++) {
-		fputs("  ", f);
-		print_str(f, cfg->filelogs[i].name);
-		fputs(":\n", f);
-		keys_print(f, filelog_keys, nfilelog_keys, &cfg->filelogs[i],
-		    "    ", KS_ALL);
-	}
-}
-
-/* ------------------------------------------------------------------ */
 /* rules                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -306,7 +180,7 @@ rule_finish(struct lctx *c, struct rule_conf *rules, size_t n,
  * rules: a list of mappings.  Used for agent.yaml and for rule catalogue
  * files alike, so the two can never drift apart.
  */
-void
+static void
 yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
     size_t *np)
 {
@@ -340,9 +214,9 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 		snprintf(sect, sizeof(sect), "rules[%zu]", i + 1);
 		memset(pos, 0, sizeof(pos));
 		rule_where(it, where, sizeof(where));
-		c->rule = where;
+		c->where = where;
 		apply_map(c, rule_keys, NELEM(rule_keys), r, it, sect, pos);
-		c->rule = NULL;
+		c->where = NULL;
 		n++;
 		rule_finish(c, rules, n, it, pos, i + 1);
 	}
@@ -377,7 +251,7 @@ rules_check_files(struct lctx *c, struct config *cfg)
 	}
 }
 
-void
+static void
 print_rules(FILE *f, const struct config *cfg)
 {
 	fputs("rules:", f);
@@ -392,12 +266,30 @@ print_rules(FILE *f, const struct config *cfg)
 	}
 }
 
-const struct cfg_key *
-rules_conf_keys(size_t *n)
+static void
+rules_apply(struct lctx *c, struct config *cfg, const struct ynode *v)
 {
-	*n = NELEM(rule_keys);
-	return rule_keys;
+	yaml_rules(c, v, &cfg->rules, &cfg->nrules);
 }
+
+static void
+rules_clear(struct config *cfg)
+{
+	rule_conf_free_array(cfg->rules, cfg->nrules);
+	cfg->rules = NULL;
+	cfg->nrules = 0;
+}
+
+const struct cfg_section rules_section = {
+	.name = "rules",
+	.after = "collectors",
+	.doc_title = "rules[]",
+	.keys = rule_keys,
+	.nkeys = NELEM(rule_keys),
+	.clear = rules_clear,
+	.apply = rules_apply,
+	.print = print_rules,
+};
 
 static void
 rules_file_top(struct lctx *c, const struct ynode *root,

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "../../agent/config/config.h"
+#include "../../agent/config_plugins.h"
+#include "../../collectors/logwatch/rules_conf.h"
 
 static char in_path[64], out_path[64];
 
@@ -79,6 +81,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *f;
 
 	setup();
+	config_plugins_builtin();
 	f = fopen(in_path, "w");
 	if (f == NULL)
 		abort();

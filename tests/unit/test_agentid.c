@@ -11,6 +11,7 @@
 
 #include "../../agent/config/config_host.h"
 #include "t.h"
+#include "../../agent/config_plugins.h"
 
 #include "../../agent/lib/agentid.h"
 #include "../../agent/config/config.h"
@@ -114,6 +115,7 @@ int
 main(void)
 {
 	T_PROG("test_agentid");
+	config_plugins_builtin();
 	log_init(0, "/dev/null");
 	snprintf(root, sizeof(root), "/tmp/test_agentid.XXXXXX");
 	if (mkdtemp(root) == NULL)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 #include "sinktest.h"
 
 #include "../../agent/lib/agentid.h"
@@ -680,6 +681,7 @@ int
 main(void)
 {
 	T_PROG("test_cfapi");
+	config_plugins_builtin();
 	log_init(0, NULL);
 	if (mkdtemp(certdir) == NULL)
 		return 1;

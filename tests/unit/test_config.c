@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 #include "../../agent/config/config.h"
+#include "../../collectors/logwatch/rules_conf.h"
+#include "../../output/sink.h"
 #include "../../agent/lib/redact.h"
 #include "../../agent/reload.h"
 
@@ -1729,6 +1732,7 @@ int
 main(void)
 {
 	T_PROG("test_config");
+	config_plugins_builtin();
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/esxwatch-test-config-XXXXXX");
 	if (mkdtemp(tmpdir) == NULL) {
 		printf("FAIL: test_config/setup: mkdtemp\n");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 #include "../../agent/config/config.h"
 
 #define DOC	"docs/configuration.md"
@@ -72,6 +73,7 @@ int
 main(void)
 {
 	T_PROG("test_configdoc");
+	config_plugins_builtin();
 	RUN(key_table_matches_the_schema);
 	return t_done();
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 #include "../../agent/config/config.h"
 #include "../../collectors/host/esxcli.h"
 
@@ -701,6 +702,7 @@ int
 main(void)
 {
 	T_PROG("test_esxcli");
+	config_plugins_builtin();
 	RUN(every_text_fixture_parses);
 	RUN(nic_list_90);
 	RUN(nic_list_55_padded_old_columns);

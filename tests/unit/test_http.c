@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 #include "sinktest.h"
 
 #include "../../agent/event.h"
@@ -212,6 +213,7 @@ int
 main(void)
 {
 	T_PROG("test_http");
+	config_plugins_builtin();
 	log_init(0, NULL);
 	RUN(json_lines_gzip);
 	RUN(json_array_plain);

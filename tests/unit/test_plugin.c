@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 #include "../../agent/config/config.h"
 #include "../../agent/config/config_int.h"
 #include "../../agent/lib/platform.h"
@@ -415,6 +416,7 @@ int
 main(void)
 {
 	T_PROG("test_plugin");
+	config_plugins_builtin();
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/esxwatch-test-plugin-XXXXXX");
 	if (mkdtemp(tmpdir) == NULL) {
 		printf("FAIL: test_plugin/setup: mkdtemp\n");

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 
 #include "../../agent/lib/clock.h"
 #include "../../agent/config/config.h"
@@ -694,6 +695,7 @@ main(void)
 	int rc;
 
 	T_PROG("test_scheduler");
+	config_plugins_builtin();
 	if (mkdtemp(tmpdir) == NULL) {
 		perror("mkdtemp");
 		return 1;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 
 #include "../../agent/lib/clock.h"
 #include "../../agent/config/config.h"
@@ -432,6 +433,7 @@ int
 main(void)
 {
 	T_PROG("test_shipper");
+	config_plugins_builtin();
 	log_init(0, "/dev/null");
 	if (fake_root("/tmp/test_shipper.XXXXXX") < 0)
 		return 1;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 
 #include "../../agent/lib/log.h"
 #include "../../agent/config/config.h"
@@ -1866,6 +1867,7 @@ main(int argc, char **argv)
 		return second_agent(argv[2]);
 	}
 	T_PROG("test_spool");
+	config_plugins_builtin();
 	log_init(0, "/dev/null");
 	snprintf(root, sizeof(root), "/tmp/test_spool.XXXXXX");
 	if (mkdtemp(root) == NULL)

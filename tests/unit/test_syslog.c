@@ -11,6 +11,7 @@
 #include <sys/un.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 #include "sinktest.h"
 
 #include "../../agent/lib/buf.h"
@@ -435,6 +436,7 @@ int
 main(void)
 {
 	T_PROG("test_syslog");
+	config_plugins_builtin();
 	log_init(0, NULL);
 	RUN(formats_rfc5424_exactly);
 	RUN(header_fields_fall_back_and_are_sanitised);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 
 #include "../../agent/lib/buf.h"
 #include "../../agent/config/config.h"
@@ -485,6 +486,7 @@ int
 main(void)
 {
 	T_PROG("test_transport");
+	config_plugins_builtin();
 	RUN(redact_url);
 	RUN(base_url_and_timeout);
 	RUN(http_policy);

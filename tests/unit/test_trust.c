@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../agent/config_plugins.h"
 
 #include "../../agent/config/config.h"
 #include "../../output/trust.h"
@@ -281,6 +282,7 @@ int
 main(void)
 {
 	T_PROG("test_trust");
+	config_plugins_builtin();
 	RUN(sha256_vectors);
 	RUN(base64);
 	RUN(pem_pin_matches_openssl);
