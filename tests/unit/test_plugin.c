@@ -1,8 +1,10 @@
 /*
- * A sink and a collector that exist only in this test binary: each is one
- * file's worth of table (here, this file) plus one registration, with no
- * edit in agent/ — their keys are validated, defaulted and printed by
- * the configuration like the built-in ones' (agent/config/config_schema.h).
+ * A sink, a collector and a kind of host that exist only in this test
+ * binary: each is one file's worth of table (here, this file) plus one
+ * registration, with no edit in agent/ — their keys are validated,
+ * defaulted and printed by the configuration like the built-in ones'
+ * (agent/config/config_schema.h), and the built-in collectors read the
+ * host through collectors/host/host.h alone.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,7 +17,12 @@
 #include "../../agent/config/config.h"
 #include "../../agent/config/config_int.h"
 #include "../../agent/lib/platform.h"
+#include "../../agent/lib/exec.h"
+#include "../../agent/lib/kvstore.h"
 #include "../../collectors/collector.h"
+#include "../../collectors/host/esxcli.h"
+#include "../../collectors/host/host.h"
+#include "../../collectors/host/nicinfo.h"
 #include "../../output/sink.h"
 
 /* ---- the test sink: output/NAME.c would hold this ---- */
@@ -185,6 +192,138 @@ static const struct collector collector_testcoll = {
 	.nkeys = 2,
 	.opts_size = sizeof(struct testcoll_opts),
 };
+
+
+/* ---- the test host: collectors/host/NAME.c would hold this ----
+ * A kind of host that knows its NICs (from, say, an API) and nothing
+ * else: no esxcli, no tools.  Its CRC counter grows by 7 a poll; vmnic1
+ * has no CRC counter at all (absent, as the vSphere API's NICs are). */
+
+static int polls;
+
+static int
+th_nics(struct host *h, const struct collector_conf *conf, int timeout_s,
+    struct nic_info **out)
+{
+	struct nic_info *v = calloc(2, sizeof(*v));
+	size_t crc = 0;
+
+	(void)h;
+	(void)conf;
+	(void)timeout_s;
+	if (v == NULL)
+		return -1;
+	for (size_t i = 0; i < NIC_NCOUNTERS; i++)
+		if (strcmp(nic_counters[i].field, "rx_crc_errors") == 0)
+			crc = i;
+	snprintf(v[0].name, sizeof(v[0].name), "vmnic0");
+	v[0].link = NIC_UP;
+	v[0].admin = NIC_UNKNOWN;
+	v[0].speed_mbps = 10000;
+	v[0].mtu = -1;
+	v[0].have[crc] = true;
+	v[0].ctr[crc] = 100 + 7 * (uint64_t)polls;
+	snprintf(v[1].name, sizeof(v[1].name), "vmnic1");
+	v[1].link = NIC_DOWN;
+	v[1].admin = NIC_UNKNOWN;
+	v[1].speed_mbps = v[1].mtu = -1;
+	polls++;
+	*out = v;
+	return 2;
+}
+
+static void
+th_close(struct host *h)
+{
+	free(h);
+}
+
+static const struct host_ops testhost_ops = {
+	.nics = th_nics,
+	.close = th_close,
+};
+
+static struct host *
+th_open(const struct config *cfg)
+{
+	struct host *h = calloc(1, sizeof(*h));
+
+	(void)cfg;
+	if (h == NULL)
+		return NULL;
+	h->ops = &testhost_ops;
+	h->kind = "testhost";
+	h->platform = PLATFORM_ESXI;
+	return h;
+}
+
+static const struct host_kind host_kind_testhost = {
+	.name = "testhost",
+	.open = th_open,
+};
+
+/* What a collector emits, kept for the checks. */
+#define TH_MAXEV	16
+struct th_got {
+	struct event	*ev[TH_MAXEV];
+	size_t		 n;
+};
+
+static int
+th_emit(struct emitter *em, struct event *ev)
+{
+	struct th_got *g = em->arg;
+
+	if (ev == NULL || g->n == TH_MAXEV) {
+		event_free(ev);
+		return -1;
+	}
+	g->ev[g->n++] = ev;
+	return 0;
+}
+
+static size_t
+th_emit_many(struct emitter *em, struct event **evs, size_t n)
+{
+	size_t failed = 0;
+
+	for (size_t i = 0; i < n; i++)
+		failed += th_emit(em, evs[i]) != 0;
+	return failed;
+}
+
+static int
+th_sync(struct emitter *em)
+{
+	(void)em;
+	return 0;
+}
+
+static const struct emitter_ops th_ops = {
+	.emit = th_emit, .emit_many = th_emit_many, .sync = th_sync,
+};
+
+static const struct event *
+th_find(const struct th_got *g, const char *kind, const char *nic)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const char *k = event_get(g->ev[i], "esxwatch_kind");
+		const char *n = event_get(g->ev[i], "esxwatch_nic");
+
+		if (k != NULL && n != NULL && strcmp(k, kind) == 0 &&
+		    strcmp(n, nic) == 0)
+			return g->ev[i];
+	}
+	return NULL;
+}
+
+static void
+th_free(struct th_got *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		event_free(g->ev[i]);
+	g->n = 0;
+}
 
 /* ---- the tests ---- */
 
@@ -412,6 +551,71 @@ TEST(no_destination_goes_where_someone_reads)
 	CHECK_STR(platform_nodest_name(NODEST_TTY), "stdout");
 }
 
+/*
+ * A kind of host added as one table row: the built-in nic collector, which
+ * knows nothing of it, reads its NICs through it.  A counter the host
+ * lacks is absent from the events, and a question it has no answer for
+ * says so (HOST_EABSENT), never an empty answer.
+ */
+TEST(a_host_kind_feeds_the_collectors)
+{
+	struct config *c = config_default();
+	const struct collector *nic = collector_find("nic");
+	struct collector_ctx ctx;
+	struct th_got g = { .n = 0 };
+	struct emitter em = { .ops = &th_ops, .arg = &g };
+	static const char *const args[] = { "storage", "core", "device",
+	    "list", NULL };
+	struct esx_out out;
+	struct exec_result res;
+	const struct event *s0, *s1, *a;
+	struct host *h;
+
+	CHECK_INT(host_kind_register(&host_kind_testhost), 0);
+	CHECK_INT(host_kind_register(&host_kind_testhost), -1);
+	CHECK(host_kind_find("local") != NULL);
+	h = host_open("testhost", c);
+	CHECK(h != NULL && nic != NULL);
+	if (h == NULL || nic == NULL) {
+		config_free(c);
+		return;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.name = nic->name;
+	ctx.cfg = c;
+	ctx.conf = config_collector(c, "nic");
+	ctx.host = h;
+	ctx.platform = h->platform;
+	ctx.state = kv_open(NULL);
+	CHECK_INT(nic->collect(&ctx, &em), 0);
+	s0 = th_find(&g, "sample", "vmnic0");
+	s1 = th_find(&g, "sample", "vmnic1");
+	CHECK(s0 != NULL && s1 != NULL);
+	if (s0 != NULL)
+		CHECK_STR(event_get(s0, "esxwatch_rx_crc_errors"), "100");
+	if (s1 != NULL) {
+		CHECK_STR(event_get(s1, "esxwatch_link"), "down");
+		CHECK(event_get(s1, "esxwatch_rx_crc_errors") == NULL);
+	}
+	th_free(&g);
+	CHECK_INT(nic->collect(&ctx, &em), 0);
+	a = th_find(&g, "alert", "vmnic0");
+	CHECK(a != NULL);
+	if (a != NULL)
+		CHECK_STR(event_get(a, "esxwatch_rx_crc_errors_delta"), "7");
+	CHECK(th_find(&g, "alert", "vmnic1") == NULL);
+	th_free(&g);
+	/* what it cannot answer is absent, not empty */
+	CHECK_INT(host_esxcli(h, 5, args, &out), -1);
+	CHECK_INT(host_err(), HOST_EABSENT);
+	CHECK_INT(host_run(h, "vdq", args, 5, &res), -1);
+	CHECK_INT(host_err(), HOST_EABSENT);
+	exec_result_free(&res);
+	kv_close(ctx.state);
+	host_close(h);
+	config_free(c);
+}
+
 int
 main(void)
 {
@@ -428,6 +632,7 @@ main(void)
 	RUN(values_are_validated);
 	RUN(primary_without_a_server_goes_to_stdout);
 	RUN(no_destination_goes_where_someone_reads);
+	RUN(a_host_kind_feeds_the_collectors);
 	unlink(cfgpath);
 	rmdir(tmpdir);
 	return t_done();
