@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../collectors/collector.h"
+#include "../collectors/logwatch/rules_catalogue.h"
 #include "lib/agentid.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
@@ -687,8 +688,10 @@ main(int argc, char **argv)
 			rc = 2;
 		} else if (a.check)
 			;	/* valid: loaded */
-		else if (a.print)
+		else if (a.print) {
 			config_print_with(r.cfg, stdout, a.secrets);
+			rules_catalogue_print(r.cfg->rules_file, stdout);
+		}
 		else if (a.status)
 			rc = a.json ? status_print_json(r.cfg, stdout) :
 			    status_print(r.cfg, stdout);
