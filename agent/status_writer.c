@@ -78,9 +78,9 @@ board_fresh(const struct status_board *b, int64_t max_age_ms)
 }
 
 /*
- * The writer is asked under mu, so status_stop() cannot free its bell
- * meanwhile; a writer stopping puts up its last picture before it leaves
- * the board, so a wait never outlasts it by more than wait_ms.
+ * The writer's bell is rung under mu, so status_stop() cannot free it
+ * meanwhile.  A writer that stops during the wait puts up its last
+ * picture, then leaves the board: either ends the wait.
  */
 int
 status_board_get(struct status_board *b, int64_t max_age_ms, int wait_ms,
@@ -226,9 +226,12 @@ status_start(const struct config *cfg, const struct status_source *src,
 	}
 	pthread_mutex_init(&w->mu, NULL);
 	cond_init_mono(&w->cv);
+	/* before the first picture: a reader finding none waits for it */
+	board_attach(board, w->bell);
 	if (w->bell == NULL || platform_thread_start(&w->thread, "esxw-status",
 	    PLATFORM_STACK_SMALL, status_main, w) != 0) {
 		log_warn("cannot start the status thread");
+		board_attach(board, NULL);
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->cv);
 		if (w->own_bell)
@@ -237,7 +240,6 @@ status_start(const struct config *cfg, const struct status_source *src,
 		free(w);
 		return NULL;
 	}
-	board_attach(board, w->bell);
 	return w;
 }
 
