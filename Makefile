@@ -35,6 +35,10 @@ LIBSRCS	:= $(filter-out agent/main.c,$(SRCS))
 QUEUE	?= spool
 LIBSRCS	:= $(if $(filter memqueue,$(QUEUE)),$(filter-out agent/spool/queue.c,$(LIBSRCS)) bench/memqueue.c,$(LIBSRCS))
 LIBOBJS	:= $(LIBSRCS:%.c=$(B)/obj/%.o)
+# The rule catalogue is built into the binary: its YAML text as a C array,
+# generated into each build directory (collectors/logwatch/rules_catalogue.h).
+RULES_YAML := collectors/logwatch/rules/esxi.yaml
+LIBOBJS	+= $(B)/obj/gen/rules_catalogue_builtin.o
 TESTSRCS := $(wildcard tests/unit/test_*.c)
 TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)
 
@@ -43,6 +47,16 @@ TESTBINS := $(TESTSRCS:tests/unit/%.c=$(B)/tests/%)
 all: $(B)/esxwatch
 
 $(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# (a pattern, so the fuzz build's directory gets one too)
+%/gen/rules_catalogue_builtin.c: $(RULES_YAML) packaging/embed.sh
+	@mkdir -p $(dir $@)
+	sh packaging/embed.sh rules_catalogue_builtin $(RULES_YAML) >$@.tmp
+	mv $@.tmp $@
+
+$(B)/obj/gen/rules_catalogue_builtin.o: $(B)/gen/rules_catalogue_builtin.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -78,7 +92,7 @@ run: deps
 	@sed 's|^  directory: ""|  directory: "$(RUN_DIR)"|' agent.yaml >$(RUN_DIR)/agent.yaml
 	@grep -q '^  directory: "$(RUN_DIR)"' $(RUN_DIR)/agent.yaml || \
 	    { echo "make run: agent.yaml has no storage 'directory: \"\"' line to point at $(RUN_DIR)" >&2; exit 1; }
-	ESXWATCH_RULES_FILE=$(CURDIR)/collectors/logwatch/rules/esxi.yaml $(B)/esxwatch -c $(RUN_DIR)/agent.yaml
+	$(B)/esxwatch -c $(RUN_DIR)/agent.yaml
 
 check: all unit
 
@@ -114,8 +128,11 @@ FUZZSRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZBINS := $(FUZZSRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=fuzzer-no-link,address,undefined -MMD -MP \
 	-DESXWATCH_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(QUEUEFLAGS)
-FUZZOBJS := $(LIBSRCS:%.c=build/fuzz/obj/%.o)
+FUZZOBJS := $(LIBSRCS:%.c=build/fuzz/obj/%.o) build/fuzz/obj/gen/rules_catalogue_builtin.o
 build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZFLAGS) -c -o $@ $<
+build/fuzz/obj/gen/rules_catalogue_builtin.o: build/fuzz/gen/rules_catalogue_builtin.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZFLAGS) -c -o $@ $<
 build/fuzz/libfuzz.a: $(FUZZOBJS)

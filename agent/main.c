@@ -7,13 +7,13 @@
  *                           monitor (monitor.listen) --> GET /health, /metrics
  *
  * main starts and stops everything itself, in order: the queue, the
- * shipper, the status writer and the monitor (both read the queue and
- * the shipper), the collectors (the agent collector reads the same
- * figures through its ctx); and the reverse on a reload or a stop.  No
- * module finds another through a global.  The monitor's socket outlives a
- * reload (a scrape meanwhile waits, it is not refused): it is held off
- * the figures while the shipper is replaced, and moved only when
- * monitor.listen changes.
+ * shipper, the status writer (it reads the queue and the shipper, and
+ * puts its picture up on the status board), the monitor (it answers from
+ * the board), the collectors (the agent collector reads the same figures
+ * through its ctx); and the reverse on a reload or a stop.  No module
+ * finds another through a global.  The board and the monitor's socket
+ * outlive a reload (a scrape meanwhile gets the last picture, it is not
+ * refused); the socket is moved only when monitor.listen changes.
  *
  * The daemon never forks itself; it runs in the foreground under
  * watchdog.sh (ESXi) or systemd (Linux).
@@ -33,6 +33,7 @@
 #include "config/config_host.h"
 #include "../collectors/collector.h"
 #include "../collectors/host/esxcli.h"
+#include "../collectors/logwatch/rules_catalogue.h"
 #include "lib/agentid.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
@@ -149,6 +150,7 @@ struct running {
 	struct shipper_deps	 deps;		/* counters since start, agent id */
 	struct status_source	 src;		/* what the status shows */
 	struct status_writer	*status;
+	struct status_board	*board;		/* its picture, for the monitor */
 	struct monitor		*mon;		/* NULL: monitor.listen is off */
 	struct agent_figures	 figures;	/* the agent collector's ctx */
 	struct diag		*diag;		/* the diagnosis stage; NULL: off */
@@ -188,7 +190,7 @@ start_shipper(struct running *r)
 	/* the status writer reads the shipper: started after it */
 	r->src.sh = r->sh;
 	r->src.cfg = r->cfg;
-	r->status = status_start(r->cfg, &r->src);
+	r->status = status_start(r->cfg, &r->src, r->board);
 	return 0;
 }
 
@@ -304,7 +306,7 @@ release_config(void *cfg)
 
 /*
  * Stop the status writer (it reads the shipper), then the shipper; the
- * monitor is stopped or held off the figures before.
+ * monitor reads the board only, which keeps the writer's last picture.
  * Returns shipper_stop()'s answer; *kept: the shipper was left behind.
  */
 static bool
@@ -377,7 +379,6 @@ reload(struct running *r, const char *path, int verbose)
 	}
 	sched_stop(r->sched);
 	diagnosis_stop(r);
-	monitor_hold(r->mon);	/* it reads the shipper too */
 	(void)stop_shipper(r, 0, &kept);
 	if (!kept)
 		config_free(r->cfg);	/* else a left-behind thread frees it */
@@ -390,8 +391,7 @@ reload(struct running *r, const char *path, int verbose)
 	free(names);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
-	monitor_release(r->mon);
-	r->mon = monitor_reload(r->mon, r->cfg, &r->src);
+	r->mon = monitor_reload(r->mon, r->cfg, r->board);
 	r->sched = collectors_start(r);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
@@ -618,8 +618,9 @@ start_all(struct running *r)
 	/* rung by the collectors and the shipper, heard by the status writer */
 	r->src.changed = bell_new();
 	r->deps.changed = r->figures.changed = r->src.changed;
+	r->board = status_board_new();
 	if (r->deps.totals == NULL || r->deps.agentid == NULL || r->src.ct == NULL ||
-	    r->src.changed == NULL)
+	    r->src.changed == NULL || r->board == NULL)
 		fatal("out of memory");
 	if (open_queue(r) == -1)
 		fatal("cannot open the queue");
@@ -635,7 +636,7 @@ start_all(struct running *r)
 	logstats_set_bell(r->logstats, r->src.changed);
 	if (start_shipper(r) == -1)
 		fatal("cannot start the shipping threads");
-	r->mon = monitor_start(r->cfg, &r->src);
+	r->mon = monitor_start(r->cfg, r->board);
 	r->sched = collectors_start(r);
 	if (r->sched == NULL)
 		fatal("cannot start the collectors");
@@ -725,6 +726,9 @@ stop_all(struct running *r, int rc)
 	shipper_totals_free(r->deps.totals);
 	sched_totals_free(r->src.ct);
 	r->src.ct = NULL;
+	/* its writer and the monitor are stopped */
+	status_board_free(r->board);
+	r->board = NULL;
 	log_close();
 	if (shipper_abandoned_threads() == 0) {
 		/* a thread left in a send may still ring it */
@@ -792,8 +796,10 @@ main(int argc, char **argv)
 			rc = 2;
 		} else if (a.check)
 			;	/* valid: loaded */
-		else if (a.print)
+		else if (a.print) {
 			config_print_with(r.cfg, stdout, a.secrets);
+			rules_catalogue_print(r.cfg->rules_file, stdout);
+		}
 		else if (a.status)
 			rc = a.json ? status_print_json(r.cfg, stdout) :
 			    status_print(r.cfg, stdout);

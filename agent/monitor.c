@@ -378,6 +378,10 @@ monitor_answer(enum monitor_route r, const struct status_snap *s,
 		extra = "Allow: GET\r\n";
 		rc = buf_puts(body, "only GET\n");
 		break;
+	case MR_NO_FIGURES:
+		code = 503;
+		rc = buf_puts(body, "no figures yet: the agent is starting\n");
+		break;
 	default:
 		code = 400;
 		rc = buf_puts(body, "bad request\n");
@@ -404,12 +408,11 @@ monitor_answer(enum monitor_route r, const struct status_snap *s,
 
 struct monitor {
 	pthread_t			 thread;
-	pthread_mutex_t			 mu;		/* over reading src */
 	char				 addr[128];	/* monitor.listen */
 	int				 lfd;
 	int				 wake[2];	/* monitor_stop() writes a byte */
-	const struct status_source	*src;
-	struct status_snap		*snap;
+	struct status_board		*board;		/* the figures */
+	struct status_snap		*snap;		/* a copy of its picture */
 	struct buf			 body, out;
 	char				 req[MONITOR_REQ_MAX];
 };
@@ -514,11 +517,11 @@ serve(struct monitor *m, int fd)
 	if (n < 0)
 		return;
 	r = too_big ? MR_BAD_REQUEST : monitor_route(m->req, (size_t)n);
-	if (r == MR_HEALTH || r == MR_METRICS) {
-		pthread_mutex_lock(&m->mu);
-		status_collect(m->src, m->snap);
-		pthread_mutex_unlock(&m->mu);
-	}
+	/* the status writer's picture, the one in the file: never older
+	 * than STATUS_PERIOD_MS (status.h) */
+	if ((r == MR_HEALTH || r == MR_METRICS) && status_board_get(m->board,
+	    STATUS_PERIOD_MS, MONITOR_FRESH_MS, m->snap) < 0)
+		r = MR_NO_FIGURES;
 	if (monitor_answer(r, m->snap, &m->body, &m->out) < 0)
 		return;
 	send_all(m, fd, m->out.data, m->out.len);
@@ -605,13 +608,12 @@ monitor_free(struct monitor *m)
 		close(m->wake[1]);
 	buf_free(&m->body);
 	buf_free(&m->out);
-	pthread_mutex_destroy(&m->mu);
 	free(m->snap);
 	free(m);
 }
 
 struct monitor *
-monitor_start(const struct config *cfg, const struct status_source *src)
+monitor_start(const struct config *cfg, struct status_board *board)
 {
 	const char *addr = cfg->monitor_listen;
 	struct monitor *m;
@@ -622,8 +624,7 @@ monitor_start(const struct config *cfg, const struct status_source *src)
 	if (m == NULL)
 		return NULL;
 	m->lfd = m->wake[0] = m->wake[1] = -1;
-	m->src = src;
-	pthread_mutex_init(&m->mu, NULL);
+	m->board = board;
 	snprintf(m->addr, sizeof(m->addr), "%s", addr);
 	buf_init(&m->body, MONITOR_BODY_MAX);
 	buf_init(&m->out, MONITOR_BODY_MAX + 512);
@@ -665,28 +666,14 @@ monitor_stop(struct monitor *m)
 	monitor_free(m);
 }
 
-void
-monitor_hold(struct monitor *m)
-{
-	if (m != NULL)
-		pthread_mutex_lock(&m->mu);
-}
-
-void
-monitor_release(struct monitor *m)
-{
-	if (m != NULL)
-		pthread_mutex_unlock(&m->mu);
-}
-
 struct monitor *
 monitor_reload(struct monitor *m, const struct config *cfg,
-    const struct status_source *src)
+    struct status_board *board)
 {
 	const char *addr = cfg->monitor_listen != NULL ? cfg->monitor_listen : "";
 
-	if (m != NULL && strcmp(m->addr, addr) == 0 && m->src == src)
+	if (m != NULL && strcmp(m->addr, addr) == 0 && m->board == board)
 		return m;
 	monitor_stop(m);
-	return monitor_start(cfg, src);
+	return monitor_start(cfg, board);
 }

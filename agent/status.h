@@ -1,14 +1,30 @@
 /*
  * status: what the running agent says about itself, for the admin on the
- * ESXi shell (`esxwatch --status`, `--status --json`) and for the agent
- * collector.
+ * ESXi shell (`esxwatch --status`, `--status --json`), for machines (the
+ * monitor's /health and /metrics) and for the agent collector.
  *
- * While the agent runs, a writer (started by main after the shipper,
- * stopped before it) rewrites storage.directory/status when something
- * changed (status_source.changed rings: an event queued, a send's
- * outcome), at most every STATUS_PERIOD_MS and at least every
- * STATUS_HEARTBEAT_MS (temp file + rename: a reader never sees half a
- * file).
+ * One picture serves the file, --status, /health and /metrics (the agent
+ * collector takes its own when it runs).  While the agent runs, a writer
+ * (started by main after the shipper, stopped before it) takes a picture
+ * of the figures (status_collect()), writes it to storage.directory/status (temp
+ * file + rename: a reader never sees half a file) and then puts that same
+ * picture up on the status board, which the monitor answers from; the
+ * monitor never gathers figures of its own.  What "fresh" means:
+ *
+ *   - a picture is taken when something changed (status_source.changed
+ *     rings: an event queued, a send's outcome), at most every
+ *     STATUS_PERIOD_MS, and at least every STATUS_HEARTBEAT_MS: figures
+ *     that move without ringing (collector runs, memory, CPU) can be up
+ *     to STATUS_HEARTBEAT_MS old in the file and in --status, unless the
+ *     monitor asked for a newer picture meanwhile;
+ *   - /health and /metrics are never older than STATUS_PERIOD_MS: a
+ *     request finding an older picture asks the writer for a new one and
+ *     waits for it (the file is rewritten with it before it is served);
+ *   - the file and the board hold the same picture, the board's put up
+ *     just after the file's rename: once /metrics has shown a picture,
+ *     --status shows that one or a newer one (unless the file cannot be
+ *     written: that is logged).
+ *
  * The format is plain "key: value" lines, one "filelog: NAME" line opening
  * each filelog's block (its " file: PATH" lines each open a block of that
  * file's figures, indented once more), one "dest: NAME" line each
@@ -69,7 +85,7 @@ struct status_broken {
 /*
  * Everything the status writer shows, as one plain struct: status_collect()
  * fills it, the status file, --status, --status --json, the agent
- * collector and the monitor's /metrics read it.  Counters are cumulative
+ * collector and the monitor's /health and /metrics read it.  Counters are cumulative
  * since the agent started; logs: per filelog its state, followed files,
  * offsets, lines read and matched (collectors/logwatch/logstats.h).
  */
@@ -117,10 +133,32 @@ int	status_write(const struct status_snap *, const char *path);
 /* Parse a status file's text; -1 if it is not one. */
 int	status_parse(const char *text, size_t len, struct status_snap *);
 
-/* The writer thread: reads src (kept by the caller) until stopped; the
- * stop writes one last picture. */
+/*
+ * The status board: the writer's last picture, for readers in the process
+ * (the monitor).  It outlives the writers (main keeps it across reloads:
+ * between a writer's stop and the next start it holds the stopped one's
+ * last picture).
+ */
+struct status_board;
+struct status_board *status_board_new(void);
+void	status_board_free(struct status_board *);
+/* Put a copy of snap up (the writer; a test).  NULL board: nothing. */
+void	status_board_put(struct status_board *, const struct status_snap *);
+/*
+ * A copy of the picture on the board into out.  One put up more than
+ * max_age_ms ago: the running writer is asked for a new one, waited for
+ * at most wait_ms (with no writer, or past that, the older one is given).
+ * Returns 0, or -1 when no picture was ever put up.
+ */
+int	status_board_get(struct status_board *, int64_t max_age_ms, int wait_ms,
+	    struct status_snap *out);
+
+/* The writer thread: reads src (kept by the caller) until stopped, puts
+ * each picture up on board (NULL: the file only); the stop writes one
+ * last picture. */
 struct status_writer;
-struct status_writer *status_start(const struct config *, const struct status_source *src);
+struct status_writer *status_start(const struct config *,
+	    const struct status_source *src, struct status_board *board);
 void	status_stop(struct status_writer *);
 
 /*

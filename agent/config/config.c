@@ -166,7 +166,7 @@ const struct cfg_key tags_key = {
 };
 const struct cfg_key rules_file_key = {
 	.name = "rules_file", .type = KT_STR, .off = C(rules_file),
-	.doc = "Built-in rule catalogue; empty: the installed one"
+	.doc = "Rule catalogue file; empty: the installed one, else the built-in one"
 };
 #undef C
 

@@ -34,6 +34,7 @@
 #include "logwatch.h"
 #include "parsers.h"
 #include "rules.h"
+#include "rules_catalogue.h"
 
 struct lw_log {
 	const struct filelog_conf *conf;
@@ -109,62 +110,6 @@ struct lw {
 
 /* ---- the catalogue ------------------------------------------------- */
 
-static bool
-readable(const char *p)
-{
-	return access(p, R_OK) == 0;
-}
-
-int
-logwatch_rules_path(const char *rules_file, char *out, size_t outlen)
-{
-	static const char *const fixed[] = {
-		"/opt/esxwatch/share/rules/esxi.yaml",
-		"/usr/share/esxwatch/rules/esxi.yaml",
-	};
-	static const char *const rel[] = {
-		"../share/rules/esxi.yaml",		/* /opt/esxwatch/bin */
-		"../share/esxwatch/rules/esxi.yaml",	/* PREFIX/bin/esxwatch */
-	};
-	const char *env = getenv("ESXWATCH_RULES_FILE");
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
-	size_t i;
-
-	/* An explicit path is that path and nothing else: a wrong one is
-	 * reported, never replaced by another catalogue. */
-	if (rules_file != NULL && rules_file[0] != '\0') {
-		snprintf(out, outlen, "%s", rules_file);
-		return readable(out) ? 0 : -1;
-	}
-	if (env != NULL && env[0] != '\0') {
-		snprintf(out, outlen, "%s", env);
-		return readable(out) ? 0 : -1;
-	}
-	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		if (readable(fixed[i])) {
-			snprintf(out, outlen, "%s", fixed[i]);
-			return 0;
-		}
-	}
-	/* an installation under a prefix: <prefix>/bin/esxwatch */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		goto none;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash == NULL)
-		goto none;
-	*slash = '\0';
-	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
-		if (snprintf(out, outlen, "%s/%s", exe, rel[i]) < (int)outlen &&
-		    readable(out))
-			return 0;
-none:
-	snprintf(out, outlen, "%s", fixed[0]);
-	return -1;
-}
-
 static void
 rules_report(void *arg, bool is_error, const char *msg)
 {
@@ -178,6 +123,7 @@ rules_report(void *arg, bool is_error, const char *msg)
 static int
 load_rules(struct lw *lw, const struct config *cfg)
 {
+	enum rules_catalogue_from from;
 	char path[PATH_MAX], err[512];
 	struct rule_conf *v = NULL;
 	size_t n = 0, i;
@@ -185,19 +131,20 @@ load_rules(struct lw *lw, const struct config *cfg)
 	lw->rules = rules_new();
 	if (lw->rules == NULL)
 		return -1;
-	if (logwatch_rules_path(cfg->rules_file, path, sizeof(path)) == 0) {
-		if (config_load_rules_file(path, &v, &n, rules_report, NULL) == 0) {
-			for (i = 0; i < n; i++)
-				if (rules_add(lw->rules, &v[i], err, sizeof(err)) < 0)
-					log_error("logwatch: %s: %s", path, err);
-			rule_conf_free_array(v, n);
-			log_debug("logwatch: %zu rules from %s", n, path);
-		} else
-			log_error("logwatch: the rule catalogue %s has errors; "
-			    "only the rules of the configuration are used", path);
-	} else
+	if (rules_catalogue_load(cfg->rules_file, &from, path, sizeof(path), &v,
+	    &n, rules_report, NULL) == 0) {
+		for (i = 0; i < n; i++)
+			if (rules_add(lw->rules, &v[i], err, sizeof(err)) < 0)
+				log_error("logwatch: %s: %s", path, err);
+		rule_conf_free_array(v, n);
+		log_debug("logwatch: %zu rules from %s", n, from == RC_BUILTIN ?
+		    "the built-in catalogue" : path);
+	} else if (from == RC_MISSING)
 		log_warn("logwatch: no rule catalogue found (%s); only the rules "
 		    "of the configuration are used", path);
+	else
+		log_error("logwatch: the rule catalogue %s has errors; "
+		    "only the rules of the configuration are used", path);
 	/* agent.yaml rules: same name replaces, enabled: no disables. */
 	for (i = 0; i < cfg->nrules; i++)
 		if (rules_add(lw->rules, &cfg->rules[i], err, sizeof(err)) < 0)

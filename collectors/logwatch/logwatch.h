@@ -4,7 +4,8 @@
  * events; with forward: all, every line becomes an event.
  *
  * Pieces: follow.c (files, rotation, bookmarks), logline.c (line headers),
- * rules.c (matching, storm suppression), rules/esxi.yaml (the catalogue).
+ * rules.c (matching, storm suppression), rules/esxi.yaml (the catalogue,
+ * built into the binary; rules_catalogue.h says which one is used).
  * docs/events.md (logwatch) and docs/rules.md describe what users see.
  */
 #ifndef ESXWATCH_LOGWATCH_H
@@ -23,17 +24,5 @@
 #define LOGWATCH_MAX_FILES	256	/* followed files per filelog */
 
 extern const struct collector collector_logwatch;
-
-/*
- * The catalogue to load: rules_file if set, else $ESXWATCH_RULES_FILE if
- * set (the source tree's tests and `make run` point it at
- * collectors/logwatch/rules/esxi.yaml), else the first that exists of
- * /opt/esxwatch/share/rules/esxi.yaml, /usr/share/esxwatch/rules/esxi.yaml,
- * <binary's dir>/../share/rules/esxi.yaml,
- * <binary's dir>/../share/esxwatch/rules/esxi.yaml (any install prefix).
- * Returns 0 and the path, or -1 (out names what was looked for) if none
- * exists.
- */
-int	logwatch_rules_path(const char *rules_file, char *out, size_t outlen);
 
 #endif

@@ -318,15 +318,36 @@ rules_file_top(struct lctx *c, const struct ynode *root,
 	}
 }
 
+/* The catalogue text buf (len bytes) read as a rules file named c->file. */
+static int
+rules_text(struct lctx *c, const char *buf, size_t len,
+    struct rule_conf **rules, size_t *n)
+{
+	struct ynode *root;
+	bool ok;
+
+	root = yaml_tree(c, buf, len, &ok);
+	if (root != NULL)
+		rules_file_top(c, root, rules, n);
+	ynode_free(root);
+	lctx_flush(c);
+	if (c->nerr > 0) {
+		rule_conf_free_array(*rules, *n);
+		*rules = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
 int
 config_load_rules_file(const char *path, struct rule_conf **rules, size_t *n,
     config_report_fn report, void *arg)
 {
 	struct lctx c;
-	struct ynode *root = NULL;
 	char *buf;
 	size_t len;
-	bool ok;
+	int rc;
 
 	*rules = NULL;
 	*n = 0;
@@ -339,17 +360,22 @@ config_load_rules_file(const char *path, struct rule_conf **rules, size_t *n,
 		lctx_flush(&c);
 		return -1;
 	}
-	root = yaml_tree(&c, buf, len, &ok);
+	rc = rules_text(&c, buf, len, rules, n);
 	free(buf);
-	if (root != NULL)
-		rules_file_top(&c, root, rules, n);
-	ynode_free(root);
-	lctx_flush(&c);
-	if (c.nerr > 0) {
-		rule_conf_free_array(*rules, *n);
-		*rules = NULL;
-		*n = 0;
-		return -1;
-	}
-	return 0;
+	return rc;
+}
+
+int
+config_load_rules_text(const char *name, const char *text, size_t len,
+    struct rule_conf **rules, size_t *n, config_report_fn report, void *arg)
+{
+	struct lctx c;
+
+	*rules = NULL;
+	*n = 0;
+	memset(&c, 0, sizeof(c));
+	c.file = name;
+	c.report = report;
+	c.arg = arg;
+	return rules_text(&c, text, len, rules, n);
 }

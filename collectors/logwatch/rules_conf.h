@@ -28,6 +28,11 @@ void	 rules_check_files(struct lctx *, struct config *);
  */
 int		 config_load_rules_file(const char *path, struct rule_conf **rules,
 		    size_t *n, config_report_fn report, void *arg);
+/* The same from text in memory (the built-in catalogue); name stands for
+ * the file in messages. */
+int		 config_load_rules_text(const char *name, const char *text,
+		    size_t len, struct rule_conf **rules, size_t *n,
+		    config_report_fn report, void *arg);
 void		 rule_conf_free_array(struct rule_conf *, size_t);
 
 #endif

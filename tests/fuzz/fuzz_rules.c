@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: the rule engine (collectors/logwatch/rules.c).  The input's
  * first line is a user rule's regex (names, literal derivation, regcomp),
- * the rest a log line matched against the built-in catalogue (loaded once
- * from collectors/logwatch/rules/esxi.yaml: run from the repository root) plus that
+ * the rest a log line matched against the built-in catalogue (the binary's
+ * own copy of collectors/logwatch/rules/esxi.yaml, loaded once) plus that
  * rule.  Also feeds the storm suppressor.
  */
 #include <stdint.h>
@@ -11,6 +11,7 @@
 
 #include "../../agent/config/config.h"
 #include "../../collectors/logwatch/rules.h"
+#include "../../collectors/logwatch/rules_catalogue.h"
 
 static struct rules *cat;	/* the catalogue, compiled once */
 static int loaded;
@@ -64,8 +65,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		loaded = 1;
 		cat = rules_new();
-		if (config_load_rules_file("collectors/logwatch/rules/esxi.yaml", &v,
-		    &n, quiet, NULL) == 0) {
+		if (config_load_rules_text(RULES_CATALOGUE_BUILTIN,
+		    (const char *)rules_catalogue_builtin,
+		    rules_catalogue_builtin_len, &v, &n, quiet, NULL) == 0) {
 			for (i = 0; i < n; i++)
 				rules_add(cat, &v[i], err, sizeof(err));
 			rule_conf_free_array(v, n);

@@ -198,6 +198,9 @@ TEST(answers_on_the_wire)
 	CHECK_INT(monitor_answer(MR_BAD_METHOD, s, &body, &out), 405);
 	CHECK(strstr(out.data, "\r\nAllow: GET\r\n") != NULL);
 	CHECK_INT(monitor_answer(MR_BAD_REQUEST, s, &body, &out), 400);
+	/* no picture on the board yet (the agent is starting) */
+	CHECK_INT(monitor_answer(MR_NO_FIGURES, NULL, &body, &out), 503);
+	CHECK(strncmp(out.data, "HTTP/1.0 503 Service Unavailable\r\n", 34) == 0);
 	/* a body that does not fit is a 500, never a cut answer */
 	buf_free(&body);
 	buf_init(&body, 64);
@@ -281,6 +284,8 @@ ask(int port, const char *req, size_t len, char *out, size_t outlen)
 TEST(server_bounded_and_stops_at_once)
 {
 	struct status_source src = { .started_ms = 1000 };
+	struct status_board *board = status_board_new();
+	struct status_snap *snap = calloc(1, sizeof(*snap));
 	struct config cfg;
 	struct monitor *m;
 	char listen[64], out[8192], *big;
@@ -290,10 +295,13 @@ TEST(server_bounded_and_stops_at_once)
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	cfg.monitor_listen = listen;
-	m = monitor_start(&cfg, &src);
+	/* the picture a status writer would put up (none runs here) */
+	status_collect(&src, snap);
+	status_board_put(board, snap);
+	m = monitor_start(&cfg, board);
 	CHECK(m != NULL);
 	if (m == NULL)
-		return;
+		goto out;
 	ask(port, "GET /health HTTP/1.0\r\n\r\n", 24, out, sizeof(out));
 	CHECK(strncmp(out, "HTTP/1.0 200 OK\r\n", 17) == 0);
 	CHECK(strstr(out, "{\"status\":\"ok\",\"destinations\":[]}\n") != NULL);
@@ -323,12 +331,15 @@ TEST(server_bounded_and_stops_at_once)
 		T_FAILF("monitor_stop took %lld ms", (long long)(mono_ms() - t0));
 	close(silent);
 	CHECK(connect_to(port) < 0);	/* the socket is closed */
+out:
+	status_board_free(board);
+	free(snap);
 }
 
 /* A port already taken: NULL and the agent goes on. */
 TEST(port_taken_is_null)
 {
-	struct status_source src = { .started_ms = 1000 };
+	struct status_board *board = status_board_new();
 	struct config cfg;
 	struct monitor *a, *b;
 	char listen[64];
@@ -336,15 +347,16 @@ TEST(port_taken_is_null)
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
 	cfg.monitor_listen = listen;
-	a = monitor_start(&cfg, &src);
+	a = monitor_start(&cfg, board);
 	CHECK(a != NULL);
-	b = monitor_start(&cfg, &src);
+	b = monitor_start(&cfg, board);
 	CHECK(b == NULL);
 	/* unchanged on reload: the same monitor */
-	CHECK(monitor_reload(a, &cfg, &src) == a);
+	CHECK(monitor_reload(a, &cfg, board) == a);
 	monitor_stop(a);
 	cfg.monitor_listen = NULL;
-	CHECK(monitor_start(&cfg, &src) == NULL);	/* off */
+	CHECK(monitor_start(&cfg, board) == NULL);	/* off */
+	status_board_free(board);
 }
 
 int

@@ -10,6 +10,7 @@
 #include "../../agent/config/config.h"
 #include "../../collectors/logwatch/logwatch.h"
 #include "../../collectors/logwatch/rules.h"
+#include "../../collectors/logwatch/rules_catalogue.h"
 
 
 static struct rule_conf
@@ -776,22 +777,67 @@ TEST(catalogue_search_order)
 	char p[4096];
 
 	/* rules_file: that path and nothing else. */
-	CHECK_INT(logwatch_rules_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
-	CHECK_INT(logwatch_rules_path("collectors/logwatch/rules/esxi.yaml", p, sizeof(p)), 0);
+	CHECK_INT(rules_catalogue_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
+	CHECK_INT(rules_catalogue_path("collectors/logwatch/rules/esxi.yaml", p, sizeof(p)), 0);
 	CHECK_STR(p, "collectors/logwatch/rules/esxi.yaml");
 	/* ESXWATCH_RULES_FILE: that path and nothing else; rules_file wins. */
 	setenv("ESXWATCH_RULES_FILE", "collectors/logwatch/rules/esxi.yaml", 1);
-	CHECK_INT(logwatch_rules_path("", p, sizeof(p)), 0);
+	CHECK_INT(rules_catalogue_path("", p, sizeof(p)), 0);
 	CHECK_STR(p, "collectors/logwatch/rules/esxi.yaml");
-	CHECK_INT(logwatch_rules_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
+	CHECK_INT(rules_catalogue_path("/nonexistent/esxi.yaml", p, sizeof(p)), -1);
 	setenv("ESXWATCH_RULES_FILE", "/nonexistent/esxi.yaml", 1);
-	CHECK_INT(logwatch_rules_path("", p, sizeof(p)), -1);
+	CHECK_INT(rules_catalogue_path("", p, sizeof(p)), -1);
 	/* Neither, and nothing installed: not found, even when the working
 	 * directory is the source tree (no development fallback). */
 	unsetenv("ESXWATCH_RULES_FILE");
 	if (access("/opt/esxwatch/share/rules/esxi.yaml", R_OK) != 0 &&
 	    access("/usr/share/esxwatch/rules/esxi.yaml", R_OK) != 0)
-		CHECK_INT(logwatch_rules_path("", p, sizeof(p)), -1);
+		CHECK_INT(rules_catalogue_path("", p, sizeof(p)), -1);
+}
+
+/*
+ * The binary's own catalogue: the text of collectors/logwatch/rules/esxi.yaml
+ * byte for byte, loaded when no file applies; an explicit path that cannot
+ * be read is not replaced by it.
+ */
+TEST(catalogue_built_in)
+{
+	enum rules_catalogue_from from;
+	struct rule_conf *v = NULL, *f = NULL;
+	size_t n = 0, nf = 0, len = 0;
+	char what[4096], *text;
+	FILE *fp = fopen("collectors/logwatch/rules/esxi.yaml", "rb");
+
+	CHECK(fp != NULL);
+	if (fp == NULL)
+		return;
+	text = calloc(1, 1 << 20);
+	len = fread(text, 1, (1 << 20) - 1, fp);
+	fclose(fp);
+	CHECK_INT(rules_catalogue_builtin_len, len);
+	CHECK(memcmp(rules_catalogue_builtin, text, len) == 0);
+	CHECK_INT(rules_catalogue_builtin[rules_catalogue_builtin_len], 0);
+	free(text);
+	unsetenv("ESXWATCH_RULES_FILE");
+	if (access("/opt/esxwatch/share/rules/esxi.yaml", R_OK) == 0 ||
+	    access("/usr/share/esxwatch/rules/esxi.yaml", R_OK) == 0)
+		return;		/* an installed file comes first */
+	CHECK_INT(rules_catalogue_load("", &from, what, sizeof(what), &v, &n,
+	    report, NULL), 0);
+	CHECK_INT(from, RC_BUILTIN);
+	CHECK_STR(what, RULES_CATALOGUE_BUILTIN);
+	CHECK_INT(config_load_rules_file("collectors/logwatch/rules/esxi.yaml", &f,
+	    &nf, report, NULL), 0);
+	CHECK_INT(n, nf);
+	for (size_t i = 0; i < n && i < nf; i++)
+		CHECK_STR(v[i].name, f[i].name);
+	rule_conf_free_array(v, n);
+	rule_conf_free_array(f, nf);
+	CHECK_INT(rules_catalogue_load("/nonexistent/esxi.yaml", &from, what,
+	    sizeof(what), &v, &n, report, NULL), -1);
+	CHECK_INT(from, RC_MISSING);
+	CHECK_STR(what, "/nonexistent/esxi.yaml");
+	CHECK(v == NULL);
 }
 
 static void
@@ -854,5 +900,6 @@ main(void)
 	RUN(catalogue);
 	RUN(catalogue_quoted_forms);
 	RUN(catalogue_search_order);
+	RUN(catalogue_built_in);
 	return t_done();
 }

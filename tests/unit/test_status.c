@@ -317,7 +317,7 @@ TEST(writer_started_and_stopped_by_its_owner)
 	fake_reset(0, NULL);
 	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
 	src.sh = shipper_start(cfg, q, &fake_deps);
-	w = status_start(cfg, &src);
+	w = status_start(cfg, &src, NULL);
 	CHECK(w != NULL);
 	CHECK(wait_file(path, 3000));
 	push(q, 0, 3, -1);
@@ -478,6 +478,65 @@ TEST(json_says_what_the_text_says)
 	config_free(cfg);
 }
 
+/*
+ * One picture for the file and the board: what the board gives is what
+ * the file says; a picture older than asked for is retaken by the writer
+ * (and written) before it is given; with no writer the last one stays.
+ */
+TEST(board_holds_the_file_picture)
+{
+	struct config *cfg = new_cfg(100);
+	struct queue *q = open_q(cfg);
+	struct status_source src = { .q = q, .started_ms = now_ms() };
+	struct status_board *board = status_board_new();
+	struct status_snap *a = calloc(1, sizeof(*a)), *f = calloc(1, sizeof(*f));
+	struct status_writer *w;
+	char path[256];
+	int64_t t0;
+	size_t len;
+	char *text;
+
+	fake_reset(0, NULL);
+	snprintf(path, sizeof(path), "%s/status", cfg->storage_directory);
+	CHECK_INT(status_board_get(board, 0, 100, a), -1);	/* nothing yet */
+	src.sh = shipper_start(cfg, q, &fake_deps);
+	w = status_start(cfg, &src, board);
+	CHECK(w != NULL);
+	CHECK(wait_file(path, 3000));
+	CHECK_INT(status_board_get(board, 60000, 0, a), 0);
+	text = slurp(path, &len);
+	CHECK_INT(status_parse(text, len, f), 0);
+	free(text);
+	CHECK_INT(f->updated_ms, a->updated_ms);
+	/* an idle agent: no news, the writer sleeps; asking for a picture
+	 * at most 50 ms old wakes it */
+	poll(NULL, 0, STATUS_PERIOD_MS + 100);
+	t0 = mono_ms();
+	CHECK_INT(status_board_get(board, 50, 2000, a), 0);
+	if (mono_ms() - t0 > 1000)
+		T_FAILF("a new picture took %lld ms", (long long)(mono_ms() - t0));
+	CHECK(a->updated_ms >= f->updated_ms + STATUS_PERIOD_MS);
+	text = slurp(path, &len);
+	CHECK_INT(status_parse(text, len, f), 0);
+	free(text);
+	CHECK_INT(f->updated_ms, a->updated_ms);
+	status_stop(w);
+	/* no writer: the stop's last picture, at once */
+	t0 = mono_ms();
+	CHECK_INT(status_board_get(board, 0, 2000, a), 0);
+	CHECK(mono_ms() - t0 < 500);
+	text = slurp(path, &len);
+	CHECK_INT(status_parse(text, len, f), 0);
+	free(text);
+	CHECK_INT(f->updated_ms, a->updated_ms);
+	(void)shipper_stop(src.sh, 1000, NULL);
+	status_board_free(board);
+	queue_close(q);
+	free(a);
+	free(f);
+	config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -489,6 +548,7 @@ main(void)
 	RUN(status_file_content);
 	RUN(filelogs_cumulative_in_the_file);
 	RUN(writer_started_and_stopped_by_its_owner);
+	RUN(board_holds_the_file_picture);
 	RUN(json_says_what_the_text_says);
 	return t_done();
 }
