@@ -50,6 +50,15 @@ struct event {
 struct batch {
 	struct event	**events;
 	size_t		  n;
+	/*
+	 * Where the events come from, when the queue can say (queue_peek):
+	 * events[i] is record seq0 + i of the queue src (never 0, never
+	 * reused in the process), so two batches with the same src, seq0
+	 * and n hold the same events and a sink may encode them once for
+	 * all its destinations (output/cfapi.c).  0: unknown (a part of a
+	 * batch, a filtered one, a queue without record numbers).
+	 */
+	uint64_t	  src, seq0;
 };
 
 int64_t		 now_ms(void);

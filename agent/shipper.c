@@ -62,8 +62,6 @@ struct dest {
 	struct event		**batch0;	/* the batch in flight */
 	size_t			 batch_n;	/* its length */
 	uint64_t		 src, seq0;	/* its records (batch.src), 0: unknown */
-	unsigned		 count_miss;	/* counted batches not sent so, in a row */
-	unsigned		 count_skip;	/* batches to decode before counting again */
 	unsigned char		*poison;	/* per event of it: rejected alone */
 	size_t			 poison_cap;
 	struct dfilter		*filter;	/* NULL: every event goes */
@@ -82,7 +80,12 @@ struct shipper {
 	int64_t			 deadline_ms;	/* give up at this time (0 = never) */
 	struct dest		*dests;
 	size_t			 ndests;
-	size_t			 nshare;	/* of a sink that shares_batches */
+	/* the sinks' states common to their destinations (sink.group_new) */
+	struct sink_group {
+		const struct sink	*sink;
+		void			*state;
+	}			*groups;
+	size_t			 ngroups;
 	struct shipper_totals	*totals;
 	struct bell		*changed;	/* deps->changed */
 	/* left behind by its stop (under mtx): abandoned threads still in a
@@ -321,28 +324,6 @@ rejects_everything(const struct dest *d)
 	    d->rejects >= (uint64_t)d->conf.reject_limit;
 }
 
-/* What the sink is told of the batch it is handed (sink_ctx). */
-static void
-send_ctx(struct dest *d, uint64_t seq0, bool prefix_ok)
-{
-	d->ctx.error[0] = '\0';
-	d->ctx.batch_src = d->src;
-	d->ctx.batch_seq0 = seq0;
-	d->ctx.prefix_ok = prefix_ok;
-	d->ctx.sent_prefix = 0;
-}
-
-/* A send of n events went: how many of them, from the first (a prefix
- * when the sink sent only that, sink_ctx.sent_prefix). */
-static size_t
-sent_ok(struct dest *d, size_t n)
-{
-	d->rejects = 0;
-	if (d->ctx.prefix_ok && d->ctx.sent_prefix > 0 && d->ctx.sent_prefix < n)
-		return d->ctx.sent_prefix;
-	return n;
-}
-
 /*
  * Send events[0..n); on a rejection split in halves until the poison
  * event is alone and drop only it.  *done is how many events from the
@@ -352,19 +333,19 @@ static enum send_result
 deliver(struct dest *d, struct event **events, size_t n, size_t *done,
     int *retry_after)
 {
-	struct batch b = { events, n };
+	/* what the queue said of the records, for a part of them too */
+	struct batch b = { events, n, d->src,
+	    d->src != 0 ? d->seq0 + (uint64_t)(events - d->batch0) : 0 };
 	enum send_result r;
 	size_t h, d1 = 0, d2 = 0;
 
 	*done = 0;
 	*retry_after = 0;
-	/* what the queue said of the batch, for a part of it too; a prefix
-	 * only of the whole batch: a half must go whole */
-	send_ctx(d, d->seq0 + (uint64_t)(events - d->batch0),
-	    d->src != 0 && events == d->batch0 && n == d->batch_n);
+	d->ctx.error[0] = '\0';
 	r = d->sink->send(&d->ctx, &b, retry_after);
 	if (r == SEND_OK) {
-		*done = sent_ok(d, n);
+		d->rejects = 0;
+		*done = n;
 		return SEND_OK;
 	}
 	if (r == SEND_RETRY)
@@ -573,56 +554,34 @@ backoff_ms(struct dest *d, int retry_after_s)
 enum step { STEP_SEND, STEP_AGAIN, STEP_END, STEP_ABANDONED };
 
 /*
- * With several destinations whose sink shares encodings (cfapi), a full
- * batch ends at the next multiple of max_events of the queue's record
- * numbers: destinations that read the same records at different moments
- * (one cut short by its flush wait, another not) cut them alike from there
- * on, so they share one encoding of each batch (output/cfapi.c).  The
- * events past the cut are the next batch.  A batch cut short by max_bytes is left alone: from the same
- * record every destination cuts it alike anyway, and cutting it again
- * would only add requests.
+ * With several destinations, a full batch ends at the next multiple of
+ * max_events of the queue's record numbers (batch.src): destinations that
+ * read the same records at different moments (one cut short by its flush
+ * wait, another not) cut them alike from there on, so that a sink may
+ * encode each batch once for all of them (cfapi, sink.group_new).  The
+ * events past the cut are the next batch.  A batch cut short by max_bytes
+ * is left alone: from the same record every destination cuts it alike
+ * anyway, and cutting it again would only add requests.
  */
 static void
 align_batch(struct dest *d, size_t max_events, struct batch *b)
 {
-	uint64_t seq0;
 	size_t room;
 
-	if (d->sh->nshare < 2 || !d->sink->shares_batches ||
-	    max_events < 2 || b->n < max_events ||
-	    queue_peek_src(d->sh->q, d->index, &seq0) == 0)
+	if (d->sh->ndests < 2 || max_events < 2 || b->n < max_events ||
+	    b->src == 0)
 		return;
-	room = max_events - (size_t)(seq0 % max_events);
+	room = max_events - (size_t)(b->seq0 % max_events);
 	if (b->n <= room)
 		return;
-	for (size_t i = room; b->events != NULL && i < b->n; i++)
+	for (size_t i = room; i < b->n; i++)
 		event_free(b->events[i]);
 	b->n = room;
 }
 
-/* The queue's next records for d: decoded into *b, or (counted) only
- * counted (b->events NULL, b->n of them).  -1 once the queue has no
- * such destination. */
-static int
-peek_batch(struct dest *d, size_t max_events, size_t max_bytes, int wait_ms,
-    bool counted, struct batch *b)
-{
-	int n;
-
-	if (!counted)
-		return queue_peek(d->sh->q, d->index, max_events, max_bytes,
-		    wait_ms, b);
-	b->events = NULL;
-	b->n = 0;
-	n = queue_peek_count(d->sh->q, d->index, max_events, max_bytes, wait_ms);
-	if (n > 0)
-		b->n = (size_t)n;
-	return n;
-}
-
-/* The next batch to send from d's cursor into *b (counted: peek_batch). */
+/* The next batch to send from d's cursor into *b. */
 static enum step
-next_batch(struct dest *d, size_t max_bytes, bool counted, struct batch *b)
+next_batch(struct dest *d, size_t max_bytes, struct batch *b)
 {
 	struct shipper *sh = d->sh;
 	const struct config *cfg = sh->cfg;
@@ -633,8 +592,8 @@ next_batch(struct dest *d, size_t max_bytes, bool counted, struct batch *b)
 	/* An idle destination sleeps until an event is pushed or the stop
 	 * wakes the queue (shipper_drain): the long wait is only a floor
 	 * for its wakeups, not a poll. */
-	if (peek_batch(d, max_events, max_bytes, is_stopping(sh) ? 0 : IDLE_WAIT_MS,
-	    counted, b) == -1)
+	if (queue_peek(sh->q, d->index, max_events, max_bytes,
+	    is_stopping(sh) ? 0 : IDLE_WAIT_MS, b) == -1)
 		return STEP_END;
 	if (b->n == 0) {
 		if (is_stopping(sh))
@@ -653,7 +612,7 @@ next_batch(struct dest *d, size_t max_bytes, bool counted, struct batch *b)
 	    queue_backlog(sh->q, d->index) <= b->n) {
 		batch_free_events(b);
 		nap(sh, flush_ms, false);
-		if (peek_batch(d, max_events, max_bytes, 0, counted, b) == -1)
+		if (queue_peek(sh->q, d->index, max_events, max_bytes, 0, b) == -1)
 			return STEP_END;
 		if (b->n == 0)
 			return STEP_AGAIN;
@@ -742,98 +701,6 @@ abandoned_exit(struct dest *d)
 	return NULL;
 }
 
-/*
- * With other destinations to share encodings with, d's batch is first
- * only counted: its records read and checked (each one's CRC) but not
- * decoded.  Eligible: a sink that sends such batches, no filter (a
- * filtered batch is not the queue's run of records), full batches (a
- * failing destination's one-event probe shares nothing).  A destination
- * whose counted batches find nothing to send (it is the first to reach
- * them, or its options share nothing) reads them twice; after k such
- * misses in a row it decodes the next 2^k - 1 batches (at most 15)
- * straight away.
- */
-#define COUNT_MISS_MAX	4
-
-static bool
-may_count(struct dest *d)
-{
-	if (d->sh->nshare < 2 || d->sink->send_counted == NULL ||
-	    d->filter != NULL || d->attempt > 0 ||
-	    d->sh->cfg->batch_max_events < 2)
-		return false;
-	if (d->count_skip > 0) {
-		d->count_skip--;
-		return false;
-	}
-	return true;
-}
-
-/* A counted batch sent (hit) or to be decoded: the next ones' way. */
-static void
-count_outcome(struct dest *d, bool hit)
-{
-	if (hit) {
-		d->count_miss = 0;
-		return;
-	}
-	if (d->count_miss < COUNT_MISS_MAX)
-		d->count_miss++;
-	d->count_skip = (1u << d->count_miss) - 1;
-}
-
-/*
- * Send the counted batch *b by another destination's encoding of its
- * records (sink.send_counted).  STEP_SEND: not so, *b is to be decoded
- * and sent the usual way; STEP_AGAIN: sent, or a retry is due; STEP_END,
- * STEP_ABANDONED as for open_sink().
- */
-static enum step
-send_counted(struct dest *d, struct batch *b)
-{
-	enum send_result r = SEND_RETRY;
-	int retry_after = 0, sent;
-	enum step st;
-
-	d->src = queue_peek_src(d->sh->q, d->index, &d->seq0);
-	if (d->src == 0)
-		return STEP_SEND;
-	if (poison_reset(d, NULL, b->n) < 0) {
-		nap(d->sh, 200, false);	/* out of memory */
-		return STEP_AGAIN;
-	}
-	if (!enter_sink(d))
-		return STEP_END;
-	st = open_sink(d, b);
-	if (st != STEP_SEND)
-		return st;
-	send_ctx(d, d->seq0, true);
-	sent = d->sink->send_counted(&d->ctx, b->n, &retry_after, &r);
-	if (!leave_sink(d))
-		return STEP_ABANDONED;
-	fold_not_ingested(d);
-	count_outcome(d, sent);
-	if (!sent)
-		return STEP_SEND;
-	after_send(d, b->n, r == SEND_OK ? sent_ok(d, b->n) : 0, r, retry_after);
-	return STEP_AGAIN;
-}
-
-/* The counted batch *b not sent so: the same records again, decoded. */
-static enum step
-decode_counted(struct dest *d, size_t max_bytes, struct batch *b)
-{
-	size_t n = b->n;
-
-	if (queue_peek(d->sh->q, d->index, n, max_bytes, 0, b) == -1)
-		return STEP_END;
-	if (b->n == 0) {
-		nap(d->sh, 200, false);	/* as next_batch() */
-		return STEP_AGAIN;
-	}
-	return STEP_SEND;
-}
-
 static void *
 dest_thread(void *arg)
 {
@@ -854,31 +721,20 @@ dest_thread(void *arg)
 
 		if (giving_up(sh))
 			break;
-		st = next_batch(d, max_bytes, may_count(d), &b);
+		st = next_batch(d, max_bytes, &b);
 		if (st == STEP_END)
 			break;
 		if (st == STEP_AGAIN)
 			continue;
-		if (b.events == NULL) {
-			st = send_counted(d, &b);
-			if (st == STEP_ABANDONED)
-				return abandoned_exit(d);
-			st = st == STEP_SEND ? decode_counted(d, max_bytes, &b) : st;
-			if (st == STEP_END)
-				break;
-			if (st == STEP_AGAIN)
-				continue;
-		}
 		if (filter_batch(d, &b, &kept, &nkept) == 0 && nkept == 0) {
 			/* nothing for this destination: settled, no send */
 			settle(d, b.n, 0);
 			batch_free_events(&b);
 			continue;
 		}
-		/* a filtered batch is not the queue's run of records; with
-		 * no other destination of a sharing sink, nobody to share with */
-		d->src = kept == b.events && sh->nshare > 1 ?
-		    queue_peek_src(sh->q, d->index, &d->seq0) : 0;
+		/* a filtered batch is not the queue's run of records */
+		d->src = kept == b.events ? b.src : 0;
+		d->seq0 = b.seq0;
 		if (nkept == 0 || poison_reset(d, kept, nkept) < 0) {
 			batch_free_events(&b);	/* out of memory */
 			nap(sh, 200, false);
@@ -957,6 +813,39 @@ no_destination(struct dest *d, enum nodest where)
 		    "standard output");
 }
 
+/*
+ * The state each sink keeps for its destinations of this configuration
+ * (sink.group_new), for a sink with two or more of them: one per sink,
+ * handed to each destination in sink_ctx.group.
+ */
+static void
+groups_make(struct shipper *sh)
+{
+	sh->groups = calloc(sh->ndests, sizeof(*sh->groups));
+	if (sh->groups == NULL)
+		return;		/* out of memory: nothing shared */
+	for (size_t i = 0; i < sh->ndests; i++) {
+		const struct sink *sk = sh->dests[i].sink;
+		size_t users = 0;
+		void *g;
+
+		if (sk == NULL || sk->group_new == NULL || sk->group_free == NULL ||
+		    sh->dests[i].ctx.group != NULL)
+			continue;
+		for (size_t j = i; j < sh->ndests; j++)
+			users += sh->dests[j].sink == sk;
+		if (users < 2)
+			continue;
+		g = sk->group_new(sh->cfg);
+		if (g == NULL)
+			continue;
+		sh->groups[sh->ngroups++] = (struct sink_group){ sk, g };
+		for (size_t j = i; j < sh->ndests; j++)
+			if (sh->dests[j].sink == sk)
+				sh->dests[j].ctx.group = g;
+	}
+}
+
 struct shipper *
 shipper_start(const struct config *cfg, struct queue *q, const struct shipper_deps *deps)
 {
@@ -994,8 +883,6 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 		if (d->conf.nodest)
 			no_destination(d, deps->nodest);
 		d->sink = find(d->conf.proto);
-		if (d->sink != NULL && d->sink->shares_batches)
-			sh->nshare++;
 		d->ctx.name = i == 0 ? "server" : d->conf.name;
 		d->ctx.conf = &d->conf;
 		d->ctx.cfg = cfg;
@@ -1013,7 +900,8 @@ shipper_start(const struct config *cfg, struct queue *q, const struct shipper_de
 			log_error("destination %s: no sink for protocol %s", d->ctx.name,
 			    dest_proto_name(d->conf.proto));
 	}
-	/* every destination counted (nshare) before any thread reads it */
+	/* every group made before any thread reads its sink_ctx */
+	groups_make(sh);
 	for (i = 0; i < sh->ndests; i++) {
 		struct dest *d = &sh->dests[i];
 		char tname[32];
@@ -1141,6 +1029,10 @@ shipper_free(struct shipper *sh)
 		free(sh->dests[i].kept);
 		dfilter_free(sh->dests[i].filter);
 	}
+	/* every thread has ended: no sink uses its group any more */
+	for (size_t i = 0; i < sh->ngroups; i++)
+		sh->groups[i].sink->group_free(sh->groups[i].state);
+	free(sh->groups);
 	pthread_mutex_destroy(&sh->mtx);
 	pthread_cond_destroy(&sh->cond);
 	free(sh->dests);

@@ -204,13 +204,14 @@ main(int argc, char **argv)
 	}
 	/* warm-up: connection, allocations */
 	{
-		struct batch b = { evs, BATCH < n ? BATCH : (size_t)n };
+		struct batch b = { .events = evs, .n = BATCH < n ? BATCH : (size_t)n };
 		sk->send(&ctx, &b, &ra);
 	}
 	t0 = now_s();
 	c0 = cpu_s();
 	for (i = 0; i < n; i += BATCH) {
-		struct batch b = { evs + i, (size_t)(n - i < BATCH ? n - i : BATCH) };
+		struct batch b = { .events = evs + i,
+		    .n = (size_t)(n - i < BATCH ? n - i : BATCH) };
 		if (sk->send(&ctx, &b, &ra) != SEND_OK) {
 			fprintf(stderr, "send: %s\n", ctx.error);
 			return 1;

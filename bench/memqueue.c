@@ -251,8 +251,10 @@ queue_peek(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
 	size_t bytes = 0, n = 0;
 	unsigned wk;
 
+	/* no record numbers to name the batch by (batch.src): never shared */
 	out->events = NULL;
 	out->n = 0;
+	out->src = out->seq0 = 0;
 	abstime_in_ms(&until, wait_ms);
 	pthread_mutex_lock(&q->mtx);
 	wk = q->wakeups;
@@ -407,27 +409,4 @@ batch_free_events(struct batch *b)
 	free(b->events);
 	b->events = NULL;
 	b->n = 0;
-}
-
-/* No record numbers to share by (queue_peek_src): a peek, counted. */
-int
-queue_peek_count(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
-    int wait_ms)
-{
-	struct batch b;
-	int r = queue_peek(q, d, max_events, max_bytes, wait_ms, &b);
-
-	if (r == 0)
-		r = (int)b.n;
-	batch_free_events(&b);
-	return r;
-}
-
-uint64_t
-queue_peek_src(struct queue *q, size_t d, uint64_t *seq0)
-{
-	(void)q;
-	(void)d;
-	*seq0 = 0;
-	return 0;	/* no record numbers: batches are never shared */
 }

@@ -19,6 +19,7 @@
 
 #include "../agent/config/config_host.h"
 #include "../agent/lib/agentid.h"
+#include "../agent/lib/clock.h"
 #include "../agent/lib/json.h"
 #include "../agent/lib/log.h"
 #include "../agent/lib/utf8.h"
@@ -62,33 +63,24 @@ struct cfapi {
 	uint64_t		 not_ingested;
 	/* the batch being sent, for a plain body after a shared gzip one */
 	const struct batch	*cur;
-	struct batch		 part;		/* cur when a prefix is sent */
-	size_t			 cur_count;
 	bool			 body_stale;	/* body is not cur's JSON */
-	/* a counted batch no destination had encoded: this one encodes it
-	 * once the shipper has decoded it (cfapi_send_counted) */
-	struct shared_body	*claim;
-	/* a counted batch's gzip answered so that the same batch goes
-	 * plain (gzip_fallback): sent so once its events are decoded */
-	enum fallback { FB_NONE, FB_REFUSED, FB_5XX } fb_pending;
-	long			 fb_status;
 };
 
+enum fallback { FB_REFUSED, FB_5XX };
+
 /*
- * One encoding per batch for every cfapi destination with the same
- * options: the last batches encoded (gzip bodies that hold the whole
- * batch in one request), by the queue's record numbers (batch.src,
- * batch.seq0, n).  A destination that finds its batch here sends those
- * bytes instead of encoding and compressing the same events again; one
- * that finds it being encoded waits for it (CPU work, no I/O: a short
- * wait, bounded anyway).  A destination whose batch starts at the same
- * record but holds more events (it peeked later, or after its flush
- * wait) sends the shared body for the first ones when the shipper lets
- * it (sink_ctx.prefix_ok): its next batch then starts where the other
- * destination's does, so destinations that drifted apart share again.
- * Bounded: SHARED_MAX bodies of SHARED_BODY_MAX, enough for a batch
- * each of 16 destinations a batch or so apart, and SHARED_BYTES_MAX in
- * all (a body that would pass it is not kept, its room given back).
+ * One encoding per batch for the cfapi destinations of one configuration
+ * (sink.group_new: made by the shipper when there are two or more): the
+ * last batches encoded (gzip bodies that hold the whole batch in one
+ * request), by the queue's record numbers (batch.src, seq0, n).  A
+ * destination that finds its batch here sends those bytes instead of
+ * encoding and compressing the same events again; one that finds it being
+ * encoded waits for it (CPU work, no I/O: a short wait, bounded anyway).
+ * The shipper cuts the full batches of several destinations alike
+ * (agent/shipper.c align_batch), so that they meet the same batches.
+ * Bounded: SHARED_MAX bodies of SHARED_BODY_MAX, enough for a batch each
+ * of 16 destinations a batch or so apart, and SHARED_BYTES_MAX in all (a
+ * body that would pass it is not kept, its room given back).
  */
 #define SHARED_MAX	32
 #define SHARED_BODY_MAX	(512u * 1024)
@@ -100,166 +92,146 @@ enum shared_state { SHARED_EMPTY, SHARED_BUSY, SHARED_READY };
 struct shared_body {
 	enum shared_state state;
 	uint64_t	src, seq0;
-	size_t		n, max_events, max_bytes;
+	size_t		n;
 	struct buf	z;
 	uint64_t	used;		/* the clock of the last use */
 };
 
-static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t shared_cv = PTHREAD_COND_INITIALIZER;
-static struct shared_body shared[SHARED_MAX];
-static uint64_t shared_clock;
+struct cfapi_group {
+	pthread_mutex_t	   mu;
+	pthread_cond_t	   cv;		/* CLOCK_MONOTONIC: a body is ready */
+	struct shared_body body[SHARED_MAX];
+	uint64_t	   clock;
+};
 
-/* The entry for b: the same events, or (prefix_ok) the most of its first
- * ones; NULL if none. */
-static struct shared_body *
-shared_find(const struct sink_ctx *ctx, const struct cfapi *c,
-    const struct batch *b)
+static void *
+cfapi_group_new(const struct config *cfg)
 {
-	struct shared_body *best = NULL;
+	struct cfapi_group *g = calloc(1, sizeof(*g));
 
-	for (size_t i = 0; i < SHARED_MAX; i++) {
-		struct shared_body *e = &shared[i];
-
-		if (e->state == SHARED_EMPTY || e->src != ctx->batch_src ||
-		    e->seq0 != ctx->batch_seq0 || e->max_events != c->max_events ||
-		    e->max_bytes != c->max_bytes)
-			continue;
-		if (e->n == b->n)
-			return e;
-		/* not a failed destination's one-event probe */
-		if (ctx->prefix_ok && e->n > 1 && e->n < b->n &&
-		    (best == NULL || e->n > best->n))
-			best = e;
+	(void)cfg;	/* one configuration: the same batch limits for all */
+	if (g == NULL)
+		return NULL;
+	pthread_mutex_init(&g->mu, NULL);
+	if (cond_init_mono(&g->cv) != 0) {
+		pthread_mutex_destroy(&g->mu);
+		free(g);
+		return NULL;
 	}
-	return best;
+	return g;
+}
+
+static void
+cfapi_group_free(void *arg)
+{
+	struct cfapi_group *g = arg;
+
+	if (g == NULL)
+		return;
+	for (size_t i = 0; i < SHARED_MAX; i++)
+		buf_free(&g->body[i].z);
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+	free(g);
+}
+
+/* The entry for b's records, or NULL (under g->mu). */
+static struct shared_body *
+shared_find(struct cfapi_group *g, const struct batch *b)
+{
+	for (size_t i = 0; i < SHARED_MAX; i++) {
+		struct shared_body *e = &g->body[i];
+
+		if (e->state != SHARED_EMPTY && e->src == b->src &&
+		    e->seq0 == b->seq0 && e->n == b->n)
+			return e;
+	}
+	return NULL;
 }
 
 /* The least recently used entry nobody is encoding into (NULL: none). */
 static struct shared_body *
-shared_victim(void)
+shared_victim(struct cfapi_group *g)
 {
 	struct shared_body *v = NULL;
 
 	for (size_t i = 0; i < SHARED_MAX; i++)
-		if (shared[i].state != SHARED_BUSY &&
-		    (v == NULL || shared[i].used < v->used))
-			v = &shared[i];
+		if (g->body[i].state != SHARED_BUSY &&
+		    (v == NULL || g->body[i].used < v->used))
+			v = &g->body[i];
 	return v;
 }
 
-static void	claim_drop(struct cfapi *);
-
-/* Is e the entry this destination claimed for b (cfapi_send_counted)? */
-static bool
-claimed_for(const struct shared_body *e, const struct sink_ctx *ctx,
-    const struct batch *b)
-{
-	return e->state == SHARED_BUSY && e->src == ctx->batch_src &&
-	    e->seq0 == ctx->batch_seq0 && e->n == b->n;
-}
-
 /*
- * The shared gzip body of b (or of its first *n events) into c->zbody: 1
- * there was one; 0 this destination encodes it and hands it over with
- * shared_put() (*claim, NULL when there is no room to share it).  A
- * counted batch (b->events NULL) keeps its claim in c->claim for the
- * send of its decoded events.
+ * The shared gzip body of b into c->zbody: 1 there was one; 0 this
+ * destination encodes it and hands it over with shared_put() (*claim,
+ * NULL when there is no room to share it).
  */
 static int
-shared_take(const struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
-    struct shared_body **claim, size_t *n)
+shared_take(struct cfapi_group *g, struct cfapi *c, const struct batch *b,
+    struct shared_body **claim)
 {
 	struct timespec until;
 	struct shared_body *e;
 	int hit = 0;
 
 	*claim = NULL;
-	if (c->claim != NULL) {
-		pthread_mutex_lock(&shared_mu);
-		if (claimed_for(c->claim, ctx, b) && b->events != NULL) {
-			*claim = c->claim;
-			c->claim = NULL;
-		}
-		pthread_mutex_unlock(&shared_mu);
-		if (*claim != NULL)
-			return 0;
-		claim_drop(c);
-	}
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += SHARED_WAIT_MS / 1000;
-	pthread_mutex_lock(&shared_mu);
-	e = shared_find(ctx, c, b);
+	abstime_in_ms(&until, SHARED_WAIT_MS);
+	pthread_mutex_lock(&g->mu);
+	e = shared_find(g, b);
 	while (e != NULL && e->state == SHARED_BUSY) {
-		if (pthread_cond_timedwait(&shared_cv, &shared_mu, &until) != 0)
+		if (pthread_cond_timedwait(&g->cv, &g->mu, &until) != 0)
 			break;
-		e = shared_find(ctx, c, b);
+		e = shared_find(g, b);
 	}
 	if (e != NULL && e->state == SHARED_READY) {
 		buf_reset(&c->zbody);
 		hit = buf_append(&c->zbody, e->z.data, e->z.len) == 0;
-		*n = e->n;
-		e->used = ++shared_clock;
+		e->used = ++g->clock;
 	} else if (e == NULL) {
-		e = shared_victim();
+		e = shared_victim(g);
 	} else
 		e = NULL;	/* still being encoded: this one does it too */
 	if (!hit && e != NULL) {
 		e->state = SHARED_BUSY;
-		e->src = ctx->batch_src;
-		e->seq0 = ctx->batch_seq0;
+		e->src = b->src;
+		e->seq0 = b->seq0;
 		e->n = b->n;
-		e->max_events = c->max_events;
-		e->max_bytes = c->max_bytes;
-		e->used = ++shared_clock;
-		if (b->events == NULL)
-			c->claim = e;
-		else
-			*claim = e;
+		e->used = ++g->clock;
+		*claim = e;
 	}
-	pthread_mutex_unlock(&shared_mu);
+	pthread_mutex_unlock(&g->mu);
 	return hit;
 }
 
-/* The memory the kept bodies hold (under shared_mu). */
+/* The memory the kept bodies hold (under g->mu). */
 static size_t
-shared_room(void)
+shared_room(const struct cfapi_group *g)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < SHARED_MAX; i++)
-		n += shared[i].z.cap;
+		n += g->body[i].z.cap;
 	return n;
 }
 
 /* The claimed entry gets c->zbody (ok) or is given up; waiters wake. */
 static void
-shared_put(struct shared_body *e, const struct cfapi *c, bool ok)
+shared_put(struct cfapi_group *g, struct shared_body *e, const struct cfapi *c,
+    bool ok)
 {
-	if (e == NULL)
-		return;
-	pthread_mutex_lock(&shared_mu);
+	pthread_mutex_lock(&g->mu);
 	buf_reset(&e->z);
 	e->state = SHARED_EMPTY;
 	if (ok && c->zbody.len <= SHARED_BODY_MAX &&
 	    buf_append(&e->z, c->zbody.data, c->zbody.len) == 0)
 		e->state = SHARED_READY;
-	if (shared_room() > SHARED_BYTES_MAX) {
+	if (shared_room(g) > SHARED_BYTES_MAX) {
 		buf_free(&e->z);
 		e->state = SHARED_EMPTY;
 	}
-	pthread_cond_broadcast(&shared_cv);
-	pthread_mutex_unlock(&shared_mu);
-}
-
-/* A claim this destination holds for a counted batch, given up. */
-static void
-claim_drop(struct cfapi *c)
-{
-	struct shared_body *e = c->claim;
-
-	c->claim = NULL;
-	shared_put(e, c, false);
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
 }
 
 static char *
@@ -379,7 +351,6 @@ cfapi_free(struct cfapi *c)
 {
 	if (c == NULL)
 		return;
-	claim_drop(c);
 	hconn_close(&c->h);
 	lisession_free(&c->sess);
 	gzip_free(c->gz);
@@ -622,7 +593,7 @@ post_plain(struct sink_ctx *ctx, struct cfapi *c)
 
 	if (c->body_stale) {
 		if (encode_part(ctx, c, c->cur, 0, &count) != 0 ||
-		    count != c->cur_count) {
+		    count != c->cur->n) {
 			snprintf(ctx->error, sizeof(ctx->error),
 			    "out of memory encoding a batch");
 			return -1;
@@ -660,9 +631,7 @@ fallback_done(struct sink_ctx *ctx, struct cfapi *c, enum fallback why,
 /*
  * gzip answered with 415/400 (refused on this connection) or, twice in a
  * row, with a 5xx other than Log Insight's documented overload answer
- * (503 with Retry-After): send the same batch plain.  0, -1 (retry) or,
- * for a counted batch (no events to make the plain body of), 1: the
- * plain body goes once its events are decoded (fb_pending).
+ * (503 with Retry-After): send the same batch plain.  0, or -1 (retry).
  */
 static int
 gzip_fallback(struct sink_ctx *ctx, struct cfapi *c)
@@ -682,11 +651,6 @@ gzip_fallback(struct sink_ctx *ctx, struct cfapi *c)
 		why = FB_5XX;
 	} else
 		return 0;
-	if (c->cur == NULL) {
-		c->fb_pending = why;
-		c->fb_status = st;
-		return 1;
-	}
 	if (post_plain(ctx, c) == -1)
 		return -1;
 	fallback_done(ctx, c, why, st);
@@ -700,8 +664,7 @@ gzip_now(struct cfapi *c)
 	/* gzip again on a new connection: it may be a different node. */
 	if (c->gzip_off && hconn_will_reconnect(&c->h))
 		c->gzip_off = false;
-	return c->compress && !c->gzip_off && !c->gzip_never &&
-	    c->fb_pending == FB_NONE;
+	return c->compress && !c->gzip_off && !c->gzip_never;
 }
 
 /* zready: c->zbody already holds the gzip of the request. */
@@ -712,9 +675,7 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, bool zready,
 	bool gz;
 	long long ingested;
 	enum send_result r;
-	enum fallback fb = c->fb_pending;
 	char ex[256];
-	int f = 0;
 
 	gz = gzip_now(c);
 	if (gz && !zready && gzip_compress(c->gz, c->body.data, c->body.len,
@@ -724,15 +685,8 @@ post_one(struct sink_ctx *ctx, struct cfapi *c, size_t count, bool zready,
 	}
 	if (post_body(ctx, c, gz) == -1)
 		return SEND_RETRY;
-	if (fb != FB_NONE) {
-		/* the plain body of a counted batch's fallback */
-		c->fb_pending = FB_NONE;
-		fallback_done(ctx, c, fb, c->fb_status);
-	}
-	if (gz)
-		f = gzip_fallback(ctx, c);
-	if (f != 0)
-		return SEND_RETRY;	/* 1: plain once decoded (fb_pending) */
+	if (gz && gzip_fallback(ctx, c) == -1)
+		return SEND_RETRY;
 	r = transport_http_policy(c->h.status);
 	excerpt(&c->h.resp, ex, sizeof(ex));
 	switch (r) {
@@ -773,36 +727,26 @@ static int
 send_shared(struct sink_ctx *ctx, struct cfapi *c, const struct batch *b,
     int *retry_after, enum send_result *r)
 {
+	struct cfapi_group *g = ctx->group;
 	struct shared_body *claim;
-	size_t count, n = b->n;
+	size_t count;
 
-	if (ctx->batch_src == 0 || !gzip_now(c))
+	if (g == NULL || b->src == 0 || !gzip_now(c))
 		return 0;
-	c->cur_count = b->n;
-	if (shared_take(ctx, c, b, &claim, &n)) {
-		if (n < b->n) {
-			/* the first n events: a plain body, if it comes to
-			 * it, is theirs, and the shipper keeps the rest */
-			c->part.events = b->events;
-			c->part.n = n;
-			c->cur = &c->part;
-			c->cur_count = n;
-		}
+	if (shared_take(g, c, b, &claim)) {
 		c->body_stale = true;	/* plain, if it comes to it: made then */
-		*r = post_one(ctx, c, n, true, retry_after);
+		*r = post_one(ctx, c, b->n, true, retry_after);
 		c->body_stale = false;
-		if (*r == SEND_OK && n < b->n)
-			ctx->sent_prefix = n;
 		return 1;
 	}
 	if (claim == NULL)
 		return 0;
 	if (encode_part(ctx, c, b, 0, &count) != 0 || count != b->n ||
 	    gzip_compress(c->gz, c->body.data, c->body.len, &c->zbody) == -1) {
-		shared_put(claim, c, false);
+		shared_put(g, claim, c, false);
 		return 0;	/* the usual way says what went wrong */
 	}
-	shared_put(claim, c, true);
+	shared_put(g, claim, c, true);
 	*r = post_one(ctx, c, count, true, retry_after);
 	return 1;
 }
@@ -817,14 +761,11 @@ cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 
 	*retry_after = 0;
 	ctx->error[0] = '\0';
-	ctx->sent_prefix = 0;
 	c->body_stale = false;
 	if (b->n == 0)
 		return SEND_OK;
 	c->cur = b;
-	e = send_shared(ctx, c, b, retry_after, &r);
-	claim_drop(c);	/* a counted batch's claim, if this was not it */
-	if (e == 1)
+	if (send_shared(ctx, c, b, retry_after, &r) == 1)
 		return r;
 	while (i < b->n) {
 		e = encode_part(ctx, c, b, i, &count);
@@ -832,7 +773,6 @@ cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 			return SEND_REJECT;
 		if (e != 0)
 			goto nomem;
-		c->cur_count = count;
 		r = post_one(ctx, c, count, false, retry_after);
 		if (r != SEND_OK)
 			return r;
@@ -842,39 +782,6 @@ cfapi_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 nomem:
 	snprintf(ctx->error, sizeof(ctx->error), "out of memory encoding a batch");
 	return SEND_RETRY;
-}
-
-/*
- * n records another destination may have encoded (sink.send_counted): its
- * shared gzip body, or the most of their first ones (prefix_ok), sent
- * without the events.  None yet: this destination claims the encoding
- * and the shipper decodes the records for cfapi_send().
- */
-static int
-cfapi_send_counted(struct sink_ctx *ctx, size_t n, int *retry_after,
-    enum send_result *r)
-{
-	struct cfapi *c = ctx->priv;
-	struct batch counted = { NULL, n };
-	struct shared_body *none;
-	size_t got = n;
-
-	*retry_after = 0;
-	ctx->error[0] = '\0';
-	ctx->sent_prefix = 0;
-	if (n == 0 || ctx->batch_src == 0 || !gzip_now(c) ||
-	    !shared_take(ctx, c, &counted, &none, &got))
-		return 0;
-	c->cur = NULL;
-	c->cur_count = got;
-	*r = post_one(ctx, c, got, true, retry_after);
-	/* a plain body, or halves to find the refused event in: the events
-	 * are needed */
-	if (c->fb_pending != FB_NONE || *r == SEND_REJECT)
-		return 0;
-	if (*r == SEND_OK && got < n)
-		ctx->sent_prefix = got;
-	return 1;
 }
 
 static void
@@ -903,8 +810,8 @@ const struct sink sink_cfapi = {
 	/* {"name":"k","content":"v"} per field against "k":"v": about twice
 	 * the flat JSON for collector events (measured on nic samples). */
 	.encoded_pct = 220,
-	.shares_batches = true,
-	.send_counted = cfapi_send_counted,
+	.group_new = cfapi_group_new,
+	.group_free = cfapi_group_free,
 	.port = 9000,
 	.tls_port = 9543,
 	.finish = cfapi_finish,

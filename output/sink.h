@@ -41,26 +41,10 @@ struct sink_ctx {
 	 * shipper moves them to the destination's counters after it. */
 	uint64_t		 not_ingested;
 	/*
-	 * Where the batch being sent comes from, when the queue can say
-	 * (queue_peek_src): src names the queue (never 0, never reused in
-	 * the process) and events[i] is its record seq0 + i.  Two batches
-	 * with the same src, seq0 and n hold the same events, so sinks may
-	 * share one encoding between destinations (output/cfapi.c).  src 0:
-	 * unknown, or no other cfapi destination to share with (nothing is
-	 * kept then).  Set by the shipper before each send().
+	 * The sink's state common to its destinations of one configuration
+	 * (sink.group_new), NULL when it keeps none or has one destination.
 	 */
-	uint64_t		 batch_src;
-	uint64_t		 batch_seq0;
-	/*
-	 * prefix_ok (set by the shipper): the batch is the whole run the
-	 * queue handed out, so send() may deliver only its first events,
-	 * returning SEND_OK with sent_prefix set to how many (0: all of
-	 * them); the rest is the next batch.  cfapi does so to take another
-	 * destination's encoding of the same first events, so destinations
-	 * that drifted apart share again.
-	 */
-	bool			 prefix_ok;
-	size_t			 sent_prefix;
+	void			*group;
 };
 
 struct sink {
@@ -78,22 +62,16 @@ struct sink {
 	 */
 	unsigned	 encoded_pct;
 	/*
-	 * The sink shares one encoding of the same records between its
-	 * destinations (sink_ctx.batch_src): with two or more of them the
-	 * shipper cuts their batches alike (agent/shipper.c align_batch).
+	 * Optional: state the sink's destinations of one configuration have
+	 * in common (cfapi: the gzip bodies of the last batches, encoded
+	 * once for all, struct batch.src).  With two or more destinations of
+	 * the sink, the shipper makes it before their threads start, hands
+	 * it to each in sink_ctx.group and frees it once all have ended: a
+	 * reload's new configuration gets a new one.  NULL: out of memory,
+	 * nothing shared.
 	 */
-	bool		 shares_batches;
-	/*
-	 * Optional, with shares_batches: send the n records sink_ctx names
-	 * (batch_src, batch_seq0; prefix_ok as for send()) without their
-	 * events, by another destination's encoding of them.  1: done, *r
-	 * says how (SEND_OK or SEND_RETRY, sent_prefix as for send()); 0:
-	 * not so (no such encoding, or the events are needed: a plain
-	 * body, a refused batch to split), and the shipper decodes the
-	 * records and calls send().
-	 */
-	int		(*send_counted)(struct sink_ctx *, size_t n,
-			    int *retry_after_s, enum send_result *r);
+	void		*(*group_new)(const struct config *);
+	void		(*group_free)(void *);
 	/* The protocol's default ports (dest_port), plain and with TLS. */
 	int		 port, tls_port;
 	/*

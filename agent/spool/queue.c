@@ -53,14 +53,6 @@ queue_peek(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
 }
 
 int
-queue_peek_count(struct queue *q, size_t d, size_t max_events, size_t max_bytes,
-    int wait_ms)
-{
-	return spool_peek_count((struct spool *)q, d, max_events, max_bytes,
-	    wait_ms);
-}
-
-int
 queue_ack(struct queue *q, size_t d, size_t n)
 {
 	return spool_ack((struct spool *)q, d, n);
@@ -76,12 +68,6 @@ int
 queue_skip(struct queue *q, size_t d, size_t n)
 {
 	return spool_skip((struct spool *)q, d, n);
-}
-
-uint64_t
-queue_peek_src(struct queue *q, size_t d, uint64_t *seq0)
-{
-	return spool_peek_src((struct spool *)q, d, seq0);
 }
 
 void

@@ -78,29 +78,19 @@ int		 queue_sync(struct queue *);
  * flat JSON (the spool counts its records' serialized size, which only
  * escapes exceed; sinks split what their request limit cannot take) from
  * destination d's cursor, waiting at most wait_ms for the first one.
+ * out->src and out->seq0 name the records when they are consecutive (0
+ * when the queue cannot say; struct batch).
  * queue_ack() moves the cursor past the first n events of the last peek;
  * queue_drop() does the same but counts them as dropped (poison).
  */
 int		 queue_peek(struct queue *, size_t d, size_t max_events,
 		    size_t max_bytes, int wait_ms, struct batch *out);
-/*
- * What queue_peek() would hand out, read and checked but not decoded:
- * how many events (or -1).  queue_peek_src() names them and queue_ack()
- * and the others settle them as after a peek; a sink that holds another
- * destination's encoding of those records sends it without the events.
- */
-int		 queue_peek_count(struct queue *, size_t d, size_t max_events,
-		    size_t max_bytes, int wait_ms);
 int		 queue_ack(struct queue *, size_t d, size_t n);
 /* The one way an event is dropped as poison: counted here, once. */
 int		 queue_drop(struct queue *, size_t d, size_t n);
 /* The same, for events the destination's filter keeps out: settled,
  * neither sent nor dropped; counted as filtered. */
 int		 queue_skip(struct queue *, size_t d, size_t n);
-/* The records of d's last peek, when they are consecutive: the queue's id
- * (never 0, never reused in the process) and in *seq0 the first record's
- * number; 0 when the queue cannot say (sink_ctx.batch_src). */
-uint64_t	 queue_peek_src(struct queue *, size_t d, uint64_t *seq0);
 void		 queue_wakeup(struct queue *);	/* make waiting peeks return */
 void		 queue_stats(struct queue *, struct queue_stats *);
 /* d < ndests: fills *out and returns 0; else -1. */

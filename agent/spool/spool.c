@@ -587,22 +587,21 @@ skip_damaged(struct spool *sp, struct dest *d, struct seg *s,
 	}
 }
 
-/* Consecutive records: which ones (spool_peek_src, shared encodings). */
+/* Consecutive records: which ones (batch.src, shared encodings). */
 static void
-batch_source(const struct spool *sp, struct dest *d, size_t n)
+batch_source(const struct spool *sp, const struct dest *d, struct batch *out)
 {
-	d->peek_src = 0;
+	size_t n = out->n;
+
+	out->src = 0;
+	out->seq0 = 0;
 	if (n > 0 && d->peek_seq[n - 1] - d->peek_seq[0] == n - 1) {
-		d->peek_src = sp->instance;
-		d->peek_seq0 = d->peek_seq[0];
+		out->src = sp->instance;
+		out->seq0 = d->peek_seq[0];
 	}
 }
 
-/*
- * The next records from d's cursor into out, decoded; with out NULL only
- * read and checked (each record's CRC), not decoded (spool_peek_count).
- * Returns how many.
- */
+/* The next records from d's cursor into out, decoded: how many. */
 static size_t
 read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes,
     struct batch *out)
@@ -648,9 +647,8 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			continue;
 		}
 		/* the record's CRC vouches for it: not validated again */
-		if (out != NULL)
-			ev = event_decode_spooled(payload, plen);
-		if (out != NULL && ev == NULL) {
+		ev = event_decode_spooled(payload, plen);
+		if (ev == NULL) {
 			log_limited(LOG_WARN, "spool:decode", 60, "spool: undecodable "
 			    "record %" PRIu64 " skipped", seq);
 			sp->st.corrupt++;
@@ -671,7 +669,7 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 			break;
 		}
 		if (peek_reserve(d, n + 1) < 0 ||
-		    (out != NULL && spool_batch_add(out, ev, &cap) < 0)) {
+		    spool_batch_add(out, ev, &cap) < 0) {
 			event_free(ev);
 			break;
 		}
@@ -683,19 +681,21 @@ read_batch(struct spool *sp, struct dest *d, size_t max_events, size_t max_bytes
 		n++;
 	}
 	d->npeek = n;
-	batch_source(sp, d, n);
+	batch_source(sp, d, out);
 	return n;
 }
 
-/* d's next records into out (NULL: counted only); -1: no such destination. */
-static int
-peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
+int
+spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
     int wait_ms, struct batch *out)
 {
 	struct dest *d;
 	uint64_t gen;
 	size_t n;
 
+	out->events = NULL;
+	out->n = 0;
+	out->src = out->seq0 = 0;
 	if (max_events == 0)
 		return 0;
 	d = lock_dest(sp, di);
@@ -719,22 +719,6 @@ peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
 	n = read_batch(sp, d, max_events, max_bytes, out);
 	pthread_mutex_unlock(&sp->mu);
 	return (int)n;
-}
-
-int
-spool_peek(struct spool *sp, size_t di, size_t max_events, size_t max_bytes,
-    int wait_ms, struct batch *out)
-{
-	out->events = NULL;
-	out->n = 0;
-	return peek(sp, di, max_events, max_bytes, wait_ms, out);
-}
-
-int
-spool_peek_count(struct spool *sp, size_t di, size_t max_events,
-    size_t max_bytes, int wait_ms)
-{
-	return peek(sp, di, max_events, max_bytes, wait_ms, NULL);
 }
 
 /* How the next peeked events were settled. */
@@ -815,20 +799,6 @@ spool_wakeup(struct spool *sp)
 	sp->wake_gen++;
 	pthread_cond_broadcast(&sp->cv);
 	pthread_mutex_unlock(&sp->mu);
-}
-
-uint64_t
-spool_peek_src(struct spool *sp, size_t di, uint64_t *seq0)
-{
-	uint64_t src = 0;
-
-	pthread_mutex_lock(&sp->mu);
-	if (di < sp->ndests) {
-		src = sp->dests[di]->peek_src;
-		*seq0 = sp->dests[di]->peek_seq0;
-	}
-	pthread_mutex_unlock(&sp->mu);
-	return src;
 }
 
 uint64_t

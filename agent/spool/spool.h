@@ -106,15 +106,11 @@ int		 spool_sync(struct spool *);
 /* Returns the number of events put in *out, or -1. */
 int		 spool_peek(struct spool *, size_t d, size_t max_events,
 		    size_t max_bytes, int wait_ms, struct batch *out);
-/* The same records read and checked, not decoded: how many, or -1. */
-int		 spool_peek_count(struct spool *, size_t d, size_t max_events,
-		    size_t max_bytes, int wait_ms);
 int		 spool_ack(struct spool *, size_t d, size_t n);
 int		 spool_drop(struct spool *, size_t d, size_t n);
 /* Settled without a send: the destination's filter keeps them out. */
 int		 spool_skip(struct spool *, size_t d, size_t n);
 void		 spool_wakeup(struct spool *);
-uint64_t	 spool_peek_src(struct spool *, size_t d, uint64_t *seq0);
 void		 spool_stats(struct spool *, struct spool_stats *);
 /* i < ndests: fills *out and returns 0; else -1. */
 int		 spool_dest_stats(struct spool *, size_t d, struct spool_dest_stats *out);

@@ -21,7 +21,6 @@ struct dest {
 	struct seg_pos	*peek;		/* position after each peeked event */
 	uint64_t	*peek_seq;	/* each peeked event's sequence */
 	size_t		 npeek, peek_used, peek_cap;
-	uint64_t	 peek_src, peek_seq0;	/* spool_peek_src() */
 	uint64_t	 acked, dropped_budget, dropped_poison, filtered;
 	int64_t		 last_ack_ms;
 	int64_t		 last_settle_ms;	/* acked, filtered or dropped */

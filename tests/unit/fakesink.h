@@ -37,16 +37,6 @@ static struct fake_state {
 	size_t		 nseen;
 	char		 seen[MAXSEEN][32];	/* texts delivered, in order */
 	int		 opens, closes;
-	/* the counting fake (fake_counting_sink): the batches sent with a
-	 * queue source, as cfapi keeps their encodings, and the counted
-	 * batches sent by them */
-	size_t		 nkeys;
-	struct fake_key {
-		uint64_t src, seq0;
-		size_t	 n, first;	/* first: its texts in seen[] */
-		bool	 claimed;	/* a counted miss: being decoded */
-	}		 keys[MAXSENDS];
-	size_t		 counted, counted_events;
 } fk __attribute__((unused)) = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static inline int
@@ -79,62 +69,10 @@ fake_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 			snprintf(ctx->error, sizeof(ctx->error), "fake: rejected");
 			r = SEND_REJECT;
 		}
-	if (r == SEND_OK && ctx->batch_src != 0 && fk.nkeys < MAXSENDS &&
-	    fk.nseen + b->n <= MAXSEEN)
-		fk.keys[fk.nkeys++] = (struct fake_key){ ctx->batch_src,
-		    ctx->batch_seq0, b->n, fk.nseen, false };
 	for (size_t i = 0; r == SEND_OK && i < b->n && fk.nseen < MAXSEEN; i++)
 		snprintf(fk.seen[fk.nseen++], sizeof(fk.seen[0]), "%s", b->events[i]->text);
 	pthread_mutex_unlock(&fk.mu);
 	return r;
-}
-
-/* The sent batch of ctx's records, the claim on them, or NULL (fk.mu). */
-static inline struct fake_key *
-fake_key_find(const struct sink_ctx *ctx, size_t n, bool claims)
-{
-	for (size_t i = 0; i < fk.nkeys; i++)
-		if (fk.keys[i].src == ctx->batch_src &&
-		    fk.keys[i].seq0 == ctx->batch_seq0 && fk.keys[i].n == n &&
-		    fk.keys[i].claimed == claims)
-			return &fk.keys[i];
-	return NULL;
-}
-
-/*
- * send_counted as cfapi's: a batch another destination sent is "sent"
- * again (its texts delivered once more); the first to reach a batch
- * claims it (0: decode it), the others wait for its send.
- */
-static inline int
-fake_send_counted(struct sink_ctx *ctx, size_t n, int *retry_after,
-    enum send_result *r)
-{
-	int64_t end = mono_ms() + 2000;
-	struct fake_key *k;
-
-	*retry_after = 0;
-	pthread_mutex_lock(&fk.mu);
-	while ((k = fake_key_find(ctx, n, false)) == NULL &&
-	    fake_key_find(ctx, n, true) != NULL && mono_ms() < end) {
-		pthread_mutex_unlock(&fk.mu);
-		poll(NULL, 0, 5);
-		pthread_mutex_lock(&fk.mu);
-	}
-	if (k == NULL) {
-		if (fake_key_find(ctx, n, true) == NULL && fk.nkeys < MAXSENDS)
-			fk.keys[fk.nkeys++] = (struct fake_key){ ctx->batch_src,
-			    ctx->batch_seq0, n, 0, true };
-		pthread_mutex_unlock(&fk.mu);
-		return 0;
-	}
-	for (size_t i = 0; i < k->n && fk.nseen < MAXSEEN; i++)
-		memcpy(fk.seen[fk.nseen++], fk.seen[k->first + i], sizeof(fk.seen[0]));
-	fk.counted++;
-	fk.counted_events += n;
-	pthread_mutex_unlock(&fk.mu);
-	*r = SEND_OK;
-	return 1;
 }
 
 static inline void
@@ -151,38 +89,15 @@ static const struct sink fake_sink __attribute__((unused)) = {
 	.close = fake_close,
 };
 
-/* The same, as a sink that shares encodings (what cfapi is). */
-static const struct sink fake_sharing_sink __attribute__((unused)) = {
-	.name = "fake", .proto = PROTO_CFAPI, .open = fake_open, .send = fake_send,
-	.close = fake_close, .shares_batches = true,
-};
-
-/* ... and one that also sends counted batches (cfapi does). */
-static const struct sink fake_counting_sink __attribute__((unused)) = {
-	.name = "fake", .proto = PROTO_CFAPI, .open = fake_open, .send = fake_send,
-	.close = fake_close, .shares_batches = true,
-	.send_counted = fake_send_counted,
-};
-
-/* cfapi destinations get the sharing fake, every other one the plain one. */
 static inline const struct sink *
 fake_find(enum dest_proto p)
 {
-	return p == PROTO_CFAPI ? &fake_sharing_sink : &fake_sink;
-}
-
-static inline const struct sink *
-fake_find_counting(enum dest_proto p)
-{
-	return p == PROTO_CFAPI ? &fake_counting_sink : &fake_sink;
+	(void)p;
+	return &fake_sink;
 }
 
 static const struct shipper_deps fake_deps __attribute__((unused)) = {
 	.find = fake_find
-};
-
-static const struct shipper_deps fake_counting_deps __attribute__((unused)) = {
-	.find = fake_find_counting
 };
 
 static char fake_dir[64] __attribute__((unused));
@@ -202,7 +117,6 @@ fake_reset(int retry_first, const char *poison)
 	fk.poison = poison;
 	fk.sends = fk.nseen = 0;
 	fk.opens = fk.closes = 0;
-	fk.nkeys = fk.counted = fk.counted_events = 0;
 	pthread_mutex_unlock(&fk.mu);
 }
 

@@ -170,6 +170,7 @@ struct fixture {
 	struct sink_ctx	 ctx;
 	const struct sink *sink;
 	struct recv	 r;
+	bool		 owns_group;	/* ctx.group is this one's to free */
 };
 
 static int
@@ -199,6 +200,8 @@ fx_close(struct fixture *fx)
 {
 	if (fx->ctx.priv != NULL)
 		fx->sink->close(&fx->ctx);
+	if (fx->owns_group)
+		fx->sink->group_free(fx->ctx.group);
 	recv_stop(&fx->r);
 	config_free(fx->cfg);
 }
@@ -207,7 +210,7 @@ static enum send_result
 send_n(struct fixture *fx, int n, int nf, int *ra)
 {
 	struct event *evs[600];
-	struct batch b = { evs, (size_t)n };
+	struct batch b = { .events = evs, .n = (size_t)n };
 	enum send_result r;
 	char text[64];
 	int i;
@@ -334,12 +337,12 @@ TEST(gzip_refused_falls_back_to_plain)
 	fx_close(&fx);
 }
 
-/* n events "<prefix> i" through fx as the queue's records src, seq0.. */
+/* n events "<prefix> i" through fx as the queue's records src, 1000.. */
 static enum send_result
 send_src(struct fixture *fx, const char *prefix, uint64_t src, int n)
 {
 	struct event *evs[8];
-	struct batch b = { evs, (size_t)n };
+	struct batch b = { evs, (size_t)n, src, 1000 };
 	enum send_result r;
 	char text[64];
 	int i, ra;
@@ -348,16 +351,14 @@ send_src(struct fixture *fx, const char *prefix, uint64_t src, int n)
 		snprintf(text, sizeof(text), "%s %d", prefix, i);
 		evs[i] = mkev(text, 1);
 	}
-	fx->ctx.batch_src = src;
-	fx->ctx.batch_seq0 = 1000;
 	r = fx->sink->send(&fx->ctx, &b, &ra);
 	for (i = 0; i < n; i++)
 		event_free(evs[i]);
 	return r;
 }
 
-/* Beside the open destination a, b of the same options, open, its
- * receiver answering by script; -1 (a closed) when it cannot start. */
+/* Beside the open destination a, b of the same options and group, open,
+ * its receiver answering by script; -1 (a closed) when it cannot start. */
 static int
 open_other(struct fixture *a, struct fixture *b, const char *script)
 {
@@ -365,18 +366,31 @@ open_other(struct fixture *a, struct fixture *b, const char *script)
 		fx_close(a);
 		return -1;
 	}
+	b->ctx.group = a->ctx.group;
 	CHECK_INT(b->sink->open(&b->ctx), 0);
 	return 0;
 }
 
-/* Two cfapi destinations of the same options, open. */
+/* Two cfapi destinations of one configuration (grouped: with_group, as
+ * the shipper does for two or more), open. */
 static int
-open_pair(struct fixture *a, struct fixture *b)
+open_two(struct fixture *a, struct fixture *b, bool with_group)
 {
 	if (fx_open(a, "", NULL) == -1)
 		return -1;
+	if (with_group) {
+		a->ctx.group = a->sink->group_new(a->cfg);
+		a->owns_group = true;
+		CHECK(a->ctx.group != NULL);
+	}
 	CHECK_INT(a->sink->open(&a->ctx), 0);
 	return open_other(a, b, "");
+}
+
+static int
+open_pair(struct fixture *a, struct fixture *b)
+{
+	return open_two(a, b, true);
 }
 
 /*
@@ -421,130 +435,21 @@ TEST(same_records_share_one_gzip_body)
 }
 
 /*
- * A destination whose batch starts at the same record as a shared body
- * but holds more events sends that body for the first ones when its
- * shipper allows a prefix (sent_prefix says how many; the rest is its
- * next batch); without prefix_ok it sends its own batch whole.
+ * Destinations without a group (the shipper makes none for a lone one)
+ * share nothing: each sends its own encoding of the same records.
  */
-TEST(a_longer_batch_sends_the_shared_prefix)
+TEST(no_group_shares_nothing)
 {
 	struct fixture a, b;
 	char *log;
 
-	if (open_pair(&a, &b) == -1)
+	if (open_two(&a, &b, false) == -1)
 		return;
-	CHECK_INT(send_src(&a, "first of a", 9101, 2), SEND_OK);
-	CHECK_INT(send_src(&a, "other of a", 9102, 2), SEND_OK);
-	b.ctx.prefix_ok = true;
-	CHECK_INT(send_src(&b, "longer b", 9101, 3), SEND_OK);
-	CHECK_INT(b.ctx.sent_prefix, 2);
-	b.ctx.prefix_ok = false;
-	CHECK_INT(send_src(&b, "whole b", 9102, 3), SEND_OK);
-	CHECK_INT(b.ctx.sent_prefix, 0);
+	CHECK_INT(send_src(&a, "from a", 9501, 3), SEND_OK);
+	CHECK_INT(send_src(&b, "from b", 9501, 3), SEND_OK);
 	log = recv_log(&b.r);
-	CHECK_INT(count_str(log, "\"text\": \"whole b 2\""), 1);
-	CHECK_INT(count_str(log, "\"text\": \"first of a 1\""), 1);
-	CHECK_INT(count_str(log, "\"text\": \"longer b"), 0);
-	CHECK_INT(count_str(log, "\"n\": 2"), 1);
-	free(log);
-	fx_close(&b);
-	fx_close(&a);
-}
-
-/* n of the queue's records src, 1000.. through fx, counted (no events). */
-static int
-send_counted(struct fixture *fx, uint64_t src, size_t n, bool prefix_ok,
-    enum send_result *r)
-{
-	int ra;
-
-	*r = SEND_REJECT;
-	fx->ctx.batch_src = src;
-	fx->ctx.batch_seq0 = 1000;
-	fx->ctx.prefix_ok = prefix_ok;
-	return fx->sink->send_counted(&fx->ctx, n, &ra, r);
-}
-
-/*
- * A counted batch (its records not decoded) goes by another destination's
- * gzip body of them, or of its first ones when a prefix will do; with no
- * such body it is not sent, and the destination encodes the batch once
- * it has the events, for the others to send in turn.
- */
-TEST(a_counted_batch_sends_the_shared_body)
-{
-	struct fixture a, b;
-	enum send_result r;
-	char *log;
-
-	if (open_pair(&a, &b) == -1)
-		return;
-	CHECK_INT(send_src(&a, "from a", 9301, 3), SEND_OK);
-	CHECK_INT(send_counted(&b, 9301, 3, false, &r), 1);
-	CHECK_INT(r, SEND_OK);
-	CHECK_INT(b.ctx.sent_prefix, 0);
-	CHECK_INT(send_counted(&b, 9301, 5, false, &r), 0);
-	CHECK_INT(send_counted(&b, 9301, 5, true, &r), 1);
-	CHECK_INT(r, SEND_OK);
-	CHECK_INT(b.ctx.sent_prefix, 3);
-	/* nothing kept: b encodes it from its events, a sends b's body */
-	CHECK_INT(send_counted(&b, 9302, 2, false, &r), 0);
-	CHECK_INT(send_src(&b, "from b", 9302, 2), SEND_OK);
-	CHECK_INT(send_counted(&a, 9302, 2, false, &r), 1);
-	CHECK_INT(r, SEND_OK);
-	log = recv_log(&b.r);
-	CHECK_INT(count_str(log, "\"text\": \"from a 2\""), 2);
-	CHECK_INT(count_str(log, "\"text\": \"from b 1\""), 1);
-	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 3);
-	free(log);
-	log = recv_log(&a.r);
-	CHECK_INT(count_str(log, "\"text\": \"from b 1\""), 1);
-	free(log);
-	fx_close(&b);
-	fx_close(&a);
-}
-
-/*
- * A counted batch whose gzip body the server refuses (415), or answers
- * with a 5xx twice in a row, goes plain as any batch does: made from its
- * events once the shipper has decoded them, one plain request after the
- * gzip ones, and no gzip again where the plain one was taken after 5xx.
- */
-TEST(a_counted_batch_falls_back_to_plain_from_its_events)
-{
-	struct fixture a, b;
-	enum send_result r;
-	char *log;
-
-	if (fx_open(&a, "", NULL) == -1)
-		return;
-	CHECK_INT(a.sink->open(&a.ctx), 0);
-	if (open_other(&a, &b, "415,200") == -1)
-		return;
-	CHECK_INT(send_src(&a, "a", 9401, 2), SEND_OK);
-	CHECK_INT(send_counted(&b, 9401, 2, false, &r), 0);
-	CHECK_INT(send_src(&b, "b own", 9401, 2), SEND_OK);
-	log = recv_log(&b.r);
-	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 1);
-	CHECK_INT(count_str(log, "\"encoding\": null"), 1);
-	CHECK_INT(count_str(log, "\"text\": \"b own 1\""), 1);
-	free(log);
-	fx_close(&b);
-
-	if (open_other(&a, &b, "502,502,200") == -1)
-		return;
-	CHECK_INT(send_src(&a, "a", 9402, 2), SEND_OK);
-	CHECK_INT(send_counted(&b, 9402, 2, false, &r), 1);
-	CHECK_INT(r, SEND_RETRY);
-	CHECK_INT(send_counted(&b, 9402, 2, false, &r), 0);
-	CHECK_INT(send_src(&b, "b plain", 9402, 2), SEND_OK);
-	/* uncompressed from now on: nothing to send counted */
-	CHECK_INT(send_src(&a, "a", 9403, 2), SEND_OK);
-	CHECK_INT(send_counted(&b, 9403, 2, false, &r), 0);
-	log = recv_log(&b.r);
-	CHECK_INT(count_str(log, "\"encoding\": \"gzip\""), 2);
-	CHECK_INT(count_str(log, "\"encoding\": null"), 1);
-	CHECK_INT(count_str(log, "\"text\": \"b plain 1\""), 1);
+	CHECK_INT(count_str(log, "\"text\": \"from b 2\""), 1);
+	CHECK_INT(count_str(log, "\"text\": \"from a"), 0);
 	free(log);
 	fx_close(&b);
 	fx_close(&a);
@@ -695,9 +600,7 @@ main(void)
 	RUN(status_policy_and_retry_after);
 	RUN(gzip_refused_falls_back_to_plain);
 	RUN(same_records_share_one_gzip_body);
-	RUN(a_longer_batch_sends_the_shared_prefix);
-	RUN(a_counted_batch_sends_the_shared_body);
-	RUN(a_counted_batch_falls_back_to_plain_from_its_events);
+	RUN(no_group_shares_nothing);
 	RUN(batch_refused_either_way_keeps_gzip);
 	RUN(counts_events_not_ingested);
 	RUN(connection_refused_is_retry);

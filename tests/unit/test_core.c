@@ -552,7 +552,7 @@ TEST(file_sink_reopens_and_never_tears_a_line)
 	struct dest_conf dc;
 	struct sink_ctx ctx;
 	struct event *evs[2];
-	struct batch b = { evs, 2 };
+	struct batch b = { .events = evs, .n = 2 };
 	struct rlimit old, lim;
 	char path[256], moved[256];
 	size_t before;

@@ -69,7 +69,7 @@ static enum send_result
 send3(struct hfx *f, int *ra)
 {
 	struct event *evs[3];
-	struct batch b = { evs, 3 };
+	struct batch b = { .events = evs, .n = 3 };
 	enum send_result r;
 	int i;
 

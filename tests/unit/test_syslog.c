@@ -226,7 +226,7 @@ static enum send_result
 send2(struct sfx *s, const char *t1, const char *t2)
 {
 	struct event *evs[2];
-	struct batch b = { evs, 2 };
+	struct batch b = { .events = evs, .n = 2 };
 	enum send_result r;
 	int ra;
 
