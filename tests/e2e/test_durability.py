@@ -603,7 +603,12 @@ def test_storage_deleted_while_running(d):
         harness.wait_for(lambda: os.path.exists(bookmarks), timeout=10, what="the first poll")
         append_lines(d, 0, 50)
         wait_pushed(a, 50)
-        shutil.rmtree(a.storage)
+        # rm -rf as one step: the directory leaves its path at once, then
+        # goes.  (A plain rmtree races with the agent, which re-creates
+        # storage/spool as soon as it sees it gone, before rmtree reaches
+        # storage itself: "Directory not empty".)
+        os.rename(a.storage, a.storage + ".deleted")
+        shutil.rmtree(a.storage + ".deleted")
         harness.wait_for(lambda: "written back into it" in a.stderr_text(), timeout=15,
                          what="the spool written to the re-created directory")
         if "was deleted while the agent runs; re-creating it" not in a.stderr_text():
