@@ -101,6 +101,9 @@ esac
 
 LOCALCLI_STUB = r"""#!/bin/sh
 root=$(cd "$(dirname "$0")/.." && pwd)
+case $1 in
+++*)	echo "localcli $1 $2 $3" >> "$root/toolgroups.log"; shift ;;
+esac
 echo "localcli $*" >> "$root/calls.log"
 st=$root/state/groups
 mkdir -p "$st"
@@ -122,6 +125,7 @@ key=$(echo "$path" | tr / _)
 case "$verb" in
 list) [ -f "$st/$key" ] ;;
 add) [ -n "$name" ] && [ -n "$parent" ] || exit 1
+	[ -f "$st/refuse-$name" ] && { echo "Error: cannot create $name" >&2; exit 1; }
 	k=$(echo "$parent/$name" | tr / _); [ -f "$st/$k" ] && exit 1; touch "$st/$k" ;;
 setmemconfig) [ -f "$st/$key" ] || { echo "no such group" >&2; exit 1; } ;;
 delete) [ -f "$st/$key" ] || exit 1; rm -f "$st/$key" ;;
@@ -172,8 +176,13 @@ else
 fi
 """
 
+# Records its calls.  A first argument "++group=..." (what VMkernel would
+# take off) is recorded apart.
 ESXCLI_STUB = r"""#!/bin/sh
 root=$(cd "$(dirname "$0")/.." && pwd)
+case $1 in
+++*)	echo "esxcli $1" >> "$root/toolgroups.log"; shift ;;
+esac
 echo "esxcli $*" >> "$root/calls.log"
 """
 
@@ -473,6 +482,80 @@ def test_install_start_status_stop_remove(h):
 	# The agent's data on /scratch stays (a reinstall resumes).
 	if not os.path.exists(h.conf):
 		harness.fail("remove deleted the scratch config")
+
+
+def tools_conf(h):
+	"""The VIB's default, paths under the root, as ESXi (host.platform)
+	with this root's stub tools (host.tools_dir)."""
+	os.makedirs(os.path.dirname(h.conf), exist_ok=True)
+	text = read(os.path.join(h.root, "opt/esxwatch/etc/agent.yaml"))
+	text = text.replace("directory: /", "directory: %s/" % h.root).replace("file: /", "file: %s/" % h.root)
+	with open(h.conf, "w") as f:
+		f.write(text + "host:\n  platform: esxi\n  tools_dir: %s/bin\n" % h.root)
+
+
+def environ(pid):
+	with open("/proc/%d/environ" % pid, "rb") as f:
+		return [e.decode() for e in f.read().split(b"\0") if e]
+
+
+@with_host
+def test_tools_run_outside_the_agents_group(h):
+	# localcli and esxcli are Python on ESXi (tens of MB each): as the
+	# agent's children they would run in its 64 MB group.  The script makes
+	# a second group for them, and the agent starts each tool with
+	# "++group=<that group>" first (VMkernel takes it off and starts the
+	# tool there; the stubs record it).
+	tools_conf(h)
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start install (output %s)" % out.strip())
+	calls = h.calls()
+	add = [i for i, c in enumerate(calls)
+	       if "sched group add --group-name=esxwatch-tools --parent-path=host/vim/vimuser" in c]
+	mem = [i for i, c in enumerate(calls) if "sched group setmemconfig -g host/vim/vimuser/esxwatch-tools "
+	       "--min=0 --max=300 --minlimit=-1 -u mb" in c]
+	wd = [i for i, c in enumerate(calls) if c.startswith("watchdog.sh -s esxwatch ")]
+	if not (add and mem and wd and add[0] < mem[0] < wd[0]):
+		harness.fail("want the tools' group added and capped before the watchdog starts: %s" % calls)
+	wdcall = calls[wd[0]]
+	if "ESXWATCH_TOOLS_GROUP=host/vim/vimuser/esxwatch-tools; export ESXWATCH_TOOLS_GROUP; exec %s " \
+	   "++group=host/vim/vimuser/esxwatch -c " % h.bin not in wdcall:
+		harness.fail("the agent is not told the tools' group: %s" % wdcall)
+	# The agent itself stays in its own capped group.
+	harness.eq(h.lines("vmkparams.log"), ["++group=host/vim/vimuser/esxwatch"], "the agent's VMkernel parameters")
+	pids = h.agent_pids()
+	harness.eq(len(pids), 1, "agents")
+	if "ESXWATCH_TOOLS_GROUP=host/vim/vimuser/esxwatch-tools" not in environ(pids[0]):
+		harness.fail("the agent's environment lacks ESXWATCH_TOOLS_GROUP")
+	# Every tool the agent ran was started in the tools' group.
+	runs = harness.wait_for(lambda: h.lines("toolgroups.log"), 30, what="the agent to run a tool")
+	for r in runs:
+		if r.split()[1] != "++group=host/vim/vimuser/esxwatch-tools":
+			harness.fail("a tool started outside the tools' group: %r (all: %s)" % (r, runs))
+	# Stopped: both groups go.
+	h.clear_calls()
+	rc, _ = h.init("stop")
+	harness.eq(rc, 0, "stop")
+	for g in ("host/vim/vimuser/esxwatch", "host/vim/vimuser/esxwatch-tools"):
+		if not any(c.endswith("sched group delete --group-path=%s" % g) for c in h.calls()):
+			harness.fail("group %s not deleted: %s" % (g, h.calls()))
+	harness.wait_for(lambda: not h.agent_pids(), 10, what="agent to exit")
+	# Where the tools' group cannot be made: said so, the agent runs, its
+	# tools without a group parameter (in the agent's group).
+	open(os.path.join(h.root, "state/groups/refuse-esxwatch-tools"), "w").close()
+	os.unlink(os.path.join(h.root, "toolgroups.log"))
+	h.clear_calls()
+	rc, out = h.init("start")
+	harness.eq(rc, 0, "start without the tools' group (output %s)" % out.strip())
+	if not logged(h, "-p daemon.warning", "host/vim/vimuser/esxwatch-tools unavailable"):
+		harness.fail("missing tools' group not logged: %s" % h.lines("logger.log"))
+	if "ESXWATCH_TOOLS_GROUP" in h.calls("watchdog.sh -s")[0]:
+		harness.fail("tools' group named though not created: %s" % h.calls("watchdog.sh -s"))
+	harness.wait_for(lambda: [c for c in h.calls() if c.startswith(("localcli network", "localcli storage",
+									  "localcli vsan", "esxcli "))
+				  and "firewall" not in c and "system settings" not in c], 30,
+			 what="the agent to run a tool")
+	harness.eq(h.lines("toolgroups.log"), [], "tools started with a group parameter")
 
 
 @with_host
