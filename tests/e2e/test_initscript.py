@@ -614,12 +614,24 @@ def advanced(h, name):
 	return out.get("String Value", out.get("Int Value")), out.get("Description")
 
 
+def put_vib(h, files, version):
+	"""Build a VIB of files and lay its payload over the root, as the
+	installer does before it runs the new init script."""
+	vib, _ = mkvib.build_vib(files, version, 1735689600)
+	payload = gzip.decompress(parse_ar(vib)[mkvib.PAYLOAD])
+	with tarfile.open(fileobj=io.BytesIO(payload)) as t:
+		t.extractall(h.root)
+
+
 @with_host
 def test_upgrade_updates_descriptions_keeps_values(h):
-	# The old VIB's script had other descriptions for three settings.  An
-	# upgrade to this one must show this one's text and keep the values.
+	# An older VIB whose init script had other descriptions for three
+	# settings.  The upgrade to this one must show this one's text and
+	# keep the values.
 	script = os.path.join(h.root, "etc/init.d/esxwatch")
-	new = read(script)
+	files = mkvib.payload_files(harness.BIN, RULES)
+	mode, data = files["etc/init.d/esxwatch"]
+	new = data.decode()
 	changed = {"EsxwatchServerProto": "esxwatch: protocol cfapi, syslog, http or file (used when "
 				  "EsxwatchServerHostname is set)",
 		   "EsxwatchServerPort": "esxwatch: server port, 0 = protocol default (used when "
@@ -630,8 +642,10 @@ def test_upgrade_updates_descriptions_keeps_values(h):
 		if '"%s"' % text not in new:
 			harness.fail("description of %s not found in the script" % name)
 		old = old.replace('"%s"' % text, '"esxwatch: %s, old text"' % name)
-	with open(script, "w") as f:
-		f.write(old)
+	old_files = dict(files)
+	old_files["etc/init.d/esxwatch"] = (mode, old.encode())
+	put_vib(h, old_files, "0.0.9-1")
+	harness.eq(read(script), old, "the old VIB's init script")
 	rc, out = h.init("start", "install")
 	harness.eq(rc, 0, "old VIB: start install (output %s)" % out.strip())
 	harness.eq(advanced(h, "EsxwatchServerProto"), ("cfapi", "esxwatch: EsxwatchServerProto, old text"),
@@ -645,8 +659,8 @@ def test_upgrade_updates_descriptions_keeps_values(h):
 	# and starts the new script.
 	rc, _ = h.init("stop", "upgrade")
 	harness.eq(rc, 0, "stop upgrade")
-	with open(script, "w") as f:
-		f.write(new)
+	put_vib(h, files, "0.1.0-1")
+	harness.eq(read(script), new, "the new VIB's init script")
 	h.clear_calls()
 	rc, out = h.init("start", "upgrade")
 	harness.eq(rc, 0, "new VIB: start upgrade (output %s)" % out.strip())
