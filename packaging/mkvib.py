@@ -15,9 +15,9 @@ below):
              /, uid/gid 0 "root", sorted, one fixed mtime; gzip'd with no
              file name and mtime 0 in the header (`gzip -9 -n`).
   descriptor vib version 5.0, the element order VIB Author emits, and the
-             three payload checksums in NutClient-ESXi's order (sha-256 of
-             the gunzip'd tar first: ESXi 8 requires it and older hosts that
-             keep the first sha-256 then still compare the right stream).
+             three payload checksums in NutClient-ESXi's order: sha-256 of
+             the gunzip'd tar, sha-256 of the gzip as stored, sha-1 of the
+             tar (see payload_checksums for why this order and no other).
   ar         the 60-byte headers exactly as VIB Author writes them: names
              space-padded without GNU's '/', mtime/uid/gid/mode all "0".
   bundle     index.xml, vendor-index.xml, metadata.zip (vmware.xml with the
@@ -174,8 +174,20 @@ def release_date(epoch):
 
 
 def payload_checksums(gz, tar):
-	"""The three checksums in the recommended order: sha-256 of the gunzipped
-	payload, sha-256, sha-1 of the gunzipped payload."""
+	"""The three checksums: sha-256 of the gunzipped payload, sha-256 of the
+	payload as stored, sha-1 of the gunzipped payload -- in this order.
+
+	ESXi 8 refuses a payload without the gunzip sha-256.  Hosts before 8.0
+	appear to keep the *last* sha-256 element whatever its verify-process
+	and check it against the stored (gzip) stream: VIBs that put the plain
+	sha-256 first and the gunzip one after it (ghettoVCB's 8.x build,
+	w2c/letsencrypt-esxi 1.1.0) fail there with "Calculated digest at EOF
+	does not match expected result" (lamw/ghettoVCB#311 on 5.5, 6.x and
+	7.x; w2c/letsencrypt-esxi#10 and #44 on 6.5), while NutClient-ESXi,
+	gunzip sha-256 first since 2022, is published for ESXi 5.0 to 9.0
+	with that order.  So the plain sha-256
+	must come after the gunzip one; packaging/verify-vib refuses the other
+	order (rule payload-sha256-last)."""
 	return [("sha-256", "gunzip", hashlib.sha256(tar).hexdigest()),
 		("sha-256", None, hashlib.sha256(gz).hexdigest()),
 		("sha-1", "gunzip", hashlib.sha1(tar).hexdigest())]

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "exec.h"
 #include "log.h"
+#include "platform.h"
 
 #define EXEC_ERR_MAX	(64u * 1024)
 #define EXEC_TICK_MS	200	/* how often a wait looks at the abort flag */
@@ -61,8 +62,30 @@ set_cloexec_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+const char *
+exec_refusal(int err, bool esxi)
+{
+	switch (err) {
+	case ENOENT:
+		return "no such file";
+	case EACCES:
+		return "permission denied (EACCES)";
+	case ENOEXEC:
+		return "not an executable";
+	case EPERM:
+		/* What ESXi 8 answers (by default) for a file that no
+		 * installed VIB brought: "Operation not permitted". */
+		return esxi ? "refused by the kernel (EPERM): ESXi's "
+		    "execInstalledOnly runs only binaries from installed VIBs; "
+		    "host.tools_dir must point into an installed VIB" :
+		    "refused by the kernel (EPERM)";
+	default:
+		return "exec failed";
+	}
+}
+
 static void
-child(const char *const argv[], int out, int err)
+child(const char *const argv[], int out, int err, bool esxi)
 {
 	long maxfd = sysconf(_SC_OPEN_MAX);
 	int fd, devnull;
@@ -90,9 +113,7 @@ child(const char *const argv[], int out, int err)
 	/* Only async-signal-safe calls between fork and exec (another thread
 	 * may have held a lock stdio or strerror needs when we forked). */
 	{
-		const char *why = errno == ENOENT ? "no such file" :
-		    errno == EACCES ? "permission denied" :
-		    errno == ENOEXEC ? "not an executable" : "exec failed";
+		const char *why = exec_refusal(errno, esxi);
 		struct iovec iov[5] = {
 			{ (void *)"cannot execute ", 15 },
 			{ (void *)argv[0], strlen(argv[0]) },
@@ -253,6 +274,60 @@ reap(pid_t pid, int64_t deadline, int *status, struct exec_result *res)
 	return false;
 }
 
+/*
+ * argv with "++group=GROUP" as its first argument when the ESXi init
+ * script named a scheduler group for the tools (ESXWATCH_TOOLS_GROUP):
+ * VMkernel takes a leading "++..." off the arguments at exec and starts
+ * the program in that group.  Without it a tool runs in the agent's own
+ * group, whose memory cap is sized for the agent, not for esxcli's
+ * Python.  NULL: run argv as it is (no group named, or out of memory).
+ */
+static const char **
+tool_argv(const char *const argv[], char *param, size_t plen)
+{
+	const char *g = getenv("ESXWATCH_TOOLS_GROUP");
+	const char **av;
+	size_t n;
+
+	/* A group path only: anything else could pass other parameters. */
+	if (g == NULL || *g == '\0' || strspn(g, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./") != strlen(g) ||
+	    (size_t)snprintf(param, plen, "++group=%s", g) >= plen)
+		return NULL;
+	for (n = 0; argv[n] != NULL; n++)
+		;
+	av = calloc(n + 2, sizeof(*av));
+	if (av == NULL)
+		return NULL;
+	av[0] = argv[0];
+	av[1] = param;
+	memcpy(av + 2, argv + 1, n * sizeof(*av));	/* with the NULL */
+	return av;
+}
+
+/* fork, and exec the tool in the child; the parent's pid of it, or -1. */
+static pid_t
+spawn(const char *const argv[], int out, int err)
+{
+	char param[256];
+	const char **av;
+	bool esxi;
+	pid_t pid;
+	int e;
+
+	/* Decided before fork: the child may only make async-signal-safe
+	 * calls. */
+	esxi = platform_get(NULL) == PLATFORM_ESXI;
+	av = tool_argv(argv, param, sizeof(param));
+	pid = fork();
+	if (pid == 0)
+		child(av != NULL ? av : argv, out, err, esxi);
+	e = errno;
+	free(av);
+	errno = e;	/* fork's, for the caller's message */
+	return pid;
+}
+
 int
 exec_run(const char *const argv[], int timeout_ms, size_t max_out,
     struct exec_result *res)
@@ -276,11 +351,9 @@ exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 	}
 	if (pipe(op) == -1 || pipe(ep) == -1)
 		goto fail;
-	pid = fork();
+	pid = spawn(argv, op[1], ep[1]);
 	if (pid == -1)
 		goto fail;
-	if (pid == 0)
-		child(argv, op[1], ep[1]);
 	setpgid(pid, pid);	/* also here: no race with kill(-pid) */
 	close(op[1]);
 	close(ep[1]);

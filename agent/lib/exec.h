@@ -8,6 +8,11 @@
  * (a background child, a setsid'ed helper) is not waited for: half a
  * second after its exit reading stops, the rest of its process group is
  * killed, and its own exit status is the result.
+ *
+ * On ESXi the init script names a scheduler group of the tools' own in
+ * ESXWATCH_TOOLS_GROUP: every tool then gets "++group=GROUP" as its first
+ * argument, which VMkernel takes off at exec to start it in that group
+ * rather than in the agent's memory-capped one (docs/install.md).
  */
 #ifndef ESXWATCH_EXEC_H
 #define ESXWATCH_EXEC_H
@@ -37,6 +42,13 @@ struct exec_result {
 int	exec_run(const char *const argv[], int timeout_ms, size_t max_out,
 	    struct exec_result *res);
 void	exec_result_free(struct exec_result *);
+/*
+ * Why an exec failed with errno err, as a child that could not exec its
+ * tool reports it on its stderr ("cannot execute PATH: <this>", exit
+ * status 127).  EPERM on ESXi (esxi true) names execInstalledOnly, which
+ * refuses any binary that no installed VIB brought.
+ */
+const char *exec_refusal(int err, bool esxi);
 /* One line describing how the run ended: "exit status 1", "timed out after 30 s", ... */
 const char *exec_describe(const struct exec_result *, char *buf, size_t len);
 

@@ -101,6 +101,9 @@ esac
 
 LOCALCLI_STUB = r"""#!/bin/sh
 root=$(cd "$(dirname "$0")/.." && pwd)
+case $1 in
+++*)	echo "localcli $1 $2 $3" >> "$root/toolgroups.log"; shift ;;
+esac
 echo "localcli $*" >> "$root/calls.log"
 st=$root/state/groups
 mkdir -p "$st"
@@ -122,6 +125,7 @@ key=$(echo "$path" | tr / _)
 case "$verb" in
 list) [ -f "$st/$key" ] ;;
 add) [ -n "$name" ] && [ -n "$parent" ] || exit 1
+	[ -f "$st/refuse-$name" ] && { echo "Error: cannot create $name" >&2; exit 1; }
 	k=$(echo "$parent/$name" | tr / _); [ -f "$st/$k" ] && exit 1; touch "$st/$k" ;;
 setmemconfig) [ -f "$st/$key" ] || { echo "no such group" >&2; exit 1; } ;;
 delete) [ -f "$st/$key" ] || exit 1; rm -f "$st/$key" ;;
@@ -143,15 +147,29 @@ case "$1" in
 -s)	n=${3#/UserVars/}
 	[ -f "$uv/$n" ] || exit 1
 	printf '%s' "$2" > "$uv/$n" ;;
--A)	n=$2; shift 2; def=""; have=0
+-A)	n=$2; shift 2; def=""; have=0; desc=""; typ=string
 	while [ $# -gt 0 ]; do
-		case $1 in -F) def=$2; have=1 ;; esac
+		case $1 in -F) def=$2; have=1 ;; -E) desc=$2 ;; -T) typ=$2 ;; esac
 		shift 2
 	done
 	[ $have = 1 ] || exit 1
 	[ -f "$uv/$n" ] && { echo "Error: option exists" >&2; exit 1; }
-	printf '%s' "$def" > "$uv/$n" ;;
--L)	[ -f "$uv/$2" ] || exit 1; rm -f "$uv/$2" ;;
+	[ -f "$uv/.refuse-$n" ] && { echo "Error: cannot add $n" >&2; exit 1; }
+	printf '%s' "$def" > "$uv/$n"
+	mkdir -p "$uv/.meta"
+	printf '%s' "$def" > "$uv/.meta/$n.default"
+	printf '%s' "$desc" > "$uv/.meta/$n.desc"
+	printf '%s' "$typ" > "$uv/.meta/$n.type" ;;
+-L)	[ -f "$uv/$2" ] || exit 1; rm -f "$uv/$2" "$uv/.meta/$2".* ;;
+# Every option, "/PATH [Type] : description", one of the host's own first.
+-l)	echo "/Misc/HostName [String] : Host name"
+	for f in "$uv"/*; do
+		[ -f "$f" ] || continue
+		n=${f##*/}
+		t=String
+		[ "$(cat "$uv/.meta/$n.type" 2>/dev/null)" = int ] && t=Integer
+		echo "/UserVars/$n [$t] : $(cat "$uv/.meta/$n.desc" 2>/dev/null)"
+	done ;;
 *)	exit 1 ;;
 esac
 """
@@ -172,9 +190,41 @@ else
 fi
 """
 
+# Records its calls; "system settings advanced set|list -o /UserVars/..."
+# act on the settings esxcfg-advcfg keeps (as hostd shows them).  A first
+# argument "++group=..." (what VMkernel would take off) is recorded apart.
 ESXCLI_STUB = r"""#!/bin/sh
 root=$(cd "$(dirname "$0")/.." && pwd)
+case $1 in
+++*)	echo "esxcli $1" >> "$root/toolgroups.log"; shift ;;
+esac
 echo "esxcli $*" >> "$root/calls.log"
+uv=$root/state/uservars
+[ "$1 $2 $3" = "system settings advanced" ] || exit 0
+verb=$4; shift 4; opt=""; val=""; have=0; dflt=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	-o) opt=$2; shift ;;
+	-s|-i) val=$2; have=1; shift ;;
+	-d) dflt=1 ;;
+	esac
+	shift
+done
+n=${opt#/UserVars/}
+[ -f "$uv/$n" ] || { echo "Error: Unable to find option $n" >&2; exit 1; }
+case $verb in
+set)	if [ $have = 1 ]; then printf '%s' "$val" > "$uv/$n"
+	elif [ $dflt = 1 ]; then cp "$uv/.meta/$n.default" "$uv/$n"
+	else exit 1; fi ;;
+list)	echo "   Path: $opt"
+	if [ "$(cat "$uv/.meta/$n.type")" = int ]; then
+		echo "   Type: integer"; echo "   Int Value: $(cat "$uv/$n")"
+	else
+		echo "   Type: string"; echo "   String Value: $(cat "$uv/$n")"
+	fi
+	echo "   Description: $(cat "$uv/.meta/$n.desc")" ;;
+*)	exit 1 ;;
+esac
 """
 
 VIMCMD_STUB = r"""#!/bin/sh
@@ -473,6 +523,184 @@ def test_install_start_status_stop_remove(h):
 	# The agent's data on /scratch stays (a reinstall resumes).
 	if not os.path.exists(h.conf):
 		harness.fail("remove deleted the scratch config")
+
+
+def tools_conf(h):
+	"""The VIB's default, paths under the root, as ESXi (host.platform)
+	with this root's stub tools (host.tools_dir)."""
+	os.makedirs(os.path.dirname(h.conf), exist_ok=True)
+	text = read(os.path.join(h.root, "opt/esxwatch/etc/agent.yaml"))
+	text = text.replace("directory: /", "directory: %s/" % h.root).replace("file: /", "file: %s/" % h.root)
+	with open(h.conf, "w") as f:
+		f.write(text + "host:\n  platform: esxi\n  tools_dir: %s/bin\n" % h.root)
+
+
+def environ(pid):
+	with open("/proc/%d/environ" % pid, "rb") as f:
+		return [e.decode() for e in f.read().split(b"\0") if e]
+
+
+@with_host
+def test_tools_run_outside_the_agents_group(h):
+	# localcli and esxcli are Python on ESXi (tens of MB each): as the
+	# agent's children they would run in its 64 MB group.  The script makes
+	# a second group for them, and the agent starts each tool with
+	# "++group=<that group>" first (VMkernel takes it off and starts the
+	# tool there; the stubs record it).
+	tools_conf(h)
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start install (output %s)" % out.strip())
+	calls = h.calls()
+	add = [i for i, c in enumerate(calls)
+	       if "sched group add --group-name=esxwatch-tools --parent-path=host/vim/vimuser" in c]
+	mem = [i for i, c in enumerate(calls) if "sched group setmemconfig -g host/vim/vimuser/esxwatch-tools "
+	       "--min=0 --max=300 --minlimit=-1 -u mb" in c]
+	wd = [i for i, c in enumerate(calls) if c.startswith("watchdog.sh -s esxwatch ")]
+	if not (add and mem and wd and add[0] < mem[0] < wd[0]):
+		harness.fail("want the tools' group added and capped before the watchdog starts: %s" % calls)
+	wdcall = calls[wd[0]]
+	if "ESXWATCH_TOOLS_GROUP=host/vim/vimuser/esxwatch-tools; export ESXWATCH_TOOLS_GROUP; exec %s " \
+	   "++group=host/vim/vimuser/esxwatch -c " % h.bin not in wdcall:
+		harness.fail("the agent is not told the tools' group: %s" % wdcall)
+	# The agent itself stays in its own capped group.
+	harness.eq(h.lines("vmkparams.log"), ["++group=host/vim/vimuser/esxwatch"], "the agent's VMkernel parameters")
+	pids = h.agent_pids()
+	harness.eq(len(pids), 1, "agents")
+	if "ESXWATCH_TOOLS_GROUP=host/vim/vimuser/esxwatch-tools" not in environ(pids[0]):
+		harness.fail("the agent's environment lacks ESXWATCH_TOOLS_GROUP")
+	# Every tool the agent ran was started in the tools' group.
+	runs = harness.wait_for(lambda: h.lines("toolgroups.log"), 30, what="the agent to run a tool")
+	for r in runs:
+		if r.split()[1] != "++group=host/vim/vimuser/esxwatch-tools":
+			harness.fail("a tool started outside the tools' group: %r (all: %s)" % (r, runs))
+	# Stopped: both groups go.
+	h.clear_calls()
+	rc, _ = h.init("stop")
+	harness.eq(rc, 0, "stop")
+	for g in ("host/vim/vimuser/esxwatch", "host/vim/vimuser/esxwatch-tools"):
+		if not any(c.endswith("sched group delete --group-path=%s" % g) for c in h.calls()):
+			harness.fail("group %s not deleted: %s" % (g, h.calls()))
+	harness.wait_for(lambda: not h.agent_pids(), 10, what="agent to exit")
+	# Where the tools' group cannot be made: said so, the agent runs, its
+	# tools without a group parameter (in the agent's group).
+	open(os.path.join(h.root, "state/groups/refuse-esxwatch-tools"), "w").close()
+	os.unlink(os.path.join(h.root, "toolgroups.log"))
+	h.clear_calls()
+	rc, out = h.init("start")
+	harness.eq(rc, 0, "start without the tools' group (output %s)" % out.strip())
+	if not logged(h, "-p daemon.warning", "host/vim/vimuser/esxwatch-tools unavailable"):
+		harness.fail("missing tools' group not logged: %s" % h.lines("logger.log"))
+	if "ESXWATCH_TOOLS_GROUP" in h.calls("watchdog.sh -s")[0]:
+		harness.fail("tools' group named though not created: %s" % h.calls("watchdog.sh -s"))
+	harness.wait_for(lambda: [c for c in h.calls() if c.startswith(("localcli network", "localcli storage",
+									  "localcli vsan", "esxcli "))
+				  and "firewall" not in c and "system settings" not in c], 30,
+			 what="the agent to run a tool")
+	harness.eq(h.lines("toolgroups.log"), [], "tools started with a group parameter")
+
+
+def esxcli(h, *args):
+	p = subprocess.run([os.path.join(h.root, "bin/esxcli")] + list(args), capture_output=True, text=True,
+			   timeout=30)
+	return p.stdout
+
+
+def advanced(h, name):
+	"""Value and description of /UserVars/name as esxcli (hostd) lists them."""
+	out = {}
+	for line in esxcli(h, "system", "settings", "advanced", "list", "-o", "/UserVars/" + name).splitlines():
+		k, _, v = line.strip().partition(": ")
+		out[k.rstrip(":")] = v
+	return out.get("String Value", out.get("Int Value")), out.get("Description")
+
+
+def put_vib(h, files, version):
+	"""Build a VIB of files and lay its payload over the root, as the
+	installer does before it runs the new init script."""
+	vib, _ = mkvib.build_vib(files, version, 1735689600)
+	payload = gzip.decompress(parse_ar(vib)[mkvib.PAYLOAD])
+	with tarfile.open(fileobj=io.BytesIO(payload)) as t:
+		t.extractall(h.root)
+
+
+@with_host
+def test_upgrade_updates_descriptions_keeps_values(h):
+	# An older VIB whose init script had other descriptions for three
+	# settings.  The upgrade to this one must show this one's text and
+	# keep the values.
+	script = os.path.join(h.root, "etc/init.d/esxwatch")
+	files = mkvib.payload_files(harness.BIN, RULES)
+	mode, data = files["etc/init.d/esxwatch"]
+	new = data.decode()
+	changed = {"EsxwatchServerProto": "esxwatch: protocol cfapi, syslog, http or file (used when "
+				  "EsxwatchServerHostname is set)",
+		   "EsxwatchServerPort": "esxwatch: server port, 0 = protocol default (used when "
+				 "EsxwatchServerHostname is set)",
+		   "EsxwatchServerSsl": "esxwatch: 1 = TLS, 0 = plain (used when EsxwatchServerHostname is set)"}
+	old = new
+	for name, text in changed.items():
+		if '"%s"' % text not in new:
+			harness.fail("description of %s not found in the script" % name)
+		old = old.replace('"%s"' % text, '"esxwatch: %s, old text"' % name)
+	old_files = dict(files)
+	old_files["etc/init.d/esxwatch"] = (mode, old.encode())
+	put_vib(h, old_files, "0.0.9-1")
+	harness.eq(read(script), old, "the old VIB's init script")
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "old VIB: start install (output %s)" % out.strip())
+	harness.eq(advanced(h, "EsxwatchServerProto"), ("cfapi", "esxwatch: EsxwatchServerProto, old text"),
+		   "old VIB's setting")
+	# The admin's values.
+	h.uservar("EsxwatchServerProto", "syslog")
+	h.uservar("EsxwatchServerPort", "1514")
+	h.uservar("EsxwatchTags", "site=lab1")
+	tags_desc = advanced(h, "EsxwatchTags")[1]
+	# The installer stops the old VIB's agent, puts the new files in place
+	# and starts the new script.
+	rc, _ = h.init("stop", "upgrade")
+	harness.eq(rc, 0, "stop upgrade")
+	put_vib(h, files, "0.1.0-1")
+	harness.eq(read(script), new, "the new VIB's init script")
+	h.clear_calls()
+	rc, out = h.init("start", "upgrade")
+	harness.eq(rc, 0, "new VIB: start upgrade (output %s)" % out.strip())
+	for name, value in (("EsxwatchServerProto", "syslog"), ("EsxwatchServerPort", "1514"),
+			    ("EsxwatchServerSsl", "1")):
+		harness.eq(advanced(h, name), (value, changed[name]), "%s after the upgrade" % name)
+	harness.eq(advanced(h, "EsxwatchTags"), ("site=lab1", tags_desc), "an unchanged setting")
+	calls = h.calls()
+	# Deleted, created with the new text, the value set back (locally,
+	# then through hostd so that the Host Client shows the new text).
+	for name, value, via in (("EsxwatchServerProto", "syslog", "-s syslog"), ("EsxwatchServerPort", "1514", "-i 1514"),
+				 ("EsxwatchServerSsl", None, "-d")):
+		seq = ["esxcfg-advcfg -L %s" % name, "esxcfg-advcfg -A %s " % name]
+		if value is not None:
+			seq.append("esxcfg-advcfg -q -s %s /UserVars/%s" % (value, name))
+		seq.append("esxcli system settings advanced set -o /UserVars/%s %s" % (name, via))
+		at = [next((i for i, c in enumerate(calls) if c.startswith(want)), -1) for want in seq]
+		if -1 in at or at != sorted(at):
+			harness.fail("%s: want %s in that order: %s" % (name, seq, calls))
+		if value is None and any(c.startswith("esxcfg-advcfg -q -s") and name in c for c in calls):
+			harness.fail("%s: a default value set back: %s" % (name, calls))
+	if any(c.startswith("esxcfg-advcfg -L") and "EsxwatchTags" in c for c in calls):
+		harness.fail("an unchanged setting was re-created: %s" % calls)
+	harness.eq(len(logged(h, "-p daemon.info", "description updated, value kept")), 3, "updates logged")
+	harness.eq(len(h.agent_pids()), 1, "agents after the upgrade")
+	# Done once: the next start changes nothing.
+	h.clear_calls()
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart after the upgrade")
+	harness.eq(h.calls("esxcfg-advcfg -L") + h.calls("esxcfg-advcfg -A"), [], "settings re-created again")
+	# A re-creation the host refuses after the delete: the lost value is
+	# in the log, at error level, for the admin to set again.
+	with open(script, "w") as f:
+		f.write(old)
+	open(os.path.join(h.root, "state/uservars/.refuse-EsxwatchServerProto"), "w").close()
+	h.clear_calls()
+	rc, _ = h.init("restart")
+	harness.eq(rc, 0, "restart with a refused re-creation")
+	if not logged(h, "-p daemon.err", "/UserVars/EsxwatchServerProto", "its value was 'syslog'"):
+		harness.fail("lost value not logged: %s" % h.lines("logger.log"))
 
 
 @with_host

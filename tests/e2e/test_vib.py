@@ -352,9 +352,29 @@ def test_broken_vibs_fail_naming_the_rule(tmpdir):
 		m = re.search(rb'<checksum checksum-type="sha-256">([0-9a-f]{64})</checksum>', desc)
 		return desc.replace(m.group(1), b"0" * 64)
 	expect_only(tmpdir, "checksum.vib", assemble(desc_edit=bad_sum), ["payload-checksum"])
+	# The plain sha-256 before the gunzip one (ghettoVCB's and w2c's order):
+	# hosts before 8.0 refuse it, and the verifier says so in a rule of
+	# its own, also when the sha-1 moves too.
 	expect_only(tmpdir, "order-sums.vib", assemble(desc_edit=lambda d: re.sub(
 		rb'(<checksum checksum-type="sha-256" verify-process="gunzip">[0-9a-f]+</checksum>)'
 		rb'(<checksum checksum-type="sha-256">[0-9a-f]+</checksum>)', rb"\2\1", d)),
+		["payload-checksum-order", "payload-sha256-last"])
+	expect_only(tmpdir, "order-sha1-first.vib", assemble(desc_edit=lambda d: re.sub(
+		rb'(<checksum checksum-type="sha-256" verify-process="gunzip">[0-9a-f]+</checksum>)'
+		rb'(<checksum checksum-type="sha-256">[0-9a-f]+</checksum>)'
+		rb'(<checksum checksum-type="sha-1" verify-process="gunzip">[0-9a-f]+</checksum>)', rb"\3\2\1", d)),
+		["payload-checksum-order", "payload-sha256-last"])
+	p = write(tmpdir, "order-why.vib", assemble(desc_edit=lambda d: re.sub(
+		rb'(<checksum checksum-type="sha-256" verify-process="gunzip">[0-9a-f]+</checksum>)'
+		rb'(<checksum checksum-type="sha-256">[0-9a-f]+</checksum>)', rb"\2\1", d)))
+	out = verify(p)[1]
+	if not any("payload-sha256-last" in l and "before ESXi 8.0" in l for l in out.splitlines()):
+		harness.fail("payload-sha256-last does not say why: %s" % out)
+	# Only the sha-1 out of place: no harm to old hosts, the order rule only.
+	expect_only(tmpdir, "order-sha1.vib", assemble(desc_edit=lambda d: re.sub(
+		rb'(<checksum checksum-type="sha-256" verify-process="gunzip">[0-9a-f]+</checksum>)'
+		rb'(<checksum checksum-type="sha-256">[0-9a-f]+</checksum>)'
+		rb'(<checksum checksum-type="sha-1" verify-process="gunzip">[0-9a-f]+</checksum>)', rb"\3\1\2", d)),
 		["payload-checksum-order"])
 	expect_only(tmpdir, "level.vib", assemble(desc_edit=lambda d: d.replace(
 		b"<acceptance-level>community<", b"<acceptance-level>partner<")), ["descriptor-acceptance-level"])
