@@ -317,7 +317,7 @@ spawn(const char *const argv[], int out, int err)
 
 	/* Decided before fork: the child may only make async-signal-safe
 	 * calls. */
-	esxi = platform_get(NULL) == PLATFORM_ESXI;
+	esxi = platform_detect(NULL) == PLATFORM_ESXI;
 	av = tool_argv(argv, param, sizeof(param));
 	pid = fork();
 	if (pid == 0)
