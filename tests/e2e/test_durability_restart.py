@@ -103,6 +103,12 @@ def test_counts_survive_restarts(d):
         append_lines(d, 0, 100, extra=lambda i: " POISON" if i == 50 else "")
         harness.wait_for(lambda: set(line_numbers(rx.texts())) >= set(range(100)) - {50},
                          timeout=30, what="the first 100 lines")
+        # The lines around it arrive before the poison's own lone send is
+        # refused: wait for that, or the outage below holds it back and
+        # the budget, not the poison rule, drops it.
+        harness.wait_for(lambda: (read_status(a) or {}).get("dests", {}).get(
+            "server", {}).get("dropped_poison") == "1",
+                         timeout=30, what="the poison event dropped")
         # the receiver down, far more than the budget: the oldest dropped
         rx.down = True
         append_lines(d, 100, 2000, pad=100)
