@@ -1,8 +1,10 @@
 /*
  * The collector interface (docs/architecture.md).
  *
- * A collector observes one part of the host and emits events; it never
- * knows where they go.  Built-in collectors are listed in one static table
+ * A collector observes one part of a host and emits events; it never
+ * knows where they go, nor which kind of host it observes: it asks the
+ * host in its context (ctx->host, collectors/host/host.h) for its facts
+ * and never runs a tool, reads /sys or probes a mount itself.  Built-in collectors are listed in one static table
  * (collectors/registry.c); adding one is adding a file and a table row.
  * Its configuration section collectors.NAME exists from that row alone:
  * the common keys (enabled, interval = .default_interval, include,

@@ -18,14 +18,11 @@
  * an alert (critical) when a device enters APD or PDL.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/statfs.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +31,7 @@
 #include "../agent/lib/log.h"
 #include "host/esxcli.h"
 #include "host/host.h"
+#include "host/mounts.h"
 #include "storage_ds.h"
 #include "storage_util.h"
 #include "host/vdq.h"
@@ -41,8 +39,6 @@
 /* A degraded path count that lasts this long becomes the new normal. */
 #define DS_BASELINE_ACCEPT_S	(24 * 3600)
 #define DS_PROBE_MAX_S		5
-#define DS_MAX_PENDING		64
-#define DS_MAX_MOUNTS		256
 
 enum { Q_DEVS, Q_PATHS, Q_EXTENTS, Q_FS, Q_NFS, Q_NFS41, Q_N };
 
@@ -59,8 +55,6 @@ struct ds_priv {
 	int		 step;
 	struct esx_out	 out[Q_N];
 	bool		 ok[Q_N];
-	pid_t		 pending[DS_MAX_PENDING];	/* probes not reaped yet */
-	size_t		 npending;
 };
 
 static void
@@ -100,13 +94,10 @@ static void
 ds_fini(struct collector_ctx *ctx)
 {
 	struct ds_priv *p = ctx->priv;
-	size_t	 i;
 
 	if (p == NULL)
 		return;
 	round_reset(p);
-	for (i = 0; i < p->npending; i++)
-		(void)waitpid(p->pending[i], NULL, WNOHANG);
 	free(p);
 	ctx->priv = NULL;
 }
@@ -498,201 +489,18 @@ collect_esxi(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
 	return rc;
 }
 
-/* ---- Linux ---------------------------------------------------------------- */
-
-struct mnt {
-	char	 point[1024];
-	char	 source[512];
-	char	 fstype[32];
-};
-
-/* Undo mountinfo's octal escapes (\040 for a space). */
-static void
-unescape_octal(char *s)
-{
-	char	*o = s;
-
-	while (*s != '\0') {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 4;
-		} else
-			*o++ = *s++;
-	}
-	*o = '\0';
-}
-
-/* The next space-separated token of *cur, NUL-terminated in place. */
-static char *
-next_tok(char **cur)
-{
-	char	*s = *cur, *t;
-
-	if (s == NULL)
-		return NULL;
-	while (*s == ' ' || *s == '\n')
-		s++;
-	if (*s == '\0') {
-		*cur = s;
-		return NULL;
-	}
-	t = s;
-	while (*s != '\0' && *s != ' ' && *s != '\n')
-		s++;
-	if (*s != '\0')
-		*s++ = '\0';
-	*cur = s;
-	return t;
-}
-
-static bool
-network_fs(const char *t)
-{
-	return strcmp(t, "nfs") == 0 || strcmp(t, "nfs4") == 0 ||
-	    strcmp(t, "cifs") == 0 || strcmp(t, "smb3") == 0 ||
-	    strcmp(t, "smbfs") == 0;
-}
-
-/*
- * mountinfo: "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw"
- * (proc(5)): field 5 is the mount point; after the " - " separator come the
- * type and the source.
- */
-static size_t
-read_mounts(const char *path, struct mnt *m, size_t max)
-{
-	FILE	*f = fopen(path, "re");
-	char	 line[4096];
-	size_t	 n = 0;
-
-	if (f == NULL) {
-		log_limited(LOG_ERROR, "datastore:mountinfo", 3600,
-		    "datastore: cannot open %s: %s", path, log_errstr(errno));
-		return 0;
-	}
-	while (n < max && fgets(line, sizeof(line), f) != NULL) {
-		char	*sep = strstr(line, " - "), *cur = line, *tok = NULL;
-		char	 point[1024], type[32], src[512];
-		int	 i;
-
-		if (sep == NULL)
-			continue;
-		*sep = '\0';
-		for (i = 0; i < 5; i++)
-			tok = next_tok(&cur);
-		if (tok == NULL)
-			continue;
-		snprintf(point, sizeof(point), "%s", tok);
-		cur = sep + 3;
-		tok = next_tok(&cur);
-		if (tok == NULL)
-			continue;
-		snprintf(type, sizeof(type), "%s", tok);
-		tok = next_tok(&cur);
-		snprintf(src, sizeof(src), "%s", tok ? tok : "");
-		if (!network_fs(type))
-			continue;
-		unescape_octal(point);
-		unescape_octal(src);
-		snprintf(m[n].point, sizeof(m[n].point), "%s", point);
-		snprintf(m[n].source, sizeof(m[n].source), "%s", src);
-		snprintf(m[n].fstype, sizeof(m[n].fstype), "%s", type);
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-static void
-reap_pending(struct ds_priv *p)
-{
-	size_t	 i = 0;
-
-	while (i < p->npending) {
-		pid_t r = waitpid(p->pending[i], NULL, WNOHANG);
-
-		if (r == p->pending[i] || (r == -1 && errno == ECHILD))
-			p->pending[i] = p->pending[--p->npending];
-		else
-			i++;
-	}
-}
-
-/*
- * statfs() every mount point, each in its own child, all at once; wait at
- * most timeout_ms for them together.  ok[i] = 1 answered, 0 failed or hung.
- * A hung child is killed and reaped later (it may sit in the kernel until
- * the NFS client gives up).
- */
-static void
-probe_mounts(struct ds_priv *p, const struct mnt *m, size_t n, int timeout_ms,
-    int *ok)
-{
-	pid_t	 pid[DS_MAX_MOUNTS];
-	int64_t	 deadline = mono_ms() + timeout_ms;
-	size_t	 i, left = 0;
-
-	for (i = 0; i < n; i++) {
-		ok[i] = 0;
-		pid[i] = fork();
-		if (pid[i] == 0) {
-			struct statfs sf;
-
-			_exit(statfs(m[i].point, &sf) == 0 ? 0 : 1);
-		}
-		if (pid[i] > 0)
-			left++;
-	}
-	while (left > 0 && mono_ms() < deadline) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-		for (i = 0; i < n; i++) {
-			int	 status;
-
-			if (pid[i] <= 0)
-				continue;
-			if (waitpid(pid[i], &status, WNOHANG) == pid[i]) {
-				ok[i] = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-				pid[i] = 0;
-				left--;
-			}
-		}
-		if (left > 0)
-			nanosleep(&ts, NULL);
-	}
-	for (i = 0; i < n; i++) {
-		if (pid[i] <= 0)
-			continue;
-		(void)kill(pid[i], SIGKILL);
-		if (waitpid(pid[i], NULL, WNOHANG) != pid[i] &&
-		    p->npending < DS_MAX_PENDING)
-			p->pending[p->npending++] = pid[i];
-	}
-}
-
 static int
 collect_linux(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
 {
-	const char *path = getenv("ESXWATCH_MOUNTINFO");
-	struct mnt *m;
-	int	*ok, t = storage_timeout_s(ctx);
-	size_t	 n, i;
+	struct host_mount *m = NULL;
+	int	 t = storage_timeout_s(ctx), n, i;
 
-	reap_pending(p);
-	if (path == NULL || *path == '\0')
-		path = "/proc/self/mountinfo";
-	m = calloc(DS_MAX_MOUNTS, sizeof(*m));
-	ok = calloc(DS_MAX_MOUNTS, sizeof(*ok));
-	if (m == NULL || ok == NULL) {
-		free(m);
-		free(ok);
+	(void)p;
+	n = host_mounts(ctx->host, t < DS_PROBE_MAX_S ? t : DS_PROBE_MAX_S, &m);
+	if (n < 0)
 		return -1;
-	}
-	n = read_mounts(path, m, DS_MAX_MOUNTS);
-	probe_mounts(p, m, n, (t < DS_PROBE_MAX_S ? t : DS_PROBE_MAX_S) * 1000, ok);
 	for (i = 0; i < n; i++) {
-		enum ds_state st = ok[i] ? DS_OK : DS_INACCESSIBLE;
+		enum ds_state st = m[i].answered ? DS_OK : DS_INACCESSIBLE;
 		char	 key[1100], prev[32];
 		struct event *ev;
 		int	 k;
@@ -713,7 +521,7 @@ collect_linux(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
 				ev = ev_new("change", ds_state_severity(st),
 				    "datastore %s (%s %s) changed from %s to %s%s",
 				    m[i].point, m[i].fstype, m[i].source, prev,
-				    ds_state_name(st), ok[i] ? "" :
+				    ds_state_name(st), m[i].answered ? "" :
 				    ": statfs() failed or did not answer");
 			}
 			if (ev == NULL)
@@ -731,7 +539,6 @@ collect_linux(struct collector_ctx *ctx, struct emitter *em, struct ds_priv *p)
 		}
 	}
 	free(m);
-	free(ok);
 	return 0;
 }
 

@@ -9,7 +9,9 @@
  *           nic collector's own struct (host/nicinfo.h);
  *   esxcli  an esxcli namespace's answer as records ("storage core device
  *           list"): devices, paths, filesystems, SMART, NVMe;
- *   run     a host tool's output (vdq -q, smartctl -j ...).
+ *   run     a host tool's output (vdq -q, smartctl -j ...);
+ *   mounts  the network filesystems a Linux host has mounted, and whether
+ *           each answers (host/mounts.h).
  *
  * The local host (host/local.c) answers with today's readers: esxcli or
  * localcli, vdq and smartctl found under host.tools_dir or the usual places,
@@ -35,6 +37,7 @@ struct collector_conf;
 struct esx_out;
 struct exec_result;
 struct nic_info;
+struct host_mount;
 struct host;
 
 /* How a question went unanswered (host_err()): */
@@ -59,6 +62,9 @@ struct host_ops {
 	 */
 	int	(*run)(struct host *, const char *tool, const char *const args[],
 		    int timeout_s, struct exec_result *res);
+	/* The network mounts, probed within timeout_s: their number with
+	 * *out (caller frees), or -1. */
+	int	(*mounts)(struct host *, int timeout_s, struct host_mount **out);
 	void	(*close)(struct host *);
 };
 
@@ -96,6 +102,7 @@ int	host_esxcli(struct host *h, int timeout_s, const char *const args[],
 	    struct esx_out *out);
 int	host_run(struct host *h, const char *tool, const char *const args[],
 	    int timeout_s, struct exec_result *res);
+int	host_mounts(struct host *h, int timeout_s, struct host_mount **out);
 /* Why the calling thread's last host_*() call returned -1 (HOST_E*). */
 int	host_err(void);
 /* For implementations: set what host_err() returns. */

@@ -113,3 +113,14 @@ host_run(struct host *h, const char *tool, const char *const args[],
 	last_err = 0;
 	return h->ops->run(h, tool, args, timeout_s, res);
 }
+
+int
+host_mounts(struct host *h, int timeout_s, struct host_mount **out)
+{
+	*out = NULL;
+	last_err = HOST_EABSENT;
+	if (h == NULL || h->ops->mounts == NULL)
+		return -1;
+	last_err = 0;
+	return h->ops->mounts(h, timeout_s, out);
+}

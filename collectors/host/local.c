@@ -4,9 +4,11 @@
  * (host/esxcli.c), tools are found under host.tools_dir first, then the
  * platform's usual places, and run with a timeout and an output cap
  * (agent/lib/exec.c); on Linux the NICs come from /sys/class/net
- * (ESXWATCH_SYSFS_ROOT: a fake tree for tests, docs/events.md).
+ * (ESXWATCH_SYSFS_ROOT: a fake tree for tests, docs/events.md) and the
+ * network mounts from mountinfo, each probed in a child (host/mounts.c).
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +20,14 @@
 #include "../../agent/lib/platform.h"
 #include "esxcli.h"
 #include "host.h"
+#include "mounts.h"
 #include "nicinfo.h"
 
 struct local_host {
 	struct host		 h;	/* first: a struct host * is one of these */
 	const struct config	*cfg;	/* the scheduler's; outlives the host */
+	pthread_mutex_t		 mu;	/* pending: mounts() from any thread */
+	struct mounts_pending	 pending;
 };
 
 static const struct config *
@@ -88,16 +93,47 @@ local_run(struct host *h, const char *tool, const char *const args[],
 	return 0;
 }
 
+/* ESXWATCH_MOUNTINFO: a fake mountinfo for tests (docs/events.md). */
+static int
+local_mounts(struct host *h, int timeout_s, struct host_mount **out)
+{
+	struct local_host *l = (struct local_host *)h;
+	const char *path = getenv("ESXWATCH_MOUNTINFO");
+	struct host_mount *m;
+	size_t n;
+
+	*out = NULL;
+	if (path == NULL || *path == '\0')
+		path = "/proc/self/mountinfo";
+	m = calloc(MOUNTS_MAX, sizeof(*m));
+	if (m == NULL) {
+		host_set_err(HOST_EFAILED);
+		return -1;
+	}
+	n = mounts_read(path, m, MOUNTS_MAX);
+	pthread_mutex_lock(&l->mu);
+	mounts_reap(&l->pending);
+	mounts_probe(&l->pending, m, n, timeout_s * 1000);
+	pthread_mutex_unlock(&l->mu);
+	*out = m;
+	return (int)n;
+}
+
 static void
 local_close(struct host *h)
 {
-	free(h);
+	struct local_host *l = (struct local_host *)h;
+
+	mounts_reap(&l->pending);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
 }
 
 static const struct host_ops local_ops = {
 	.nics = local_nics,
 	.esxcli = local_esxcli,
 	.run = local_run,
+	.mounts = local_mounts,
 	.close = local_close,
 };
 
@@ -114,6 +150,7 @@ local_open(const struct config *cfg)
 	l->h.kind = "local";
 	l->h.platform = config_platform(cfg);
 	l->cfg = cfg;
+	pthread_mutex_init(&l->mu, NULL);
 	return &l->h;
 }
 
