@@ -12,6 +12,8 @@
 #include "../../agent/config/config.h"
 #include "../../collectors/logwatch/rules.h"
 #include "../../collectors/logwatch/rules_catalogue.h"
+#include "../../collectors/logwatch/scsi.h"
+#include "../../collectors/logwatch/storm.h"
 
 static struct rules *cat;	/* the catalogue, compiled once */
 static int loaded;
