@@ -2,8 +2,11 @@
  * spool: the durable implementation of agent/spool/queue.h (docs/operations.md),
  * the top of three layers:
  *
- *	spool.c      the queue: cursors, budget, locks, housekeeper
+ *	spool.c      the queue: open, close, destinations, figures, locks
  *	             (queue.c binds it to agent/spool/queue.h)
+ *	spoolpush.c  the write side: records appended, the budget kept
+ *	spoolpeek.c  the read side: batches handed out, settled, cursors moved
+ *	spoolkeeper.c the housekeeper: syncs, cursor files, the directory
  *	spoolopen.c  opening a spool: what a previous run left
  *	dropcounts.c the per-reason counts kept across restarts
  *	segstore.c   segments in files or in memory, cursor files
