@@ -9,7 +9,8 @@
  *	spoolkeeper.c the housekeeper: syncs, cursor files, the directory
  *	spoolopen.c  opening a spool: what a previous run left
  *	dropcounts.c the per-reason counts kept across restarts
- *	segstore.c   segments in files or in memory, cursor files
+ *	segstore.c   segments in files or in memory (segwrite.c appends,
+ *	             segread.c reads back), segcursor.c the cursor files
  *	segdir.c     the directory: created, locked, re-created if deleted
  *	spoolrec.c   the record format and the scan of a segment image (pure)
  *	spoolopts.c  the knobs (struct spool_opts) and their bounds
