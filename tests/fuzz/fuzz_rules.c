@@ -3,7 +3,7 @@
  * first line is a user rule's regex (names, literal derivation, regcomp),
  * the rest a log line matched against the built-in catalogue (the binary's
  * own copy of collectors/logwatch/rules/esxi.yaml, loaded once) plus that
- * rule.  Also feeds the storm suppressor.
+ * rule.  Also feeds the storm suppressor (collectors/logwatch/storm.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
