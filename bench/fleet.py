@@ -26,7 +26,7 @@ delivered by the end of the run: when the run drains, nothing; when it hits
 its time limit, the lines still queued count too) and duplicated (a line
 delivered twice) events.
 
-The run is repeated with ESXWATCH_FIXED_BACKOFF=1 (agent/shipper.c: the
+The run is repeated with ESXWATCH_FIXED_BACKOFF=1 (agent/shipper_dest.c: the
 retry delay without its jitter, base * 2^n: every agent retries on the same
 schedule, the worst case) and the ratio of the two peaks is printed.
 Recovery: each agent's first delivery after the receiver came back (its

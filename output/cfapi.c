@@ -77,7 +77,7 @@ enum fallback { FB_REFUSED, FB_5XX };
  * encoding and compressing the same events again; one that finds it being
  * encoded waits for it (CPU work, no I/O: a short wait, bounded anyway).
  * The shipper cuts the full batches of several destinations alike
- * (agent/shipper.c align_batch), so that they meet the same batches.
+ * (agent/shipper_dest.c align_batch), so that they meet the same batches.
  * Bounded: SHARED_MAX bodies of SHARED_BODY_MAX, enough for a batch each
  * of 16 destinations a batch or so apart, and SHARED_BYTES_MAX in all (a
  * body that would pass it is not kept, its room given back).

@@ -24,7 +24,7 @@ struct agentid;
  * A send that failed because no connection could be made at all (refused,
  * no route: nothing was sent, the destination is down) says so by this
  * prefix of sink_ctx.error.  The shipper probes such a destination again
- * sooner than one that failed later in the exchange (agent/shipper.c,
+ * sooner than one that failed later in the exchange (agent/shipper_dest.c,
  * backoff_ms(): a refused connection costs the receiver nothing).
  */
 #define SINK_ERR_CONNECT	"cannot connect to "

@@ -30,6 +30,7 @@
 #include "../lib/fs.h"
 #include "../lib/log.h"
 #include "segstore.h"
+#include "segstore_int.h"
 
 #define FD_RESERVE	256	/* sockets, pipes of tools, logs, the rest */
 #define COPY_CHUNK	(256u * 1024)

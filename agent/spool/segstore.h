@@ -10,6 +10,13 @@
  * (spool.c) decides what to keep; this layer only stores, reads back and
  * persists the cursor files next to the segments.
  *
+ *	segstore.c   the table of segments, opening, positions, sizes
+ *	segwrite.c   appending, syncing, the memory backend
+ *	segread.c    records read back through a window
+ *	segcursor.c  the cursor files and the destinations file
+ *	segdir.c     the directory: created, locked, re-created if deleted
+ *	spoolend.c   the clean-stop mark
+ *
  * Not thread-safe: the caller serialises every call (spool.c's mutex).
  */
 #ifndef ESXWATCH_SEGSTORE_H
@@ -112,7 +119,7 @@ uint64_t	 segstore_total_bytes(const struct segstore *);
 /* Writing. */
 int		 segstore_append(struct segstore *, const unsigned char *rec, size_t len,
 		    uint64_t seq);
-/* Records in one write (segstore.c): how many were appended, 0 = append
+/* Records in one write (segwrite.c): how many were appended, 0 = append
  * the next one with segstore_append(). */
 size_t		 segstore_append_run(struct segstore *, const unsigned char *recs,
 		    const size_t *ends, size_t n, size_t from, uint64_t seq);
@@ -142,9 +149,6 @@ void		 segstore_fd_budget(struct segstore *, uint64_t budget);
 bool		 segstore_fd_kept(const struct segstore *);
 /* Open sealed segment s's file and keep it open, when within fd_max. */
 void		 segstore_hold(struct segstore *, struct seg *s);
-/* segstore.c's helpers for segdir.c. */
-char		*segstore_path(const struct segstore *, uint64_t id, char *out, size_t len);
-int		 segstore_to_mem(struct segstore *, struct seg *s);
 
 /* Reading. */
 int		 segstore_bytes(struct segstore *, struct segwin *, struct seg *,

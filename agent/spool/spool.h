@@ -2,11 +2,15 @@
  * spool: the durable implementation of agent/spool/queue.h (docs/operations.md),
  * the top of three layers:
  *
- *	spool.c      the queue: cursors, budget, locks, housekeeper
+ *	spool.c      the queue: open, close, destinations, figures, locks
  *	             (queue.c binds it to agent/spool/queue.h)
+ *	spoolpush.c  the write side: records appended, the budget kept
+ *	spoolpeek.c  the read side: batches handed out, settled, cursors moved
+ *	spoolkeeper.c the housekeeper: syncs, cursor files, the directory
  *	spoolopen.c  opening a spool: what a previous run left
  *	dropcounts.c the per-reason counts kept across restarts
- *	segstore.c   segments in files or in memory, cursor files
+ *	segstore.c   segments in files or in memory (segwrite.c appends,
+ *	             segread.c reads back), segcursor.c the cursor files
  *	segdir.c     the directory: created, locked, re-created if deleted
  *	spoolrec.c   the record format and the scan of a segment image (pure)
  *	spoolopts.c  the knobs (struct spool_opts) and their bounds

@@ -1,6 +1,8 @@
 /*
- * spool_int: the spool's private state (spool.c), shared with the code
- * that opens a spool directory (spoolopen.c).  Not for other modules.
+ * spool_int: the spool's private state, shared by the rooms of the queue:
+ * spool.c (open, close, destinations, figures), spoolpush.c (the write
+ * side), spoolpeek.c (the read side), spoolkeeper.c (the housekeeper) and
+ * spoolopen.c (what a previous run left).  Not for other modules.
  */
 #ifndef ESXWATCH_SPOOL_INT_H
 #define ESXWATCH_SPOOL_INT_H
@@ -13,6 +15,10 @@
 #include "dropcounts.h"
 #include "segstore.h"
 #include "spool.h"
+
+/* Records of one run end here in sp->rec (spool_push_many). */
+#define SPOOL_RUN_BYTES	(64u * 1024)
+#define SPOOL_RUN_MAX	64
 
 struct dest {
 	char		 name[SPOOL_NAME_MAX];
@@ -59,10 +65,35 @@ struct spool {
 	uint64_t	 instance;	/* this spool in the process (batch.src) */
 };
 
+/* Where a is against (seg, off): -1 before, 0 there, 1 after. */
+static inline int
+pos_cmp(const struct seg_pos *a, uint64_t seg, uint64_t off)
+{
+	if (a->seg != seg)
+		return a->seg < seg ? -1 : 1;
+	if (a->off != off)
+		return a->off < off ? -1 : 1;
+	return 0;
+}
+
 /* spool.c */
 int	set_dests_locked(struct spool *, const char *const *, size_t, bool opening);
 /* Delete the oldest segments every destination has passed. */
 void	release_segments(struct spool *);
+/* sp->mu taken and destination di, or NULL (sp->mu not held) when di is
+ * past the list (a reload shortened it). */
+struct dest *lock_dest(struct spool *, size_t di);
+
+/* spoolpeek.c: does destination d have anything left to read?  With mu
+ * held. */
+bool	has_data(const struct spool *, const struct dest *);
+
+/* spoolkeeper.c: the housekeeping thread (sp its argument); the cursor
+ * files that are behind, then the destinations file (each with curmu
+ * held, not mu). */
+void	*housekeeper(void *sp);
+void	save_cursors(struct spool *);
+void	save_dests(struct spool *);
 
 /* spoolopen.c: what a previous run left (segments, cursors, damage, the
  * counts); the counts now into sp->dc.cur (with mu held). */

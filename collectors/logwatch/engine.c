@@ -19,6 +19,8 @@
 #include "rules.h"
 #include "rules_catalogue.h"
 #include "rules_conf.h"
+#include "scsi.h"
+#include "storm.h"
 
 /*
  * One condition, several lines: vobd logs most conditions twice, a vob.*

@@ -4,7 +4,7 @@
  * events; with forward: all, every line becomes an event.
  *
  * Pieces: follow.c (files, rotation, bookmarks), logline.c (line headers),
- * rules.c (matching, storm suppression), rules/esxi.yaml (the catalogue,
+ * rules.c (matching), storm.c (storm suppression), rules/esxi.yaml (the catalogue,
  * built into the binary; rules_catalogue.h says which one is used).
  * docs/events.md (logwatch) and docs/rules.md describe what users see.
  */

@@ -3,7 +3,7 @@
  * first line is a user rule's regex (names, literal derivation, regcomp),
  * the rest a log line matched against the built-in catalogue (the binary's
  * own copy of collectors/logwatch/rules/esxi.yaml, loaded once) plus that
- * rule.  Also feeds the storm suppressor.
+ * rule.  Also feeds the storm suppressor (collectors/logwatch/storm.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +12,8 @@
 #include "../../agent/config/config.h"
 #include "../../collectors/logwatch/rules.h"
 #include "../../collectors/logwatch/rules_catalogue.h"
+#include "../../collectors/logwatch/scsi.h"
+#include "../../collectors/logwatch/storm.h"
 
 static struct rules *cat;	/* the catalogue, compiled once */
 static int loaded;

@@ -11,6 +11,8 @@
 #include "../../collectors/logwatch/logwatch.h"
 #include "../../collectors/logwatch/rules.h"
 #include "../../collectors/logwatch/rules_catalogue.h"
+#include "../../collectors/logwatch/scsi.h"
+#include "../../collectors/logwatch/storm.h"
 
 
 static struct rule_conf
