@@ -193,6 +193,9 @@ set_dests_locked(struct spool *sp, const char *const *names, size_t n, bool open
 		if (nd[i] == NULL)
 			goto err;
 		nd[i]->cur = segstore_end(&sp->st);
+		/* nothing before the end is its: a crash before its cursor
+		 * file is written makes it new again, starting at the end */
+		nd[i]->saved = nd[i]->cur;
 		nd[i]->dirty = true;
 		if (!opening)
 			log_info("spool: new destination '%s' starts with the next event",
@@ -264,14 +267,22 @@ lock_dest(struct spool *sp, size_t di)
 	return NULL;
 }
 
-/* Has every destination passed segment i? */
+/*
+ * Has every destination passed segment i, as far as a restart would know?
+ * A segment in memory is gone with the process anyway: the cursors in
+ * memory decide.  A segment file waits for the cursor files (struct
+ * dest.saved): the housekeeper writes them at most once per sync period
+ * and releases what they passed (save_cursors()).
+ */
 static bool
 seg_passed(const struct spool *sp, size_t i)
 {
 	const struct seg *s = &sp->st.segs[i];
+	bool mem = s->mem != NULL || sp->st.nodisk;
 
 	for (size_t k = 0; k < sp->ndests; k++)
-		if (pos_cmp(&sp->dests[k]->cur, s->id, s->size) < 0)
+		if (pos_cmp(mem ? &sp->dests[k]->cur : &sp->dests[k]->saved,
+		    s->id, s->size) < 0)
 			return false;
 	return true;
 }

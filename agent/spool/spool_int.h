@@ -24,6 +24,13 @@ struct dest {
 	char		 name[SPOOL_NAME_MAX];
 	struct seg_pos	 cur;
 	bool		 dirty;		/* cursor file behind cur */
+	/*
+	 * What its cursor file says: a segment file is deleted only once
+	 * every saved cursor has passed it, so that after a crash no cursor
+	 * points into a deleted segment (its records would be counted as
+	 * lost though they were delivered).
+	 */
+	struct seg_pos	 saved;
 	struct seg_pos	*peek;		/* position after each peeked event */
 	uint64_t	*peek_seq;	/* each peeked event's sequence */
 	size_t		 npeek, peek_used, peek_cap;

@@ -17,6 +17,17 @@
 #include "spool.h"
 #include "spool_int.h"
 
+/* d's cursor file now says p (mu held): the segment files it passed go. */
+static void
+cursor_saved(struct spool *sp, const char *name, const struct seg_pos *p)
+{
+	for (size_t k = 0; k < sp->ndests; k++)
+		if (strcmp(sp->dests[k]->name, name) == 0 &&
+		    pos_cmp(p, sp->dests[k]->saved.seg, sp->dests[k]->saved.off) > 0)
+			sp->dests[k]->saved = *p;
+	release_segments(sp);
+}
+
 /* Write the cursor files that are behind.  Called with curmu held, not mu. */
 void
 save_cursors(struct spool *sp)
@@ -25,6 +36,7 @@ save_cursors(struct spool *sp)
 		char name[SPOOL_NAME_MAX];
 		struct seg_pos p;
 		bool found = false;
+		int rc;
 
 		pthread_mutex_lock(&sp->mu);
 		for (size_t k = 0; k < sp->ndests; k++) {
@@ -39,17 +51,21 @@ save_cursors(struct spool *sp)
 		pthread_mutex_unlock(&sp->mu);
 		if (!found)
 			return;
-		if (segstore_cursor_write(&sp->st, name, &p) < 0) {
-			/* keep it dirty; try again a little later, not at once:
-			 * a full disk must not become a busy loop */
-			pthread_mutex_lock(&sp->mu);
-			for (size_t k = 0; k < sp->ndests; k++)
-				if (strcmp(sp->dests[k]->name, name) == 0)
-					sp->dests[k]->dirty = true;
-			sp->cursor_next_ms = mono_ms() + sp->o.sync_ms;
+		rc = segstore_cursor_write(&sp->st, name, &p);
+		pthread_mutex_lock(&sp->mu);
+		if (rc == 0) {
+			cursor_saved(sp, name, &p);
 			pthread_mutex_unlock(&sp->mu);
-			return;
+			continue;
 		}
+		/* keep it dirty; try again a little later, not at once: a full
+		 * disk must not become a busy loop */
+		for (size_t k = 0; k < sp->ndests; k++)
+			if (strcmp(sp->dests[k]->name, name) == 0)
+				sp->dests[k]->dirty = true;
+		sp->cursor_next_ms = mono_ms() + sp->o.sync_ms;
+		pthread_mutex_unlock(&sp->mu);
+		return;
 	}
 }
 

@@ -108,6 +108,7 @@ cursor_restart(struct spool *sp, struct dest *d, const char *why)
 	uint64_t ev, by;
 
 	d->cur = segstore_start(&sp->st);
+	d->saved = d->cur;
 	segstore_backlog(&sp->st, &d->cur, &ev, &by);
 	if (ev > 0)
 		log_warn("spool: the cursor file of destination '%s' %s; it restarts "
@@ -145,6 +146,7 @@ assign_cursors(struct spool *sp, const struct found *f)
 			else {
 				sp->dests[k]->cur = f->pos[i];
 				segstore_clamp(&sp->st, &sp->dests[k]->cur);
+				sp->dests[k]->saved = sp->dests[k]->cur;
 			}
 			continue;
 		}
