@@ -13,6 +13,7 @@
  * end if there was any error.  liagent.ini is more forgiving: keys and
  * sections we do not know are warnings, as liagent itself ignores them.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,10 +23,6 @@
 /* The core's rows                                                     */
 /* ------------------------------------------------------------------ */
 
-static const char *const format_choices[] = {
-	"rfc5424", "rfc3164", "json_lines", "json_array", NULL
-};
-static const char *const compress_choices[] = { "gzip", "none", NULL };
 static const char *const trust_choices[] = {
 	"verify", "first_use", "any", NULL
 };
@@ -37,9 +34,9 @@ static const char *const platform_choices[] = {
 };
 
 /*
- * server: and servers.NAME: what every sink shares.  format, headers and
- * compress are used by two sinks each, so they are here too; the
- * protocol rules about them are in the sinks' finish hooks.
+ * server: and servers.NAME: what every sink shares.  A key of one or two
+ * sinks (format, headers, compress...) is the sinks' row (struct sink
+ * .keys), on their options blocks.
  */
 #define D(f)	offsetof(struct dest_conf, f)
 const struct cfg_key dest_keys[] = {
@@ -65,17 +62,6 @@ const struct cfg_key dest_keys[] = {
 	{ .name = "agent_id", .type = KT_STR, .off = D(agent_id),
 	  .check = check_agent_id,
 	  .doc = "cfapi agent id (in the URL); empty: a stable UUID in storage" },
-	{ .name = "format", .type = KT_ENUM, .off = D(format),
-	  .choices = format_choices, .def = "rfc5424",
-	  .doc = "syslog: rfc5424 or rfc3164; http: json_lines (default) "
-	  "or json_array" },
-	{ .name = "headers", .type = KT_KV, .off = D(headers),
-	  .check = check_header_name, .vcheck = check_header_value,
-	  .flags = KF_SECRET_KV,
-	  .doc = "cfapi, http: extra request headers" },
-	{ .name = "compress", .type = KT_ENUM, .off = D(compress),
-	  .choices = compress_choices, .def = "gzip",
-	  .doc = "cfapi, http: request body compression" },
 	{ .name = "timeout", .type = KT_INT, .off = D(timeout), .min = 1,
 	  .max = 3600, .def = "30", .doc = "Seconds per connect/request" },
 	{ .name = "reject_limit", .type = KT_INT, .off = D(reject_limit),
@@ -242,23 +228,39 @@ dest_nkeys(void)
  * Returns the key's index over all of them (struct kpos arrays), or -1.
  */
 int
-dest_key_find(struct dest_conf *d, const char *name, struct dkey *out)
+dest_key_find(const struct dest_conf *d, const char *name, struct dkey *out)
 {
+	return dest_key_next(d, name, -1, out);
+}
+
+/*
+ * The next row named `name` after index `after` (-1: the first).  A key
+ * two sinks declare (format: syslog and http) is one key to the user:
+ * the first row reads and reports, and the loader gives the value to the
+ * others too (dest_key_share()), so whichever sink the destination uses
+ * finds it in its own block, whatever the order of proto and the key.
+ */
+int
+dest_key_next(const struct dest_conf *d, const char *name, int after,
+    struct dkey *out)
+{
+	/* the loader's own: written through out->base only while loading */
+	void *dw = (void *)(uintptr_t)d;
 	int ki = kspec_index(dest_keys, ndest_keys, name);
 	size_t base = ndest_keys;
 	struct cfg_plugin sk;
 
-	if (ki >= 0) {
+	if (ki >= 0 && ki > after) {
 		out->k = &dest_keys[ki];
-		out->base = d;
+		out->base = dw;
 		return ki;
 	}
 	for (size_t i = 0; cfg_sink_at(i, &sk); i++) {
 		ki = kspec_index(sk.keys, sk.nkeys, name);
-		if (ki >= 0) {
+		if (ki >= 0 && (int)(base + (size_t)ki) > after) {
 			out->k = &sk.keys[ki];
 			out->base = (sk.keys[ki].flags & KF_DEST) ||
-			    d == NULL || i >= d->nopts ? (void *)d : d->opts[i];
+			    d == NULL || i >= d->nopts ? dw : d->opts[i];
 			return (int)(base + (size_t)ki);
 		}
 		base += sk.nkeys;
@@ -266,6 +268,61 @@ dest_key_find(struct dest_conf *d, const char *name, struct dkey *out)
 	return -1;
 }
 
+/*
+ * The row of `name` whose value d shows (--print-config): its own sink's
+ * when that declares the key, else the first; -1 when none.
+ */
+int
+dest_key_shown(const struct dest_conf *d, const char *name, struct dkey *out)
+{
+	struct cfg_plugin own;
+	struct dkey dk;
+	int first = dest_key_find(d, name, out), ki, oi;
+
+	if (first < 0 || cfg_sink_find((int)d->proto, &own) < 0)
+		return first;
+	oi = kspec_index(own.keys, own.nkeys, name);
+	if (oi < 0)
+		return first;
+	dk = *out;
+	ki = first;
+	while (ki >= 0 && dk.k != &own.keys[oi])
+		ki = dest_key_next(d, name, ki, &dk);
+	if (ki < 0)
+		return first;
+	*out = dk;
+	return ki;
+}
+
+/*
+ * Once the first row of a key took a value, the other sinks' rows of that
+ * name get a copy (key_copy(): nothing is checked or reported twice).
+ */
+void
+dest_key_share(struct dest_conf *d, const char *name, int ki)
+{
+	struct dkey first, dk;
+	int kj;
+
+	if (dest_key_find(d, name, &first) != ki)
+		return;
+	kj = dest_key_next(d, name, ki, &dk);
+	while (kj >= 0) {
+		(void)key_copy(dk.k, dk.base, first.k, first.base);
+		kj = dest_key_next(d, name, kj, &dk);
+	}
+}
+
+static bool
+name_in(const char *name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* "did you mean": a key two sinks declare is named once */
 const char *
 dest_unknown_hint(const char *key, char *buf, size_t len)
 {
@@ -277,7 +334,8 @@ dest_unknown_hint(const char *key, char *buf, size_t len)
 		names[n++] = dest_keys[i].name;
 	for (size_t i = 0; cfg_sink_at(i, &sk); i++)
 		for (size_t j = 0; j < sk.nkeys && n < NELEM(names); j++)
-			names[n++] = sk.keys[j].name;
+			if (!name_in(sk.keys[j].name, names, n))
+				names[n++] = sk.keys[j].name;
 	return suggest(key, names, n, buf, len);
 }
 
@@ -374,6 +432,8 @@ yaml_dest(struct lctx *c, struct dest_conf *d, const struct ynode *v,
 			continue;
 		}
 		ok = apply_node(c, dk.k, dk.base, val) == 0;
+		if (ok)
+			dest_key_share(d, key->s, ki);
 		if (ki < KPOS_MAX) {
 			pos[ki].line = val->line;
 			pos[ki].col = val->col;
@@ -549,6 +609,17 @@ config_new(void)
 	return cfg;
 }
 
+/* Somewhere to send, as its sink sees it: by default a host name. */
+static bool
+dest_has_target(const struct dest_conf *d)
+{
+	struct cfg_plugin sk;
+
+	if (cfg_sink_find((int)d->proto, &sk) >= 0 && sk.has_target != NULL)
+		return sk.has_target(d);
+	return d->hostname != NULL && *d->hostname != '\0';
+}
+
 /*
  * Where the primary destination goes when it has nowhere to send: stdout,
  * as JSON lines (server.hostname "Empty: events go to stdout").  Without
@@ -562,15 +633,11 @@ dest_resolve(struct dest_conf *d, bool primary, bool others)
 	d->to_stdout = false;
 	d->nodest = false;
 	d->host_syslog = false;
-	if (!primary || d->proto == PROTO_FILE)
+	if (!primary || dest_has_target(d))
 		return;
-	if (d->proto == PROTO_HTTP && d->url != NULL && *d->url != '\0')
-		return;
-	if (d->hostname == NULL || *d->hostname == '\0') {
-		d->sink_proto = PROTO_FILE;
-		d->to_stdout = true;
-		d->nodest = !others;
-	}
+	d->sink_proto = PROTO_FILE;
+	d->to_stdout = true;
+	d->nodest = !others;
 }
 
 /* What is left to resolve once the whole file is read. */

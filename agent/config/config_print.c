@@ -218,19 +218,29 @@ keys_print(FILE *f, const struct cfg_key *tab, size_t n, const void *base,
 	}
 }
 
-/* The shared basics, then each sink's rows (its options block's too);
- * secrets: KP_SECRETS or 0. */
+/*
+ * The shared basics, then each sink's rows.  A key two sinks declare is
+ * printed once, where the first declares it, with the value of the
+ * destination's own sink when that is one of them (http's format).
+ * secrets: KP_SECRETS or 0.
+ */
 void
 print_dest(FILE *f, const struct dest_conf *d, const char *in, unsigned secrets)
 {
 	struct cfg_plugin sk;
+	struct dkey dk;
 
 	keys_print(f, dest_keys, ndest_keys, d, in, KS_ALL | secrets);
 	for (size_t i = 0; cfg_sink_at(i, &sk); i++) {
-		keys_print(f, sk.keys, sk.nkeys, d, in, KS_DEST | secrets);
-		if (i < d->nopts && d->opts[i] != NULL)
-			keys_print(f, sk.keys, sk.nkeys, d->opts[i], in,
-			    KS_OPTS | secrets);
+		if (i >= d->nopts || d->opts[i] == NULL)
+			continue;
+		for (size_t j = 0; j < sk.nkeys; j++) {
+			if (dest_key_find(d, sk.keys[j].name, &dk) < 0 ||
+			    dk.k != &sk.keys[j])
+				continue;
+			(void)dest_key_shown(d, sk.keys[j].name, &dk);
+			key_print_how(f, dk.k, dk.base, in, secrets);
+		}
 	}
 }
 

@@ -400,6 +400,64 @@ keys_free(const struct cfg_key *tab, size_t n, void *base, enum ksel sel)
 	}
 }
 
+/*
+ * One row's value into another row's field of the same type (a key two
+ * sinks declare, config.c dest_key_share()): a copy, so nothing is
+ * checked or reported twice.  -1: the types differ or are custom.
+ */
+int
+key_copy(const struct cfg_key *to, void *tobase, const struct cfg_key *from,
+    const void *frombase)
+{
+	char *dst = (char *)tobase + to->off;
+	const char *src = (const char *)frombase + from->off;
+	const struct strlist *sl = (const void *)src;
+	const struct kvlist *kl = (const void *)src;
+	struct strlist nl = { NULL, 0 };
+	struct kvlist nk = { NULL, 0 };
+
+	if (to->type != from->type)
+		return -1;
+	switch (from->type) {
+	case KT_STR:
+	case KT_OSTR:
+	case KT_ENUM:
+		set_str((char **)(void *)dst, *(char *const *)(const void *)src);
+		return 0;
+	case KT_INT:
+	case KT_IBOOL:
+		memcpy(dst, src, sizeof(int));
+		return 0;
+	case KT_LONG:
+		memcpy(dst, src, sizeof(long));
+		return 0;
+	case KT_BOOL:
+		memcpy(dst, src, sizeof(bool));
+		return 0;
+	case KT_PROTO:
+		memcpy(dst, src, sizeof(enum dest_proto));
+		return 0;
+	case KT_FORWARD:
+		memcpy(dst, src, sizeof(enum forward_mode));
+		return 0;
+	case KT_LIST:
+		for (size_t i = 0; i < sl->n; i++)
+			strlist_add(&nl, sl->v[i]);
+		strlist_free((struct strlist *)(void *)dst);
+		*(struct strlist *)(void *)dst = nl;
+		return 0;
+	case KT_KV:
+		for (size_t i = 0; i < kl->n; i++)
+			kvlist_set(&nk, kl->v[i].key, kl->v[i].value);
+		kvlist_free((struct kvlist *)(void *)dst);
+		*(struct kvlist *)(void *)dst = nk;
+		return 0;
+	case KT_CUSTOM:
+		break;
+	}
+	return -1;
+}
+
 /* ------------------------------------------------------------------ */
 /* YAML nodes                                                          */
 /* ------------------------------------------------------------------ */
