@@ -80,8 +80,8 @@ struct sink {
 	 * walker allocates, defaults, prints and frees for every destination
 	 * (sink_opts() reads it).  A key two sinks declare (format, headers,
 	 * compress) is one key to the user: both rows must agree on type,
-	 * choices and checks; the value goes to both blocks, the first
-	 * sink's row reports (agent/config/config.c, dest_key_find()).
+	 * choices and checks; the first sink's row reads and reports, the
+	 * other block gets a copy (agent/config/config.c, dest_key_share()).
 	 * finish() checks what spans keys once a destination is read.
 	 */
 	const struct cfg_key	*keys;

@@ -168,19 +168,16 @@ dest_init(struct dest_conf *d, const char *name)
 
 	memset(d, 0, sizeof(*d));
 	d->name = xstrdup(name);
-	keys_init(dest_keys, ndest_keys, d, KS_ALL);
+	keys_init(dest_keys, ndest_keys, d);
 	d->opts = xmalloc((n ? n : 1) * sizeof(*d->opts));
 	d->nopts = n;
 	for (size_t i = 0; i < n; i++) {
 		d->opts[i] = NULL;
-		if (!cfg_sink_at(i, &sk))
-			continue;
-		keys_init(sk.keys, sk.nkeys, d, KS_DEST);
-		if (sk.opts_size == 0)
+		if (!cfg_sink_at(i, &sk) || sk.opts_size == 0)
 			continue;
 		d->opts[i] = xmalloc(sk.opts_size);
 		memset(d->opts[i], 0, sk.opts_size);
-		keys_init(sk.keys, sk.nkeys, d->opts[i], KS_OPTS);
+		keys_init(sk.keys, sk.nkeys, d->opts[i]);
 	}
 }
 
@@ -190,13 +187,12 @@ dest_free(struct dest_conf *d)
 	struct cfg_plugin sk;
 
 	for (size_t i = 0; i < d->nopts && cfg_sink_at(i, &sk); i++) {
-		keys_free(sk.keys, sk.nkeys, d, KS_DEST);
 		if (d->opts[i] != NULL)
-			keys_free(sk.keys, sk.nkeys, d->opts[i], KS_OPTS);
+			keys_free(sk.keys, sk.nkeys, d->opts[i]);
 		free(d->opts[i]);
 	}
 	free(d->opts);
-	keys_free(dest_keys, ndest_keys, d, KS_ALL);
+	keys_free(dest_keys, ndest_keys, d);
 	free(d->name);
 	memset(d, 0, sizeof(*d));
 }
@@ -257,10 +253,11 @@ dest_key_next(const struct dest_conf *d, const char *name, int after,
 	}
 	for (size_t i = 0; cfg_sink_at(i, &sk); i++) {
 		ki = kspec_index(sk.keys, sk.nkeys, name);
-		if (ki >= 0 && (int)(base + (size_t)ki) > after) {
+		/* a sink registered after d was made has no block in it */
+		if (ki >= 0 && (int)(base + (size_t)ki) > after &&
+		    i < d->nopts && d->opts[i] != NULL) {
 			out->k = &sk.keys[ki];
-			out->base = (sk.keys[ki].flags & KF_DEST) ||
-			    d == NULL || i >= d->nopts ? dw : d->opts[i];
+			out->base = d->opts[i];
 			return (int)(base + (size_t)ki);
 		}
 		base += sk.nkeys;
@@ -481,12 +478,12 @@ collector_conf_init(struct collector_conf *cc, const struct cfg_plugin *col)
 
 	memset(cc, 0, sizeof(*cc));
 	cc->name = xstrdup(col->name);
-	keys_init(ck, nck, cc, KS_ALL);
+	keys_init(ck, nck, cc);
 	cc->interval = col->default_interval;
 	if (col->opts_size > 0) {
 		cc->opts = xmalloc(col->opts_size);
 		memset(cc->opts, 0, col->opts_size);
-		keys_init(col->keys, col->nkeys, cc->opts, KS_ALL);
+		keys_init(col->keys, col->nkeys, cc->opts);
 	}
 }
 
@@ -498,9 +495,9 @@ collector_conf_free(struct collector_conf *cc)
 	const struct cfg_key *ck = cfg_collector_keys(&nck);
 
 	if (cfg_collector_named(cc->name, &col) && cc->opts != NULL)
-		keys_free(col.keys, col.nkeys, cc->opts, KS_ALL);
+		keys_free(col.keys, col.nkeys, cc->opts);
 	free(cc->opts);
-	keys_free(ck, nck, cc, KS_ALL);
+	keys_free(ck, nck, cc);
 	free(cc->name);
 }
 
@@ -588,11 +585,11 @@ config_new(void)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup("");
 	dest_init(&cfg->server, "server");
-	keys_init(storage_keys, nstorage_keys, cfg, KS_ALL);
-	keys_init(logging_keys, nlogging_keys, cfg, KS_ALL);
-	keys_init(batch_keys, nbatch_keys, cfg, KS_ALL);
-	keys_init(host_keys, nhost_keys, cfg, KS_ALL);
-	keys_init(&rules_file_key, 1, cfg, KS_ALL);
+	keys_init(storage_keys, nstorage_keys, cfg);
+	keys_init(logging_keys, nlogging_keys, cfg);
+	keys_init(batch_keys, nbatch_keys, cfg);
+	keys_init(host_keys, nhost_keys, cfg);
+	keys_init(&rules_file_key, 1, cfg);
 	cfg->collectors = xmalloc((n ? n : 1) * sizeof(*cfg->collectors));
 	for (size_t i = 0; i < n; i++)
 		if (cfg_collector_at(i, &col))
@@ -602,7 +599,7 @@ config_new(void)
 		const struct cfg_section *s = cfg_section_at(i);
 
 		if (s->apply == NULL)
-			keys_init(s->keys, s->nkeys, cfg, KS_ALL);
+			keys_init(s->keys, s->nkeys, cfg);
 		else if (s->init != NULL)
 			s->init(cfg);
 	}
@@ -671,12 +668,12 @@ config_free(struct config *cfg)
 	for (size_t i = 0; i < cfg->nservers; i++)
 		dest_free(&cfg->servers[i]);
 	free(cfg->servers);
-	keys_free(storage_keys, nstorage_keys, cfg, KS_ALL);
-	keys_free(logging_keys, nlogging_keys, cfg, KS_ALL);
-	keys_free(batch_keys, nbatch_keys, cfg, KS_ALL);
-	keys_free(host_keys, nhost_keys, cfg, KS_ALL);
-	keys_free(&tags_key, 1, cfg, KS_ALL);
-	keys_free(&rules_file_key, 1, cfg, KS_ALL);
+	keys_free(storage_keys, nstorage_keys, cfg);
+	keys_free(logging_keys, nlogging_keys, cfg);
+	keys_free(batch_keys, nbatch_keys, cfg);
+	keys_free(host_keys, nhost_keys, cfg);
+	keys_free(&tags_key, 1, cfg);
+	keys_free(&rules_file_key, 1, cfg);
 	for (size_t i = 0; i < cfg->ncollectors; i++)
 		collector_conf_free(&cfg->collectors[i]);
 	free(cfg->collectors);
@@ -684,7 +681,7 @@ config_free(struct config *cfg)
 		const struct cfg_section *s = cfg_section_at(i);
 
 		if (s->apply == NULL)
-			keys_free(s->keys, s->nkeys, cfg, KS_ALL);
+			keys_free(s->keys, s->nkeys, cfg);
 		else if (s->clear != NULL)
 			s->clear(cfg);
 	}

@@ -298,16 +298,6 @@ apply_scalar(struct lctx *c, const struct cfg_key *k, void *base, const char *s,
 	return -1;
 }
 
-static bool
-row_selected(const struct cfg_key *k, enum ksel sel)
-{
-	if (sel == KS_DEST)
-		return (k->flags & KF_DEST) != 0;
-	if (sel == KS_OPTS)
-		return (k->flags & KF_DEST) == 0;
-	return true;
-}
-
 /* One row's default (def as it would be written in YAML). */
 static void
 key_default(const struct cfg_key *k, char *field)
@@ -362,21 +352,18 @@ key_default(const struct cfg_key *k, char *field)
 }
 
 void
-keys_init(const struct cfg_key *tab, size_t n, void *base, enum ksel sel)
+keys_init(const struct cfg_key *tab, size_t n, void *base)
 {
 	for (size_t i = 0; i < n; i++)
-		if (row_selected(&tab[i], sel))
-			key_default(&tab[i], (char *)base + tab[i].off);
+		key_default(&tab[i], (char *)base + tab[i].off);
 }
 
 void
-keys_free(const struct cfg_key *tab, size_t n, void *base, enum ksel sel)
+keys_free(const struct cfg_key *tab, size_t n, void *base)
 {
 	for (size_t i = 0; i < n; i++) {
 		char *field = (char *)base + tab[i].off;
 
-		if (!row_selected(&tab[i], sel))
-			continue;
 		switch (tab[i].type) {
 		case KT_STR:
 		case KT_OSTR:
