@@ -596,6 +596,48 @@ TEST(format_depends_on_proto)
 	config_free(c);
 }
 
+/* How many times line occurs in text. */
+static int
+count_lines(const char *text, const char *line)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, line); p != NULL;
+	    p = strstr(p + 1, line))
+		n++;
+	return n;
+}
+
+/* A key two sinks declare (format: syslog and http; headers, compress:
+ * cfapi and http) is one key: it reaches the sink in use wherever proto
+ * is written, is checked once and printed once. */
+TEST(a_key_two_sinks_declare)
+{
+	struct config *c = load("server:\n  format: json_array\n"
+	    "  compress: none\n  headers: { X-A: b }\n  proto: http\n"
+	    "  url: http://x.example.com/\n");
+	char *p;
+
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_STR(http_opts(&c->server)->format, "json_array");
+	CHECK_STR(http_opts(&c->server)->compress, "none");
+	CHECK_STR(kvlist_get(&http_opts(&c->server)->headers, "X-A"), "b");
+	CHECK_STR(cfapi_opts(&c->server)->compress, "none");
+	p = print_to_string(c);
+	CHECK(p != NULL);
+	if (p != NULL) {
+		CHECK_INT(count_lines(p, "  format: json_array\n"), 1);
+		CHECK_INT(count_lines(p, "  compress: none\n"), 1);
+		CHECK_INT(count_lines(p, "    \"X-A\": \"b\"\n"), 1);
+	}
+	free(p);
+	config_free(c);
+	CHECK_ONE_ERROR("server:\n  headers: { \"a b\": x, Y: z }\n  proto: "
+	    "http\n", "2:14: 'headers': 'a b' is not a valid HTTP header name");
+}
+
 TEST(syslog_udp_and_tls)
 {
 	struct config *c = load("server:\n  proto: syslog\n  transport: udp\n");
@@ -1751,6 +1793,7 @@ main(void)
 	RUN(numbers_and_ranges);
 	RUN(enums);
 	RUN(format_depends_on_proto);
+	RUN(a_key_two_sinks_declare);
 	RUN(syslog_udp_and_tls);
 	RUN(required_values);
 	RUN(unknown_keys_with_position);
