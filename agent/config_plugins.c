@@ -34,6 +34,7 @@ sink_row(size_t i, struct cfg_plugin *out)
 	out->nkeys = sk->nkeys;
 	out->opts_size = sk->opts_size;
 	out->finish = sk->finish;
+	out->has_target = sk->has_target;
 	return true;
 }
 

@@ -361,9 +361,20 @@ cfapi_free(struct cfapi *c)
 	free(c);
 }
 
+/* d's headers: none for a destination the loader did not make. */
+static const struct kvlist *
+conf_headers(const struct dest_conf *d)
+{
+	static const struct kvlist none;
+	const struct cfapi_opts *o = cfapi_opts(d);
+
+	return o != NULL ? &o->headers : &none;
+}
+
 static struct curl_slist *
 make_headers(const struct dest_conf *d, bool gz, const char *auth)
 {
+	const struct kvlist *hl = conf_headers(d);
 	struct curl_slist *l = NULL, *n;
 	struct buf h = BUF_INIT;
 	size_t i;
@@ -387,10 +398,10 @@ make_headers(const struct dest_conf *d, bool gz, const char *auth)
 			goto err;
 	}
 	/* Optional headers (e.g. Authorization: Bearer <session>). */
-	for (i = 0; i < d->headers.n; i++) {
+	for (i = 0; i < hl->n; i++) {
 		buf_reset(&h);
-		if (buf_printf(&h, "%s: %s", d->headers.v[i].key,
-		    d->headers.v[i].value) == -1)
+		if (buf_printf(&h, "%s: %s", hl->v[i].key,
+		    hl->v[i].value) == -1)
 			goto err;
 		n = curl_slist_append(l, h.data);
 		if (n == NULL)
@@ -408,6 +419,7 @@ static int
 cfapi_open(struct sink_ctx *ctx)
 {
 	const struct dest_conf *d = ctx->conf;
+	const struct cfapi_opts *o = cfapi_opts(d);
 	struct cfapi *c;
 	struct buf url = BUF_INIT;
 	char id[256], redacted[1024];
@@ -430,7 +442,8 @@ cfapi_open(struct sink_ctx *ctx)
 		    (size_t)ctx->cfg->batch_max_bytes < c->max_bytes)
 			c->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
 	}
-	c->compress = d->compress == NULL || strcmp(d->compress, "none") != 0;
+	c->compress = o == NULL || o->compress == NULL ||
+	    strcmp(o->compress, "none") != 0;
 	if (config_dest_agent_id(ctx->agentid, ctx->cfg, d, id, sizeof(id)) == -1) {
 		snprintf(ctx->error, sizeof(ctx->error),
 		    "no agent id (set agent_id, or make storage.directory writable)");
@@ -791,8 +804,19 @@ cfapi_close(struct sink_ctx *ctx)
 	ctx->priv = NULL;
 }
 
-/* Configuration: cfapi has no keys of its own (headers, compress and
- * agent_id are shared, agent/config/config.c); a named destination needs a host. */
+/* Configuration: headers and compress, one key each with http's row
+ * (the same choices and checks); a named destination needs a host. */
+#define O(f)	offsetof(struct cfapi_opts, f)
+static const struct cfg_key cfapi_keys[] = {
+	{ .name = "headers", .type = KT_KV, .off = O(headers),
+	  .check = check_header_name, .vcheck = check_header_value,
+	  .flags = KF_SECRET_KV, .doc = "cfapi: extra request headers" },
+	{ .name = "compress", .type = KT_ENUM, .off = O(compress),
+	  .choices = sink_compress_choices, .def = "gzip",
+	  .doc = "cfapi: request body compression" },
+};
+#undef O
+
 static void
 cfapi_finish(const struct cfg_finish *f)
 {
@@ -814,5 +838,14 @@ const struct sink sink_cfapi = {
 	.group_free = cfapi_group_free,
 	.port = 9000,
 	.tls_port = 9543,
+	.keys = cfapi_keys,
+	.nkeys = sizeof(cfapi_keys) / sizeof(cfapi_keys[0]),
+	.opts_size = sizeof(struct cfapi_opts),
 	.finish = cfapi_finish,
 };
+
+struct cfapi_opts *
+cfapi_opts(const struct dest_conf *d)
+{
+	return sink_opts(d, &sink_cfapi);
+}

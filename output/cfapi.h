@@ -9,8 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../agent/config/config.h"
 #include "../agent/lib/buf.h"
 #include "../agent/event.h"
+
+/* The cfapi sink's keys (its rows in cfapi.c), a destination's block. */
+struct cfapi_opts {
+	struct kvlist	 headers;	/* shared with http */
+	char		*compress;	/* gzip | none (shared with http) */
+};
+/* d's block (NULL for a destination the loader did not make). */
+struct cfapi_opts *cfapi_opts(const struct dest_conf *d);
 
 /* One cfapi event object {"text":..,"timestamp":..,"fields":[..]}. */
 int	 cfapi_encode_event(const struct event *, struct buf *);

@@ -13,11 +13,13 @@
 
 #include "../agent/lib/fs.h"
 #include "../agent/lib/log.h"
+#include "file.h"
 #include "sink.h"
 
 struct file_priv {
-	int	fd;
-	bool	is_stdout;
+	int		 fd;
+	bool		 is_stdout;
+	const char	*path;		/* the configured one, to reopen */
 };
 
 static int
@@ -35,11 +37,13 @@ static int
 file_open(struct sink_ctx *ctx)
 {
 	struct file_priv *p = calloc(1, sizeof(*p));
+	const struct file_opts *o = file_opts(ctx->conf);
 	/* a primary with nowhere to send (config_resolve) writes to stdout */
-	const char *path = ctx->conf->to_stdout ? "-" : ctx->conf->path;
+	const char *path = ctx->conf->to_stdout || o == NULL ? "-" : o->path;
 
 	if (p == NULL)
 		return -1;
+	p->path = path;
 	if (path == NULL || *path == '\0' || strcmp(path, "-") == 0) {
 		p->fd = 1;
 		p->is_stdout = true;
@@ -66,10 +70,10 @@ reopen_if_moved(struct sink_ctx *ctx, struct file_priv *p)
 
 	if (p->is_stdout)
 		return 0;
-	if (fstat(p->fd, &a) == 0 && stat(ctx->conf->path, &b) == 0 &&
+	if (fstat(p->fd, &a) == 0 && stat(p->path, &b) == 0 &&
 	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
 		return 0;
-	fd = open_path(ctx, ctx->conf->path);
+	fd = open_path(ctx, p->path);
 	if (fd == -1)
 		return -1;
 	close(p->fd);
@@ -112,7 +116,7 @@ file_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after_s)
 				/* nothing more to do: the retry appends */
 			}
 			snprintf(ctx->error, sizeof(ctx->error), "write to %s failed: %s",
-			    p->is_stdout ? "stdout" : ctx->conf->path, log_errstr(e));
+			    p->is_stdout ? "stdout" : p->path, log_errstr(e));
 			buf_free(&out);
 			return SEND_RETRY;
 		}
@@ -136,9 +140,17 @@ file_close(struct sink_ctx *ctx)
 
 /* Configuration: where the JSON lines go. */
 static const struct cfg_key file_keys[] = {
-	{ .name = "path", .type = KT_STR, .off = offsetof(struct dest_conf, path),
-	  .flags = KF_DEST, .doc = "file: output file; empty or - : stdout" },
+	{ .name = "path", .type = KT_STR, .off = offsetof(struct file_opts, path),
+	  .doc = "file: output file; empty or - : stdout" },
 };
+
+/* Always somewhere: the path, or stdout. */
+static bool
+file_has_target(const struct dest_conf *d)
+{
+	(void)d;
+	return true;
+}
 
 const struct sink sink_file = {
 	.name = "file",
@@ -148,4 +160,12 @@ const struct sink sink_file = {
 	.close = file_close,
 	.keys = file_keys,
 	.nkeys = sizeof(file_keys) / sizeof(file_keys[0]),
+	.opts_size = sizeof(struct file_opts),
+	.has_target = file_has_target,
 };
+
+struct file_opts *
+file_opts(const struct dest_conf *d)
+{
+	return sink_opts(d, &sink_file);
+}

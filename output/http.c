@@ -12,6 +12,7 @@
 
 #include "../agent/lib/log.h"
 #include "gzip.h"
+#include "http.h"
 #include "transport.h"
 
 #define HTTP_MAX_BYTES	(16L * 1024 * 1024)
@@ -59,9 +60,20 @@ header_ok(const char *k, const char *v)
 	return true;
 }
 
+/* d's keys; for a destination the loader did not make, the defaults. */
+static const struct http_opts *
+conf_opts(const struct dest_conf *d)
+{
+	static const struct http_opts none;
+	const struct http_opts *o = http_opts(d);
+
+	return o != NULL ? o : &none;
+}
+
 static int
 http_open(struct sink_ctx *ctx)
 {
+	const struct http_opts *o = conf_opts(ctx->conf);
 	const struct dest_conf *d = ctx->conf;
 	struct http_sink *s;
 	struct buf url = BUF_INIT, h = BUF_INIT;
@@ -76,15 +88,15 @@ http_open(struct sink_ctx *ctx)
 	}
 	buf_init(&s->body, 64u * 1024 * 1024);
 	buf_init(&s->zbody, 64u * 1024 * 1024);
-	s->array = d->format != NULL && strcmp(d->format, "json_array") == 0;
+	s->array = o->format != NULL && strcmp(o->format, "json_array") == 0;
 	s->max_bytes = HTTP_MAX_BYTES;
 	s->max_events = 0;
 	if (ctx->cfg != NULL && ctx->cfg->batch_max_bytes > 0)
 		s->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
 	if (ctx->cfg != NULL && ctx->cfg->batch_max_events > 0)
 		s->max_events = (size_t)ctx->cfg->batch_max_events;
-	if (d->url != NULL && d->url[0] != '\0') {
-		if (buf_puts(&url, d->url) == -1)
+	if (o->url != NULL && o->url[0] != '\0') {
+		if (buf_puts(&url, o->url) == -1)
 			goto nomem;
 	} else if (transport_base_url(d, "/", &url) == -1)
 		goto nomem;
@@ -100,7 +112,7 @@ http_open(struct sink_ctx *ctx)
 	if (s->hdrs == NULL ||
 	    curl_slist_append(s->hdrs, "Expect:") == NULL)
 		goto nomem;
-	if (d->compress == NULL || strcmp(d->compress, "none") != 0) {
+	if (o->compress == NULL || strcmp(o->compress, "none") != 0) {
 		s->gz = gzip_new(GZIP_LEVEL_DEFAULT);
 		if (s->gz == NULL)
 			goto nomem;
@@ -108,17 +120,17 @@ http_open(struct sink_ctx *ctx)
 		if (n == NULL)
 			goto nomem;
 	}
-	for (i = 0; i < d->headers.n; i++) {
-		if (!header_ok(d->headers.v[i].key, d->headers.v[i].value)) {
+	for (i = 0; i < o->headers.n; i++) {
+		if (!header_ok(o->headers.v[i].key, o->headers.v[i].value)) {
 			/* name only: the value may be a secret */
 			snprintf(ctx->error, sizeof(ctx->error), "headers: "
-			    "invalid header \"%.64s\"", d->headers.v[i].key ?
-			    d->headers.v[i].key : "");
+			    "invalid header \"%.64s\"", o->headers.v[i].key ?
+			    o->headers.v[i].key : "");
 			goto err;
 		}
 		buf_reset(&h);
-		if (buf_printf(&h, "%s: %s", d->headers.v[i].key,
-		    d->headers.v[i].value) == -1)
+		if (buf_printf(&h, "%s: %s", o->headers.v[i].key,
+		    o->headers.v[i].value) == -1)
 			goto nomem;
 		n = curl_slist_append(s->hdrs, h.data);
 		if (n == NULL)
@@ -127,7 +139,7 @@ http_open(struct sink_ctx *ctx)
 	transport_redact_url(url.data, redacted, sizeof(redacted));
 	log_info("%s: http %s to %s%s%s", ctx->name, s->array ? "json_array" :
 	    "json_lines", redacted, s->gz ? " (gzip)" : "",
-	    d->headers.n ? " with configured headers" : "");
+	    o->headers.n ? " with configured headers" : "");
 	buf_free(&url);
 	buf_free(&h);
 	ctx->priv = s;
@@ -229,29 +241,49 @@ http_close(struct sink_ctx *ctx)
 	ctx->priv = NULL;
 }
 
-/* Configuration: the URL (headers and compress are shared with cfapi). */
+/* Configuration: where to, and how.  format, headers and compress are
+ * one key each with syslog's or cfapi's row (the same choices and checks). */
+#define O(f)	offsetof(struct http_opts, f)
 static const struct cfg_key http_keys[] = {
-	{ .name = "url", .type = KT_STR, .off = offsetof(struct dest_conf, url),
-	  .check = check_url, .flags = KF_DEST | KF_SECRET_URL,
+	{ .name = "url", .type = KT_STR, .off = O(url),
+	  .check = check_url, .flags = KF_SECRET_URL,
 	  .doc = "http: the endpoint; empty: http(s)://hostname:port/" },
+	{ .name = "format", .type = KT_ENUM, .off = O(format),
+	  .choices = sink_format_choices, .def = "json_lines",
+	  .doc = "http: json_lines or json_array (rfc* are syslog's)" },
+	{ .name = "headers", .type = KT_KV, .off = O(headers),
+	  .check = check_header_name, .vcheck = check_header_value,
+	  .flags = KF_SECRET_KV, .doc = "http: extra request headers" },
+	{ .name = "compress", .type = KT_ENUM, .off = O(compress),
+	  .choices = sink_compress_choices, .def = "gzip",
+	  .doc = "http: request body compression" },
 };
+#undef O
 
-/* The format that fits (json_lines when none), a target to send to. */
+/* Somewhere to send: a URL, or a host name to make one of. */
+static bool
+http_has_target(const struct dest_conf *d)
+{
+	const struct http_opts *o = http_opts(d);
+
+	return (d->hostname != NULL && d->hostname[0] != '\0') ||
+	    (o != NULL && o->url != NULL && o->url[0] != '\0');
+}
+
+/* The format that fits, a target to send to. */
 static void
 http_finish(const struct cfg_finish *f)
 {
 	const struct kpos *fp = cfg_finish_pos(f, "format");
-	struct dest_conf *d = f->d;
+	const struct http_opts *o = http_opts(f->d);
 
-	if (fp->ok && strncmp(d->format, "json", 4) != 0)
+	if (o != NULL && fp->ok && strncmp(o->format, "json", 4) != 0)
 		cfg_error(f->c, fp->line, fp->col, "'format': '%s' does not "
 		    "apply to proto http (json_lines or json_array)",
-		    d->format);
-	else if (fp->line == 0)
-		cfg_set_str(&d->format, "json_lines");
-	if (!f->primary && d->hostname[0] == '\0' && d->url[0] == '\0')
+		    o->format);
+	if (!f->primary && !http_has_target(f->d))
 		cfg_error(f->c, f->line, f->col, "servers.%s: 'url' or "
-		    "'hostname' is required for proto http", d->name);
+		    "'hostname' is required for proto http", f->d->name);
 }
 
 const struct sink sink_http = {
@@ -264,5 +296,13 @@ const struct sink sink_http = {
 	.tls_port = 443,
 	.keys = http_keys,
 	.nkeys = sizeof(http_keys) / sizeof(http_keys[0]),
+	.opts_size = sizeof(struct http_opts),
 	.finish = http_finish,
+	.has_target = http_has_target,
 };
+
+struct http_opts *
+http_opts(const struct dest_conf *d)
+{
+	return sink_opts(d, &sink_http);
+}

@@ -75,17 +75,25 @@ struct sink {
 	/* The protocol's default ports (dest_port), plain and with TLS. */
 	int		 port, tls_port;
 	/*
-	 * Configuration (agent/config/config_schema.h): the sink's own keys.  Rows
-	 * with KF_DEST live in struct dest_conf (the older keys, shared with
-	 * tests and status); the others in the sink's options block of
-	 * opts_size bytes, which the schema walker allocates, defaults,
-	 * prints and frees for every destination (sink_opts() reads it).
+	 * Configuration (agent/config/config_schema.h): the sink's own keys,
+	 * rows on its options block of opts_size bytes, which the schema
+	 * walker allocates, defaults, prints and frees for every destination
+	 * (sink_opts() reads it).  A key two sinks declare (format, headers,
+	 * compress) is one key to the user: both rows must agree on type,
+	 * choices and checks; the first sink's row reads and reports, the
+	 * other block gets a copy (agent/config/config.c, dest_key_share()).
 	 * finish() checks what spans keys once a destination is read.
 	 */
 	const struct cfg_key	*keys;
 	size_t			 nkeys;
 	size_t			 opts_size;
 	void		(*finish)(const struct cfg_finish *);
+	/*
+	 * Optional: whether the destination has somewhere to send (http: a
+	 * url or a host name; file: always).  NULL: when it has a host
+	 * name.  A primary with nowhere goes to stdout (config_resolve).
+	 */
+	bool		(*has_target)(const struct dest_conf *);
 };
 
 /* At most this many sinks, protocol numbers below SINK_PROTO_MAX. */
@@ -103,8 +111,16 @@ const struct sink	*sink_at(size_t i);
  * protocol number is taken or the registry is full.
  */
 int			 sink_register(const struct sink *);
-/* A destination's options block for sk (NULL when it has none). */
+/* A destination's options block for sk (NULL when it has none: a
+ * destination the loader did not make, as tests do). */
 void			*sink_opts(const struct dest_conf *, const struct sink *sk);
+/*
+ * The choices of the keys two sinks share, one list each so both rows
+ * give the same message: format (syslog rfc*, http json_*; which fits is
+ * the sink's finish hook) and compress (cfapi, http).
+ */
+extern const char *const sink_format_choices[];
+extern const char *const sink_compress_choices[];
 /* A destination's port, or its sink's default (plain or TLS). */
 int			 dest_port(const struct dest_conf *);
 /* The sink name of a protocol number, or "unknown". */

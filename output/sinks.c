@@ -75,6 +75,11 @@ sink_register(const struct sink *sk)
 	return 0;
 }
 
+const char *const sink_format_choices[] = {
+	"rfc5424", "rfc3164", "json_lines", "json_array", NULL
+};
+const char *const sink_compress_choices[] = { "gzip", "none", NULL };
+
 void *
 sink_opts(const struct dest_conf *d, const struct sink *sk)
 {

@@ -661,10 +661,15 @@ syslog_free(struct syslog_sink *s)
 static int
 remote_setup(struct sink_ctx *ctx, struct syslog_sink *s)
 {
+	static const struct syslog_opts none;	/* every key at its default */
+	const struct syslog_opts *o = syslog_opts(ctx->conf);
 	const struct dest_conf *d = ctx->conf;
 	const char *h;
 
-	if (d->transport != NULL && strcmp(d->transport, "udp") == 0) {
+	if (o == NULL)
+		o = &none;
+
+	if (o->transport != NULL && strcmp(o->transport, "udp") == 0) {
 		if (d->ssl) {
 			snprintf(ctx->error, sizeof(ctx->error), "syslog over "
 			    "UDP cannot use TLS: set ssl: no, or transport: tcp");
@@ -673,27 +678,27 @@ remote_setup(struct sink_ctx *ctx, struct syslog_sink *s)
 		s->transport = SL_UDP;
 	} else
 		s->transport = d->ssl ? SL_TLS : SL_TCP;
-	s->octet = d->framing == NULL || strcmp(d->framing, "newline") != 0;
-	s->fmt.rfc3164 = d->format != NULL && strcmp(d->format, "rfc3164") == 0;
+	s->octet = o->framing == NULL || strcmp(o->framing, "newline") != 0;
+	s->fmt.rfc3164 = o->format != NULL && strcmp(o->format, "rfc3164") == 0;
 	s->fmt.keep_newlines = s->transport != SL_UDP && s->octet;
 	/* No BOM: rsyslog (and Log Insight behind it) keep it as part of
 	 * MSG, an invisible character at the start of every text. */
 	s->fmt.bom = false;
-	s->fmt.facility = syslog_facility_code(d->facility);
+	s->fmt.facility = syslog_facility_code(o->facility);
 	if (s->fmt.facility < 0) {
 		snprintf(ctx->error, sizeof(ctx->error), "unknown syslog "
-		    "facility \"%s\"", d->facility);
+		    "facility \"%s\"", o->facility);
 		return -1;
 	}
-	snprintf(s->sd_id, sizeof(s->sd_id), "%s", d->sd_id && d->sd_id[0] ?
-	    d->sd_id : SYSLOG_DEFAULT_SD_ID);
+	snprintf(s->sd_id, sizeof(s->sd_id), "%s", o->sd_id && o->sd_id[0] ?
+	    o->sd_id : SYSLOG_DEFAULT_SD_ID);
 	s->fmt.sd_id = s->sd_id;
 	h = ctx->cfg != NULL ? config_hostname(ctx->cfg) : NULL;
 	snprintf(s->hostname, sizeof(s->hostname), "%s", h ? h : "-");
 	s->fmt.hostname = s->hostname;
 	if (s->transport == SL_UDP)
-		s->fmt.max_msg = d->max_message_size > 0 ?
-		    (size_t)d->max_message_size : SYSLOG_DEFAULT_MAX;
+		s->fmt.max_msg = o->max_message_size > 0 ?
+		    (size_t)o->max_message_size : SYSLOG_DEFAULT_MAX;
 	return 0;
 }
 
@@ -856,25 +861,29 @@ static const char *const facility_choices[] = {
 	"local3", "local4", "local5", "local6", "local7", NULL
 };
 
-#define D(f)	offsetof(struct dest_conf, f)
+#define O(f)	offsetof(struct syslog_opts, f)
 static const struct cfg_key syslog_keys[] = {
-	{ .name = "transport", .type = KT_ENUM, .off = D(transport),
-	  .choices = transport_choices, .def = "tcp", .flags = KF_DEST,
+	/* one key with http's row: the same choices, see syslog_finish() */
+	{ .name = "format", .type = KT_ENUM, .off = O(format),
+	  .choices = sink_format_choices, .def = "rfc5424",
+	  .doc = "syslog: rfc5424 or rfc3164 (json_* are http's)" },
+	{ .name = "transport", .type = KT_ENUM, .off = O(transport),
+	  .choices = transport_choices, .def = "tcp",
 	  .doc = "syslog: udp or tcp (TLS with ssl)" },
-	{ .name = "framing", .type = KT_ENUM, .off = D(framing),
+	{ .name = "framing", .type = KT_ENUM, .off = O(framing),
 	  .choices = framing_choices, .def = "octet-counting",
-	  .flags = KF_DEST, .doc = "syslog over TCP: RFC 6587 framing" },
-	{ .name = "facility", .type = KT_ENUM, .off = D(facility),
-	  .choices = facility_choices, .def = "local4", .flags = KF_DEST,
+	  .doc = "syslog over TCP: RFC 6587 framing" },
+	{ .name = "facility", .type = KT_ENUM, .off = O(facility),
+	  .choices = facility_choices, .def = "local4",
 	  .doc = "syslog: facility of every message" },
-	{ .name = "sd_id", .type = KT_STR, .off = D(sd_id),
-	  .check = check_sd_id, .def = "esxwatch@32473", .flags = KF_DEST,
+	{ .name = "sd_id", .type = KT_STR, .off = O(sd_id),
+	  .check = check_sd_id, .def = "esxwatch@32473",
 	  .doc = "syslog: RFC 5424 SD-ID of the event fields" },
 	{ .name = "max_message_size", .type = KT_INT,
-	  .off = D(max_message_size), .min = 480, .max = 65507, .def = "2048",
-	  .flags = KF_DEST, .doc = "syslog over UDP: longest datagram" },
+	  .off = O(max_message_size), .min = 480, .max = 65507, .def = "2048",
+	  .doc = "syslog over UDP: longest datagram" },
 };
-#undef D
+#undef O
 
 /* The format that fits, TLS over UDP, a named destination's host. */
 static void
@@ -883,13 +892,12 @@ syslog_finish(const struct cfg_finish *f)
 	const struct kpos *fp = cfg_finish_pos(f, "format");
 	const struct kpos *sp = cfg_finish_pos(f, "ssl");
 	struct dest_conf *d = f->d;
+	struct syslog_opts *o = syslog_opts(d);
 
-	if (fp->ok && strncmp(d->format, "rfc", 3) != 0)
+	if (o != NULL && fp->ok && strncmp(o->format, "rfc", 3) != 0)
 		cfg_error(f->c, fp->line, fp->col, "'format': '%s' does not "
-		    "apply to proto syslog (rfc5424 or rfc3164)", d->format);
-	else if (fp->line == 0)
-		cfg_set_str(&d->format, "rfc5424");
-	if (strcmp(d->transport, "udp") == 0 && d->ssl) {
+		    "apply to proto syslog (rfc5424 or rfc3164)", o->format);
+	if (o != NULL && strcmp(o->transport, "udp") == 0 && d->ssl) {
 		if (sp->ok)
 			cfg_error(f->c, sp->line, sp->col, "'ssl': syslog over "
 			    "UDP cannot use TLS; use transport: tcp or ssl: no");
@@ -910,5 +918,12 @@ const struct sink sink_syslog = {
 	.tls_port = 6514,
 	.keys = syslog_keys,
 	.nkeys = sizeof(syslog_keys) / sizeof(syslog_keys[0]),
+	.opts_size = sizeof(struct syslog_opts),
 	.finish = syslog_finish,
 };
+
+struct syslog_opts *
+syslog_opts(const struct dest_conf *d)
+{
+	return sink_opts(d, &sink_syslog);
+}

@@ -21,6 +21,19 @@ struct syslog_fmt {
 	const char	*hostname;		/* used when the event has none */
 	size_t		 max_msg;		/* 0 = no limit (the whole message) */
 };
+/* The syslog sink's keys (its rows in syslog.c), a destination's block. */
+struct syslog_opts {
+	char	*format;		/* rfc5424 | rfc3164 (shared with http) */
+	char	*transport;		/* udp | tcp */
+	char	*framing;		/* octet-counting | newline */
+	char	*facility;		/* a facility name, default local4 */
+	char	*sd_id;			/* default esxwatch@32473 */
+	int	 max_message_size;	/* over UDP, default 2048 */
+};
+struct dest_conf;
+/* d's block (NULL for a destination the loader did not make). */
+struct syslog_opts *syslog_opts(const struct dest_conf *d);
+
 /* Append one syslog message (no framing) for ev. */
 int	 syslog_format(const struct syslog_fmt *, const struct event *,
 	    struct buf *out);

@@ -13,6 +13,7 @@
  * end if there was any error.  liagent.ini is more forgiving: keys and
  * sections we do not know are warnings, as liagent itself ignores them.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,10 +23,6 @@
 /* The core's rows                                                     */
 /* ------------------------------------------------------------------ */
 
-static const char *const format_choices[] = {
-	"rfc5424", "rfc3164", "json_lines", "json_array", NULL
-};
-static const char *const compress_choices[] = { "gzip", "none", NULL };
 static const char *const trust_choices[] = {
 	"verify", "first_use", "any", NULL
 };
@@ -37,9 +34,9 @@ static const char *const platform_choices[] = {
 };
 
 /*
- * server: and servers.NAME: what every sink shares.  format, headers and
- * compress are used by two sinks each, so they are here too; the
- * protocol rules about them are in the sinks' finish hooks.
+ * server: and servers.NAME: what every sink shares.  A key of one or two
+ * sinks (format, headers, compress...) is the sinks' row (struct sink
+ * .keys), on their options blocks.
  */
 #define D(f)	offsetof(struct dest_conf, f)
 const struct cfg_key dest_keys[] = {
@@ -65,17 +62,6 @@ const struct cfg_key dest_keys[] = {
 	{ .name = "agent_id", .type = KT_STR, .off = D(agent_id),
 	  .check = check_agent_id,
 	  .doc = "cfapi agent id (in the URL); empty: a stable UUID in storage" },
-	{ .name = "format", .type = KT_ENUM, .off = D(format),
-	  .choices = format_choices, .def = "rfc5424",
-	  .doc = "syslog: rfc5424 or rfc3164; http: json_lines (default) "
-	  "or json_array" },
-	{ .name = "headers", .type = KT_KV, .off = D(headers),
-	  .check = check_header_name, .vcheck = check_header_value,
-	  .flags = KF_SECRET_KV,
-	  .doc = "cfapi, http: extra request headers" },
-	{ .name = "compress", .type = KT_ENUM, .off = D(compress),
-	  .choices = compress_choices, .def = "gzip",
-	  .doc = "cfapi, http: request body compression" },
 	{ .name = "timeout", .type = KT_INT, .off = D(timeout), .min = 1,
 	  .max = 3600, .def = "30", .doc = "Seconds per connect/request" },
 	{ .name = "reject_limit", .type = KT_INT, .off = D(reject_limit),
@@ -182,19 +168,16 @@ dest_init(struct dest_conf *d, const char *name)
 
 	memset(d, 0, sizeof(*d));
 	d->name = xstrdup(name);
-	keys_init(dest_keys, ndest_keys, d, KS_ALL);
+	keys_init(dest_keys, ndest_keys, d);
 	d->opts = xmalloc((n ? n : 1) * sizeof(*d->opts));
 	d->nopts = n;
 	for (size_t i = 0; i < n; i++) {
 		d->opts[i] = NULL;
-		if (!cfg_sink_at(i, &sk))
-			continue;
-		keys_init(sk.keys, sk.nkeys, d, KS_DEST);
-		if (sk.opts_size == 0)
+		if (!cfg_sink_at(i, &sk) || sk.opts_size == 0)
 			continue;
 		d->opts[i] = xmalloc(sk.opts_size);
 		memset(d->opts[i], 0, sk.opts_size);
-		keys_init(sk.keys, sk.nkeys, d->opts[i], KS_OPTS);
+		keys_init(sk.keys, sk.nkeys, d->opts[i]);
 	}
 }
 
@@ -204,13 +187,12 @@ dest_free(struct dest_conf *d)
 	struct cfg_plugin sk;
 
 	for (size_t i = 0; i < d->nopts && cfg_sink_at(i, &sk); i++) {
-		keys_free(sk.keys, sk.nkeys, d, KS_DEST);
 		if (d->opts[i] != NULL)
-			keys_free(sk.keys, sk.nkeys, d->opts[i], KS_OPTS);
+			keys_free(sk.keys, sk.nkeys, d->opts[i]);
 		free(d->opts[i]);
 	}
 	free(d->opts);
-	keys_free(dest_keys, ndest_keys, d, KS_ALL);
+	keys_free(dest_keys, ndest_keys, d);
 	free(d->name);
 	memset(d, 0, sizeof(*d));
 }
@@ -242,23 +224,40 @@ dest_nkeys(void)
  * Returns the key's index over all of them (struct kpos arrays), or -1.
  */
 int
-dest_key_find(struct dest_conf *d, const char *name, struct dkey *out)
+dest_key_find(const struct dest_conf *d, const char *name, struct dkey *out)
 {
+	return dest_key_next(d, name, -1, out);
+}
+
+/*
+ * The next row named `name` after index `after` (-1: the first).  A key
+ * two sinks declare (format: syslog and http) is one key to the user:
+ * the first row reads and reports, and the loader gives the value to the
+ * others too (dest_key_share()), so whichever sink the destination uses
+ * finds it in its own block, whatever the order of proto and the key.
+ */
+int
+dest_key_next(const struct dest_conf *d, const char *name, int after,
+    struct dkey *out)
+{
+	/* the loader's own: written through out->base only while loading */
+	void *dw = (void *)(uintptr_t)d;
 	int ki = kspec_index(dest_keys, ndest_keys, name);
 	size_t base = ndest_keys;
 	struct cfg_plugin sk;
 
-	if (ki >= 0) {
+	if (ki >= 0 && ki > after) {
 		out->k = &dest_keys[ki];
-		out->base = d;
+		out->base = dw;
 		return ki;
 	}
 	for (size_t i = 0; cfg_sink_at(i, &sk); i++) {
 		ki = kspec_index(sk.keys, sk.nkeys, name);
-		if (ki >= 0) {
+		/* a sink registered after d was made has no block in it */
+		if (ki >= 0 && (int)(base + (size_t)ki) > after &&
+		    i < d->nopts && d->opts[i] != NULL) {
 			out->k = &sk.keys[ki];
-			out->base = (sk.keys[ki].flags & KF_DEST) ||
-			    d == NULL || i >= d->nopts ? (void *)d : d->opts[i];
+			out->base = d->opts[i];
 			return (int)(base + (size_t)ki);
 		}
 		base += sk.nkeys;
@@ -266,6 +265,61 @@ dest_key_find(struct dest_conf *d, const char *name, struct dkey *out)
 	return -1;
 }
 
+/*
+ * The row of `name` whose value d shows (--print-config): its own sink's
+ * when that declares the key, else the first; -1 when none.
+ */
+int
+dest_key_shown(const struct dest_conf *d, const char *name, struct dkey *out)
+{
+	struct cfg_plugin own;
+	struct dkey dk;
+	int first = dest_key_find(d, name, out), ki, oi;
+
+	if (first < 0 || cfg_sink_find((int)d->proto, &own) < 0)
+		return first;
+	oi = kspec_index(own.keys, own.nkeys, name);
+	if (oi < 0)
+		return first;
+	dk = *out;
+	ki = first;
+	while (ki >= 0 && dk.k != &own.keys[oi])
+		ki = dest_key_next(d, name, ki, &dk);
+	if (ki < 0)
+		return first;
+	*out = dk;
+	return ki;
+}
+
+/*
+ * Once the first row of a key took a value, the other sinks' rows of that
+ * name get a copy (key_copy(): nothing is checked or reported twice).
+ */
+void
+dest_key_share(struct dest_conf *d, const char *name, int ki)
+{
+	struct dkey first, dk;
+	int kj;
+
+	if (dest_key_find(d, name, &first) != ki)
+		return;
+	kj = dest_key_next(d, name, ki, &dk);
+	while (kj >= 0) {
+		(void)key_copy(dk.k, dk.base, first.k, first.base);
+		kj = dest_key_next(d, name, kj, &dk);
+	}
+}
+
+static bool
+name_in(const char *name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* "did you mean": a key two sinks declare is named once */
 const char *
 dest_unknown_hint(const char *key, char *buf, size_t len)
 {
@@ -277,7 +331,8 @@ dest_unknown_hint(const char *key, char *buf, size_t len)
 		names[n++] = dest_keys[i].name;
 	for (size_t i = 0; cfg_sink_at(i, &sk); i++)
 		for (size_t j = 0; j < sk.nkeys && n < NELEM(names); j++)
-			names[n++] = sk.keys[j].name;
+			if (!name_in(sk.keys[j].name, names, n))
+				names[n++] = sk.keys[j].name;
 	return suggest(key, names, n, buf, len);
 }
 
@@ -374,6 +429,8 @@ yaml_dest(struct lctx *c, struct dest_conf *d, const struct ynode *v,
 			continue;
 		}
 		ok = apply_node(c, dk.k, dk.base, val) == 0;
+		if (ok)
+			dest_key_share(d, key->s, ki);
 		if (ki < KPOS_MAX) {
 			pos[ki].line = val->line;
 			pos[ki].col = val->col;
@@ -421,12 +478,12 @@ collector_conf_init(struct collector_conf *cc, const struct cfg_plugin *col)
 
 	memset(cc, 0, sizeof(*cc));
 	cc->name = xstrdup(col->name);
-	keys_init(ck, nck, cc, KS_ALL);
+	keys_init(ck, nck, cc);
 	cc->interval = col->default_interval;
 	if (col->opts_size > 0) {
 		cc->opts = xmalloc(col->opts_size);
 		memset(cc->opts, 0, col->opts_size);
-		keys_init(col->keys, col->nkeys, cc->opts, KS_ALL);
+		keys_init(col->keys, col->nkeys, cc->opts);
 	}
 }
 
@@ -438,9 +495,9 @@ collector_conf_free(struct collector_conf *cc)
 	const struct cfg_key *ck = cfg_collector_keys(&nck);
 
 	if (cfg_collector_named(cc->name, &col) && cc->opts != NULL)
-		keys_free(col.keys, col.nkeys, cc->opts, KS_ALL);
+		keys_free(col.keys, col.nkeys, cc->opts);
 	free(cc->opts);
-	keys_free(ck, nck, cc, KS_ALL);
+	keys_free(ck, nck, cc);
 	free(cc->name);
 }
 
@@ -528,11 +585,11 @@ config_new(void)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup("");
 	dest_init(&cfg->server, "server");
-	keys_init(storage_keys, nstorage_keys, cfg, KS_ALL);
-	keys_init(logging_keys, nlogging_keys, cfg, KS_ALL);
-	keys_init(batch_keys, nbatch_keys, cfg, KS_ALL);
-	keys_init(host_keys, nhost_keys, cfg, KS_ALL);
-	keys_init(&rules_file_key, 1, cfg, KS_ALL);
+	keys_init(storage_keys, nstorage_keys, cfg);
+	keys_init(logging_keys, nlogging_keys, cfg);
+	keys_init(batch_keys, nbatch_keys, cfg);
+	keys_init(host_keys, nhost_keys, cfg);
+	keys_init(&rules_file_key, 1, cfg);
 	cfg->collectors = xmalloc((n ? n : 1) * sizeof(*cfg->collectors));
 	for (size_t i = 0; i < n; i++)
 		if (cfg_collector_at(i, &col))
@@ -542,11 +599,22 @@ config_new(void)
 		const struct cfg_section *s = cfg_section_at(i);
 
 		if (s->apply == NULL)
-			keys_init(s->keys, s->nkeys, cfg, KS_ALL);
+			keys_init(s->keys, s->nkeys, cfg);
 		else if (s->init != NULL)
 			s->init(cfg);
 	}
 	return cfg;
+}
+
+/* Somewhere to send, as its sink sees it: by default a host name. */
+static bool
+dest_has_target(const struct dest_conf *d)
+{
+	struct cfg_plugin sk;
+
+	if (cfg_sink_find((int)d->proto, &sk) >= 0 && sk.has_target != NULL)
+		return sk.has_target(d);
+	return d->hostname != NULL && *d->hostname != '\0';
 }
 
 /*
@@ -562,15 +630,11 @@ dest_resolve(struct dest_conf *d, bool primary, bool others)
 	d->to_stdout = false;
 	d->nodest = false;
 	d->host_syslog = false;
-	if (!primary || d->proto == PROTO_FILE)
+	if (!primary || dest_has_target(d))
 		return;
-	if (d->proto == PROTO_HTTP && d->url != NULL && *d->url != '\0')
-		return;
-	if (d->hostname == NULL || *d->hostname == '\0') {
-		d->sink_proto = PROTO_FILE;
-		d->to_stdout = true;
-		d->nodest = !others;
-	}
+	d->sink_proto = PROTO_FILE;
+	d->to_stdout = true;
+	d->nodest = !others;
 }
 
 /* What is left to resolve once the whole file is read. */
@@ -604,12 +668,12 @@ config_free(struct config *cfg)
 	for (size_t i = 0; i < cfg->nservers; i++)
 		dest_free(&cfg->servers[i]);
 	free(cfg->servers);
-	keys_free(storage_keys, nstorage_keys, cfg, KS_ALL);
-	keys_free(logging_keys, nlogging_keys, cfg, KS_ALL);
-	keys_free(batch_keys, nbatch_keys, cfg, KS_ALL);
-	keys_free(host_keys, nhost_keys, cfg, KS_ALL);
-	keys_free(&tags_key, 1, cfg, KS_ALL);
-	keys_free(&rules_file_key, 1, cfg, KS_ALL);
+	keys_free(storage_keys, nstorage_keys, cfg);
+	keys_free(logging_keys, nlogging_keys, cfg);
+	keys_free(batch_keys, nbatch_keys, cfg);
+	keys_free(host_keys, nhost_keys, cfg);
+	keys_free(&tags_key, 1, cfg);
+	keys_free(&rules_file_key, 1, cfg);
 	for (size_t i = 0; i < cfg->ncollectors; i++)
 		collector_conf_free(&cfg->collectors[i]);
 	free(cfg->collectors);
@@ -617,7 +681,7 @@ config_free(struct config *cfg)
 		const struct cfg_section *s = cfg_section_at(i);
 
 		if (s->apply == NULL)
-			keys_free(s->keys, s->nkeys, cfg, KS_ALL);
+			keys_free(s->keys, s->nkeys, cfg);
 		else if (s->clear != NULL)
 			s->clear(cfg);
 	}

@@ -44,11 +44,10 @@ struct dest_filters {
 };
 
 /*
- * server: and every servers.NAME:.  The shared connection basics are the
- * core's rows (agent/config/config.c dest_keys); the fields after them belong to
- * one or two sinks each and are declared by the sink's rows (KF_DEST) in
- * output/NAME.c.  A new sink key goes into the sink's own options block
- * (opts, read with sink_opts()), not here.
+ * server: and every servers.NAME:: the shared connection basics, the
+ * core's rows (agent/config/config.c dest_keys).  Each sink's keys are
+ * in its own options block (opts, read with sink_opts(), declared in
+ * output/NAME.c): the core names none of them.
  */
 struct dest_conf {
 	char		*name;		/* "server" for the primary, else NAME */
@@ -72,25 +71,14 @@ struct dest_conf {
 	char		*password_file;	/* a 0600 file holding the password */
 	char		*provider;	/* Local | ActiveDirectory | vIDM */
 	struct dest_filters filter;	/* none: every event */
-	char		*format;	/* syslog: rfc5424 | rfc3164; http: json_* */
-	struct kvlist	 headers;	/* cfapi, http */
-	char		*compress;	/* cfapi, http: gzip | none */
-	/* rows in output/syslog.c */
-	char		*transport;	/* udp | tcp */
-	char		*framing;	/* octet-counting | newline */
-	char		*facility;	/* syslog facility name, default local4 */
-	char		*sd_id;		/* syslog SD-ID, default esxwatch@32473 */
-	int		 max_message_size; /* syslog over UDP, default 2048 */
-	/* rows in output/http.c and output/file.c */
-	char		*url;
-	char		*path;		/* file sink: "" or "-" = stdout */
 	/* one options block per sink, in registry order (sink_opts()) */
 	void		**opts;
 	size_t		 nopts;
 	/*
 	 * Resolved by config_resolve(), not printed: the sink that carries
-	 * the destination.  A primary with nowhere to send (no host name, no
-	 * URL) goes to stdout as JSON lines: sink_proto PROTO_FILE, to_stdout;
+	 * the destination.  A primary with nowhere to send (its sink says,
+	 * struct sink .has_target: no host name, no URL) goes to stdout as
+	 * JSON lines: sink_proto PROTO_FILE, to_stdout;
 	 * with no servers: either, it is "no destination" (nodest), and the
 	 * shipper picks where its events go (platform_nodest(): stdout, or
 	 * the host's syslog on ESXi, host_syslog).

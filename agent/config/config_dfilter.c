@@ -137,11 +137,11 @@ filter_apply(struct lctx *c, const struct cfg_key *k, void *field,
 		if (!want_map(c, v->v[i], k->name))
 			continue;
 		memset(&d, 0, sizeof(d));
-		keys_init(clause_keys, NELEM(clause_keys), &d, KS_ALL);
+		keys_init(clause_keys, NELEM(clause_keys), &d);
 		apply_map(c, clause_keys, NELEM(clause_keys), &d, v->v[i],
 		    k->name, NULL);
 		dfilter_add(f, d.type, d.name, d.expr);
-		keys_free(clause_keys, NELEM(clause_keys), &d, KS_ALL);
+		keys_free(clause_keys, NELEM(clause_keys), &d);
 	}
 	if (c->nerr == before)
 		return 0;

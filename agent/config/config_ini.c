@@ -427,8 +427,10 @@ ini_server_key(struct iini *ii, const char *key, const char *val, int line,
 	int ki = dest_key_find(d, key, &dk);
 
 	if (ki >= 0) {
-		if (ini_value(ii->c, dk.k, dk.base, val, line, vcol) == 0 &&
-		    ki < KPOS_MAX) {
+		if (ini_value(ii->c, dk.k, dk.base, val, line, vcol) != 0)
+			return;
+		dest_key_share(d, key, ki);
+		if (ki < KPOS_MAX) {
 			ini_dest_pos(ii)[ki].line = line;
 			ini_dest_pos(ii)[ki].col = vcol;
 			ini_dest_pos(ii)[ki].ok = true;

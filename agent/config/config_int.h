@@ -88,6 +88,8 @@ bool	 kspec_refused(const struct cfg_key *, size_t n, const struct kpos *,
 	    const char *name);
 const char *unknown_hint(const char *key, const struct cfg_key *, size_t n,
 	    char *buf, size_t len);
+int	 key_copy(const struct cfg_key *to, void *tobase,
+	    const struct cfg_key *from, const void *frombase);
 int	 apply_scalar(struct lctx *, const struct cfg_key *, void *base,
 	    const char *s, bool isnull, int line, int col);
 const char *choices_text(const char *const *, char *buf, size_t len);
@@ -152,7 +154,15 @@ struct dkey {
 	void			*base;
 };
 size_t	 dest_nkeys(void);
-int	 dest_key_find(struct dest_conf *, const char *name, struct dkey *);
+int	 dest_key_find(const struct dest_conf *, const char *name,
+	    struct dkey *);
+int	 dest_key_next(const struct dest_conf *, const char *name, int after,
+	    struct dkey *);
+int	 dest_key_shown(const struct dest_conf *, const char *name,
+	    struct dkey *);
+/* A key two sinks declare: once the first row (index ki) took a value,
+ * the others get a copy. */
+void	 dest_key_share(struct dest_conf *, const char *name, int ki);
 const char *dest_unknown_hint(const char *key, char *buf, size_t len);
 void	 dest_finish(struct lctx *, struct dest_conf *, const struct kpos *,
 	    bool primary, int line, int col);

@@ -207,30 +207,33 @@ void
 keys_print(FILE *f, const struct cfg_key *tab, size_t n, const void *base,
     const char *indent, unsigned how)
 {
-	enum ksel sel = (enum ksel)(how & ~KP_SECRETS);
-
-	for (size_t i = 0; i < n; i++) {
-		if (sel == KS_DEST && !(tab[i].flags & KF_DEST))
-			continue;
-		if (sel == KS_OPTS && (tab[i].flags & KF_DEST))
-			continue;
+	for (size_t i = 0; i < n; i++)
 		key_print_how(f, &tab[i], base, indent, how & KP_SECRETS);
-	}
 }
 
-/* The shared basics, then each sink's rows (its options block's too);
- * secrets: KP_SECRETS or 0. */
+/*
+ * The shared basics, then each sink's rows.  A key two sinks declare is
+ * printed once, where the first declares it, with the value of the
+ * destination's own sink when that is one of them (http's format).
+ * secrets: KP_SECRETS or 0.
+ */
 void
 print_dest(FILE *f, const struct dest_conf *d, const char *in, unsigned secrets)
 {
 	struct cfg_plugin sk;
+	struct dkey dk;
 
-	keys_print(f, dest_keys, ndest_keys, d, in, KS_ALL | secrets);
+	keys_print(f, dest_keys, ndest_keys, d, in, secrets);
 	for (size_t i = 0; cfg_sink_at(i, &sk); i++) {
-		keys_print(f, sk.keys, sk.nkeys, d, in, KS_DEST | secrets);
-		if (i < d->nopts && d->opts[i] != NULL)
-			keys_print(f, sk.keys, sk.nkeys, d->opts[i], in,
-			    KS_OPTS | secrets);
+		if (i >= d->nopts || d->opts[i] == NULL)
+			continue;
+		for (size_t j = 0; j < sk.nkeys; j++) {
+			if (dest_key_find(d, sk.keys[j].name, &dk) < 0 ||
+			    dk.k != &sk.keys[j])
+				continue;
+			(void)dest_key_shown(d, sk.keys[j].name, &dk);
+			key_print_how(f, dk.k, dk.base, in, secrets);
+		}
 	}
 }
 
@@ -264,7 +267,7 @@ print_section(FILE *f, const char *name, const struct cfg_key *tab, size_t n,
     const void *base, unsigned secrets)
 {
 	fprintf(f, "%s:\n", name);
-	keys_print(f, tab, n, base, "  ", KS_ALL | secrets);
+	keys_print(f, tab, n, base, "  ", secrets);
 }
 
 static void
@@ -279,10 +282,10 @@ print_collectors(FILE *f, const struct config *cfg, unsigned secrets)
 		const struct collector_conf *cc = &cfg->collectors[i];
 
 		fprintf(f, "  %s:\n", cc->name);
-		keys_print(f, ck, nck, cc, "    ", KS_ALL | secrets);
+		keys_print(f, ck, nck, cc, "    ", secrets);
 		if (cfg_collector_named(cc->name, &col) && cc->opts != NULL)
 			keys_print(f, col.keys, col.nkeys, cc->opts, "    ",
-			    KS_ALL | secrets);
+			    secrets);
 	}
 }
 

@@ -298,16 +298,6 @@ apply_scalar(struct lctx *c, const struct cfg_key *k, void *base, const char *s,
 	return -1;
 }
 
-static bool
-row_selected(const struct cfg_key *k, enum ksel sel)
-{
-	if (sel == KS_DEST)
-		return (k->flags & KF_DEST) != 0;
-	if (sel == KS_OPTS)
-		return (k->flags & KF_DEST) == 0;
-	return true;
-}
-
 /* One row's default (def as it would be written in YAML). */
 static void
 key_default(const struct cfg_key *k, char *field)
@@ -362,21 +352,18 @@ key_default(const struct cfg_key *k, char *field)
 }
 
 void
-keys_init(const struct cfg_key *tab, size_t n, void *base, enum ksel sel)
+keys_init(const struct cfg_key *tab, size_t n, void *base)
 {
 	for (size_t i = 0; i < n; i++)
-		if (row_selected(&tab[i], sel))
-			key_default(&tab[i], (char *)base + tab[i].off);
+		key_default(&tab[i], (char *)base + tab[i].off);
 }
 
 void
-keys_free(const struct cfg_key *tab, size_t n, void *base, enum ksel sel)
+keys_free(const struct cfg_key *tab, size_t n, void *base)
 {
 	for (size_t i = 0; i < n; i++) {
 		char *field = (char *)base + tab[i].off;
 
-		if (!row_selected(&tab[i], sel))
-			continue;
 		switch (tab[i].type) {
 		case KT_STR:
 		case KT_OSTR:
@@ -398,6 +385,64 @@ keys_free(const struct cfg_key *tab, size_t n, void *base, enum ksel sel)
 			break;
 		}
 	}
+}
+
+/*
+ * One row's value into another row's field of the same type (a key two
+ * sinks declare, config.c dest_key_share()): a copy, so nothing is
+ * checked or reported twice.  -1: the types differ or are custom.
+ */
+int
+key_copy(const struct cfg_key *to, void *tobase, const struct cfg_key *from,
+    const void *frombase)
+{
+	char *dst = (char *)tobase + to->off;
+	const char *src = (const char *)frombase + from->off;
+	const struct strlist *sl = (const void *)src;
+	const struct kvlist *kl = (const void *)src;
+	struct strlist nl = { NULL, 0 };
+	struct kvlist nk = { NULL, 0 };
+
+	if (to->type != from->type)
+		return -1;
+	switch (from->type) {
+	case KT_STR:
+	case KT_OSTR:
+	case KT_ENUM:
+		set_str((char **)(void *)dst, *(char *const *)(const void *)src);
+		return 0;
+	case KT_INT:
+	case KT_IBOOL:
+		memcpy(dst, src, sizeof(int));
+		return 0;
+	case KT_LONG:
+		memcpy(dst, src, sizeof(long));
+		return 0;
+	case KT_BOOL:
+		memcpy(dst, src, sizeof(bool));
+		return 0;
+	case KT_PROTO:
+		memcpy(dst, src, sizeof(enum dest_proto));
+		return 0;
+	case KT_FORWARD:
+		memcpy(dst, src, sizeof(enum forward_mode));
+		return 0;
+	case KT_LIST:
+		for (size_t i = 0; i < sl->n; i++)
+			strlist_add(&nl, sl->v[i]);
+		strlist_free((struct strlist *)(void *)dst);
+		*(struct strlist *)(void *)dst = nl;
+		return 0;
+	case KT_KV:
+		for (size_t i = 0; i < kl->n; i++)
+			kvlist_set(&nk, kl->v[i].key, kl->v[i].value);
+		kvlist_free((struct kvlist *)(void *)dst);
+		*(struct kvlist *)(void *)dst = nk;
+		return 0;
+	case KT_CUSTOM:
+		break;
+	}
+	return -1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -37,8 +37,6 @@ enum ktype {
 
 /* Row flags. */
 #define KF_SECRET	0x01	/* printed as "<redacted>", never logged */
-#define KF_DEST		0x02	/* sink row: offset into struct dest_conf, not
-				 * into the sink's options block */
 #define KF_OMIT_NULL	0x04	/* KT_OSTR: absent is not printed at all */
 #define KF_NOPRINT	0x08	/* not in --print-config (internal) */
 #define KF_SECRET_URL	0x10	/* a URL: its user:password@ and secret query
@@ -144,15 +142,13 @@ int	check_lfilter(struct lctx *, const char *, const char *, int, int);
 int	check_nonempty(struct lctx *, const char *, const char *, int, int);
 
 /*
- * The walker over one table.  sel picks the rows: a sink's table mixes
- * rows on struct dest_conf (KF_DEST) with rows on its options block.
- * keys_print's how: a ksel, with KP_SECRETS or-ed in to print secrets as
- * they are (--print-config --show-secrets); without it they are redacted.
+ * The walker over one table, every row on base.  keys_print's how:
+ * KP_SECRETS prints secrets as they are (--print-config --show-secrets);
+ * 0 redacts them.
  */
-enum ksel { KS_ALL, KS_DEST, KS_OPTS };
 #define KP_SECRETS	0x100u
-void	keys_init(const struct cfg_key *, size_t n, void *base, enum ksel);
-void	keys_free(const struct cfg_key *, size_t n, void *base, enum ksel);
+void	keys_init(const struct cfg_key *, size_t n, void *base);
+void	keys_free(const struct cfg_key *, size_t n, void *base);
 void	keys_print(FILE *, const struct cfg_key *, size_t n, const void *base,
 	    const char *indent, unsigned how);
 

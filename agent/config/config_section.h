@@ -30,9 +30,10 @@ struct ynode;
 /*
  * A sink's or a collector's configuration, as the loader sees it.  id is
  * a sink's protocol number (enum dest_proto); default_interval a
- * collector's.  opts_size bytes of options block hold the rows without
- * KF_DEST; finish (sinks) checks what spans keys once a destination is
- * read.
+ * collector's.  opts_size bytes of options block hold the rows; finish
+ * (sinks) checks what spans keys once a destination is read; has_target
+ * (sinks, optional) says whether a destination has somewhere to send
+ * (NULL: when it has a host name).
  */
 struct cfg_plugin {
 	const char		*name;
@@ -42,6 +43,7 @@ struct cfg_plugin {
 	size_t			 nkeys;
 	size_t			 opts_size;
 	void		(*finish)(const struct cfg_finish *);
+	bool		(*has_target)(const struct dest_conf *);
 };
 
 /*

@@ -65,8 +65,7 @@ static void
 filelogs_clear(struct config *cfg)
 {
 	for (size_t i = 0; i < cfg->nfilelogs; i++) {
-		keys_free(filelog_keys, nfilelog_keys, &cfg->filelogs[i],
-		    KS_ALL);
+		keys_free(filelog_keys, nfilelog_keys, &cfg->filelogs[i]);
 		free(cfg->filelogs[i].name);
 		free(cfg->filelogs[i].broken);
 	}
@@ -85,7 +84,7 @@ filelog_add(struct config *cfg, const char *name)
 	f = &cfg->filelogs[cfg->nfilelogs++];
 	memset(f, 0, sizeof(*f));
 	f->name = xstrdup(name);
-	keys_init(filelog_keys, nfilelog_keys, f, KS_ALL);
+	keys_init(filelog_keys, nfilelog_keys, f);
 	return f;
 }
 
@@ -142,7 +141,7 @@ print_filelogs(FILE *f, const struct config *cfg)
 		print_str(f, cfg->filelogs[i].name);
 		fputs(":\n", f);
 		keys_print(f, filelog_keys, nfilelog_keys, &cfg->filelogs[i],
-		    "    ", KS_ALL);
+		    "    ", 0);
 	}
 }
 
@@ -264,7 +263,7 @@ ini_common_key(struct cfg_ini *ci, const char *key, const char *val, int line,
 
 	if (!st->have_common) {
 		memset(&st->common, 0, sizeof(st->common));
-		keys_init(filelog_keys, nfilelog_keys, &st->common, KS_ALL);
+		keys_init(filelog_keys, nfilelog_keys, &st->common);
 		st->have_common = true;
 	}
 	if (ki >= 0 && strcmp(key, "directory") != 0 &&
@@ -331,7 +330,7 @@ filelog_ini_end(struct cfg_ini *ci)
 			set_str(&f->blacklist, cm->blacklist);
 	}
 	if (st->have_common)
-		keys_free(filelog_keys, nfilelog_keys, cm, KS_ALL);
+		keys_free(filelog_keys, nfilelog_keys, cm);
 	free(st);
 	ci->state = NULL;
 }

@@ -46,7 +46,7 @@ static void
 parsers_conf_clear(struct config *cfg)
 {
 	for (size_t i = 0; i < cfg->nparsers; i++) {
-		keys_free(parser_keys, nparser_keys, &cfg->parsers[i], KS_ALL);
+		keys_free(parser_keys, nparser_keys, &cfg->parsers[i]);
 		free(cfg->parsers[i].name);
 	}
 	free(cfg->parsers);
@@ -69,7 +69,7 @@ parser_conf_add(struct config *cfg, const char *name, int line, int col)
 	p->name = xstrdup(name);
 	p->src_line = line;
 	p->src_col = col;
-	keys_init(parser_keys, nparser_keys, p, KS_ALL);
+	keys_init(parser_keys, nparser_keys, p);
 	return p;
 }
 
@@ -111,7 +111,7 @@ print_parsers(FILE *f, const struct config *cfg)
 		print_str(f, cfg->parsers[i].name);
 		fputs(":\n", f);
 		keys_print(f, parser_keys, nparser_keys, &cfg->parsers[i], "    ",
-		    KS_ALL);
+		    0);
 	}
 }
 
@@ -226,7 +226,7 @@ parsers_drop_broken(struct lctx *c, struct config *cfg)
 			continue;
 		}
 		parser_broken(c, cfg, p, err);
-		keys_free(parser_keys, nparser_keys, p, KS_ALL);
+		keys_free(parser_keys, nparser_keys, p);
 		free(p->name);
 		memmove(p, p + 1, (cfg->nparsers - i - 1) * sizeof(*p));
 		cfg->nparsers--;

@@ -120,7 +120,7 @@ rule_conf_free_array(struct rule_conf *rules, size_t n)
 	if (rules == NULL)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		keys_free(rule_keys, NELEM(rule_keys), &rules[i], KS_ALL);
+		keys_free(rule_keys, NELEM(rule_keys), &rules[i]);
 		free(rules[i].src_file);
 	}
 	free(rules);
@@ -208,7 +208,7 @@ yaml_rules(struct lctx *c, const struct ynode *v, struct rule_conf **rulesp,
 			continue;
 		}
 		memset(r, 0, sizeof(*r));
-		keys_init(rule_keys, NELEM(rule_keys), r, KS_ALL);
+		keys_init(rule_keys, NELEM(rule_keys), r);
 		r->src_file = xstrdup(c->file);
 		r->src_line = it->line;
 		snprintf(sect, sizeof(sect), "rules[%zu]", i + 1);
@@ -262,7 +262,7 @@ print_rules(FILE *f, const struct config *cfg)
 		/* the first row opens the list item */
 		key_print(f, &rule_keys[0], &cfg->rules[i], "  - ");
 		keys_print(f, rule_keys + 1, NELEM(rule_keys) - 1,
-		    &cfg->rules[i], "    ", KS_ALL);
+		    &cfg->rules[i], "    ", 0);
 	}
 }
 

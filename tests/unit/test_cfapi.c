@@ -258,7 +258,7 @@ TEST(splits_oversized_batches)
 
 	if (fx_open(&fx, "", NULL) == -1)
 		return;
-	set_str(&fx.cfg->server.compress, "none");
+	set_str(&cfapi_opts(&fx.cfg->server)->compress, "none");
 	fx.cfg->batch_max_events = 200;
 	CHECK_INT(fx.sink->open(&fx.ctx), 0);
 	CHECK_INT(send_n(&fx, 450, 1, &ra), SEND_OK);
@@ -288,7 +288,7 @@ TEST(status_policy_and_retry_after)
 
 	if (fx_open(&fx, "503:ra=3,503:date=5,500,400,413,404,429:ra=7", NULL) == -1)
 		return;
-	set_str(&fx.cfg->server.compress, "none");
+	set_str(&cfapi_opts(&fx.cfg->server)->compress, "none");
 	CHECK_INT(fx.sink->open(&fx.ctx), 0);
 	CHECK_INT(send_n(&fx, 1, 0, &ra), SEND_RETRY);
 	CHECK_INT(ra, 3);

@@ -14,7 +14,11 @@
 #include "../../agent/config_plugins.h"
 #include "../../agent/config/config.h"
 #include "../../collectors/logwatch/rules_conf.h"
+#include "../../output/cfapi.h"
+#include "../../output/file.h"
+#include "../../output/http.h"
 #include "../../output/sink.h"
+#include "../../output/syslog.h"
 #include "../../agent/lib/redact.h"
 #include "../../agent/reload.h"
 
@@ -173,16 +177,16 @@ check_defaults(const struct config *c)
 	CHECK_STR(d->ssl_cn, "");
 	CHECK_INT(d->reconnect, 30);
 	CHECK_STR(d->agent_id, "");
-	CHECK_STR(d->transport, "tcp");
-	CHECK_STR(d->format, "rfc5424");
-	CHECK_STR(d->framing, "octet-counting");
-	CHECK_STR(d->url, "");
-	CHECK_INT(d->headers.n, 0);
-	CHECK_STR(d->compress, "gzip");
-	CHECK_STR(d->path, "");
-	CHECK_STR(d->facility, "local4");
-	CHECK_STR(d->sd_id, "esxwatch@32473");
-	CHECK_INT(d->max_message_size, 2048);
+	CHECK_STR(syslog_opts(d)->transport, "tcp");
+	CHECK_STR(syslog_opts(d)->format, "rfc5424");
+	CHECK_STR(syslog_opts(d)->framing, "octet-counting");
+	CHECK_STR(http_opts(d)->url, "");
+	CHECK_INT(cfapi_opts(d)->headers.n, 0);
+	CHECK_STR(cfapi_opts(d)->compress, "gzip");
+	CHECK_STR(file_opts(d)->path, "");
+	CHECK_STR(syslog_opts(d)->facility, "local4");
+	CHECK_STR(syslog_opts(d)->sd_id, "esxwatch@32473");
+	CHECK_INT(syslog_opts(d)->max_message_size, 2048);
 	CHECK_INT(d->timeout, 30);
 	CHECK_INT(c->nservers, 0);
 	CHECK_STR(c->storage_directory, "");
@@ -335,16 +339,16 @@ TEST(every_key_set)
 	CHECK_STR(d->ssl_cn, "loginsight.example.com");
 	CHECK_INT(d->reconnect, 15);
 	CHECK_STR(d->agent_id, "4f1c2d3e-0000-4a4a-8b8b-123456789abc");
-	CHECK_STR(d->transport, "tcp");
-	CHECK_STR(d->format, "rfc3164");
-	CHECK_STR(d->framing, "newline");
-	CHECK_STR(d->url, "http://ignored.example.com/x");
-	CHECK_STR(kvlist_get(&d->headers, "X-Test"), "1");
-	CHECK_STR(d->compress, "none");
-	CHECK_STR(d->path, "/tmp/esxwatch-events.json");
-	CHECK_STR(d->facility, "local7");
-	CHECK_STR(d->sd_id, "test@12345");
-	CHECK_INT(d->max_message_size, 4096);
+	CHECK_STR(syslog_opts(d)->transport, "tcp");
+	CHECK_STR(syslog_opts(d)->format, "rfc3164");
+	CHECK_STR(syslog_opts(d)->framing, "newline");
+	CHECK_STR(http_opts(d)->url, "http://ignored.example.com/x");
+	CHECK_STR(kvlist_get(&cfapi_opts(d)->headers, "X-Test"), "1");
+	CHECK_STR(cfapi_opts(d)->compress, "none");
+	CHECK_STR(file_opts(d)->path, "/tmp/esxwatch-events.json");
+	CHECK_STR(syslog_opts(d)->facility, "local7");
+	CHECK_STR(syslog_opts(d)->sd_id, "test@12345");
+	CHECK_INT(syslog_opts(d)->max_message_size, 4096);
 	CHECK_INT(d->timeout, 10);
 
 	CHECK_INT(c->nservers, 3);
@@ -354,22 +358,22 @@ TEST(every_key_set)
 	CHECK(w != NULL && a != NULL && l != NULL);
 	if (w && a && l) {
 		CHECK_INT(w->proto, PROTO_HTTP);
-		CHECK_STR(w->url, "https://collector.example.com:8443/ingest");
-		CHECK_STR(kvlist_get(&w->headers, "Authorization"),
+		CHECK_STR(http_opts(w)->url, "https://collector.example.com:8443/ingest");
+		CHECK_STR(kvlist_get(&http_opts(w)->headers, "Authorization"),
 		    "Bearer abc==");
-		CHECK_STR(kvlist_get(&w->headers, "X-Scope"), "esx");
-		CHECK_INT(w->headers.n, 2);
-		CHECK_STR(w->format, "json_array");
+		CHECK_STR(kvlist_get(&http_opts(w)->headers, "X-Scope"), "esx");
+		CHECK_INT(http_opts(w)->headers.n, 2);
+		CHECK_STR(http_opts(w)->format, "json_array");
 		CHECK_INT(dest_port(w), 443);
 		/* servers do not inherit from server: */
 		CHECK_INT(w->reconnect, 30);
 		CHECK_STR(a->hostname, "10.0.0.5");
 		CHECK_INT(a->proto, PROTO_SYSLOG);
-		CHECK_STR(a->transport, "udp");
+		CHECK_STR(syslog_opts(a)->transport, "udp");
 		CHECK(!a->ssl);		/* UDP: TLS off unless asked */
 		CHECK_INT(dest_port(a), 514);
 		CHECK_INT(l->proto, PROTO_FILE);
-		CHECK_STR(l->path, "-");
+		CHECK_STR(file_opts(l)->path, "-");
 		CHECK_INT(dest_port(l), 0);
 	}
 	CHECK_STR(c->storage_directory, "/scratch/esxwatch-test");
@@ -583,13 +587,55 @@ TEST(format_depends_on_proto)
 	c = load("server:\n  proto: http\n");
 	CHECK(c != NULL);
 	if (c)
-		CHECK_STR(c->server.format, "json_lines");
+		CHECK_STR(http_opts(&c->server)->format, "json_lines");
 	config_free(c);
 	c = load("server:\n  proto: syslog\n  format: rfc3164\n");
 	CHECK(c != NULL);
 	if (c)
-		CHECK_STR(c->server.format, "rfc3164");
+		CHECK_STR(syslog_opts(&c->server)->format, "rfc3164");
 	config_free(c);
+}
+
+/* How many times line occurs in text. */
+static int
+count_lines(const char *text, const char *line)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, line); p != NULL;
+	    p = strstr(p + 1, line))
+		n++;
+	return n;
+}
+
+/* A key two sinks declare (format: syslog and http; headers, compress:
+ * cfapi and http) is one key: it reaches the sink in use wherever proto
+ * is written, is checked once and printed once. */
+TEST(a_key_two_sinks_declare)
+{
+	struct config *c = load("server:\n  format: json_array\n"
+	    "  compress: none\n  headers: { X-A: b }\n  proto: http\n"
+	    "  url: http://x.example.com/\n");
+	char *p;
+
+	CHECK(c != NULL);
+	if (c == NULL)
+		return;
+	CHECK_STR(http_opts(&c->server)->format, "json_array");
+	CHECK_STR(http_opts(&c->server)->compress, "none");
+	CHECK_STR(kvlist_get(&http_opts(&c->server)->headers, "X-A"), "b");
+	CHECK_STR(cfapi_opts(&c->server)->compress, "none");
+	p = print_to_string(c);
+	CHECK(p != NULL);
+	if (p != NULL) {
+		CHECK_INT(count_lines(p, "  format: json_array\n"), 1);
+		CHECK_INT(count_lines(p, "  compress: none\n"), 1);
+		CHECK_INT(count_lines(p, "    \"X-A\": \"b\"\n"), 1);
+	}
+	free(p);
+	config_free(c);
+	CHECK_ONE_ERROR("server:\n  headers: { \"a b\": x, Y: z }\n  proto: "
+	    "http\n", "2:14: 'headers': 'a b' is not a valid HTTP header name");
 }
 
 TEST(syslog_udp_and_tls)
@@ -1747,6 +1793,7 @@ main(void)
 	RUN(numbers_and_ranges);
 	RUN(enums);
 	RUN(format_depends_on_proto);
+	RUN(a_key_two_sinks_declare);
 	RUN(syslog_udp_and_tls);
 	RUN(required_values);
 	RUN(unknown_keys_with_position);

@@ -26,6 +26,7 @@
 #include "../../agent/lib/kvstore.h"
 #include "../../agent/spool/segstore.h"
 #include "../../agent/lib/utf8.h"
+#include "../../output/file.h"
 #include "../../output/sink.h"
 
 static char tmpdir[] = "/tmp/esxwatch-test-core-XXXXXX";
@@ -550,6 +551,8 @@ TEST(file_sink_reopens_and_never_tears_a_line)
 {
 	const struct sink *sk = sink_find(PROTO_FILE);
 	struct dest_conf dc;
+	struct file_opts fo;
+	void *opts[SINK_MAX] = { NULL };
 	struct sink_ctx ctx;
 	struct event *evs[2];
 	struct batch b = { .events = evs, .n = 2 };
@@ -566,7 +569,13 @@ TEST(file_sink_reopens_and_never_tears_a_line)
 	memset(&dc, 0, sizeof(dc));
 	memset(&ctx, 0, sizeof(ctx));
 	dc.proto = PROTO_FILE;
-	dc.path = path;
+	/* the file sink's block, where the loader would put it */
+	fo.path = path;
+	for (size_t i = 0; i < sink_count(); i++)
+		if (sink_at(i) == sk)
+			opts[i] = &fo;
+	dc.opts = opts;
+	dc.nopts = sink_count();
 	ctx.name = "server";
 	ctx.conf = &dc;
 	evs[0] = event_new(1000, "first event, long enough to be cut in the middle");

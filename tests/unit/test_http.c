@@ -16,6 +16,7 @@
 
 #include "../../agent/event.h"
 #include "../../agent/lib/log.h"
+#include "../../output/http.h"
 #include "../../output/transport.h"
 
 struct hfx {
@@ -28,6 +29,7 @@ struct hfx {
 static int
 hfx_open(struct hfx *f, const char *script, const char *format, const char *compress)
 {
+	struct http_opts *o;
 	char url[128];
 
 	memset(f, 0, sizeof(*f));
@@ -40,15 +42,16 @@ hfx_open(struct hfx *f, const char *script, const char *format, const char *comp
 	f->cfg->server.ssl = false;
 	f->cfg->server.timeout = 5;
 	snprintf(url, sizeof(url), "http://user:pw@127.0.0.1:%d/ingest?x=1", f->r.port);
-	set_str(&f->cfg->server.url, url);
-	set_str(&f->cfg->server.format, format);
-	set_str(&f->cfg->server.compress, compress);
-	f->cfg->server.headers.v = calloc(2, sizeof(struct kvpair));
-	f->cfg->server.headers.v[0].key = strdup("Authorization");
-	f->cfg->server.headers.v[0].value = strdup("Bearer s3cret-token");
-	f->cfg->server.headers.v[1].key = strdup("X-Tenant");
-	f->cfg->server.headers.v[1].value = strdup("blue");
-	f->cfg->server.headers.n = 2;
+	o = http_opts(&f->cfg->server);
+	set_str(&o->url, url);
+	set_str(&o->format, format);
+	set_str(&o->compress, compress);
+	o->headers.v = calloc(2, sizeof(struct kvpair));
+	o->headers.v[0].key = strdup("Authorization");
+	o->headers.v[0].value = strdup("Bearer s3cret-token");
+	o->headers.v[1].key = strdup("X-Tenant");
+	o->headers.v[1].value = strdup("blue");
+	o->headers.n = 2;
 	f->ctx.name = "server";
 	f->ctx.conf = &f->cfg->server;
 	f->ctx.cfg = f->cfg;
@@ -141,7 +144,8 @@ TEST(bad_header_refused_without_its_value)
 
 	if (hfx_open(&f, "", "json_lines", "gzip") == -1)
 		return;
-	set_str(&f.cfg->server.headers.v[1].value, "x\r\nInjected: s3cret");
+	set_str(&http_opts(&f.cfg->server)->headers.v[1].value,
+	    "x\r\nInjected: s3cret");
 	CHECK_INT(f.sink->open(&f.ctx), -1);
 	CHECK(strstr(f.ctx.error, "X-Tenant") != NULL);
 	CHECK(strstr(f.ctx.error, "s3cret") == NULL);

@@ -121,7 +121,7 @@ limit_init(const struct cfg_key *k, void *field)
 	struct limit *l = field;
 
 	(void)k;
-	keys_init(limit_keys, 2, l, KS_ALL);
+	keys_init(limit_keys, 2, l);
 	l->on = true;
 }
 

@@ -205,9 +205,9 @@ sfx_init(struct sfx *s, const char *transport, const char *framing, int port)
 	s->cfg->server.port = port;
 	s->cfg->server.timeout = 5;
 	set_str(&s->cfg->server.hostname, "127.0.0.1");
-	set_str(&s->cfg->server.transport, transport);
-	set_str(&s->cfg->server.framing, framing);
-	set_str(&s->cfg->server.format, "rfc5424");
+	set_str(&syslog_opts(&s->cfg->server)->transport, transport);
+	set_str(&syslog_opts(&s->cfg->server)->framing, framing);
+	set_str(&syslog_opts(&s->cfg->server)->format, "rfc5424");
 	s->ctx.name = "server";
 	s->ctx.conf = &s->cfg->server;
 	s->ctx.cfg = s->cfg;
