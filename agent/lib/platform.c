@@ -145,11 +145,26 @@ platform_heap_init(void)
 #endif
 }
 
+#ifdef __GLIBC__
+/*
+ * One malloc_trim() at a time.  glibc's first malloc_trim() sets its
+ * "initialized" flag before it has set up the main arena; another one
+ * meanwhile walks bins that are still NULL and faults.  Where malloc is
+ * glibc's, the first malloc() set it up long before (no thread then);
+ * where it is not (AddressSanitizer's, an LD_PRELOADed allocator) the
+ * first trim is that set-up, and the agent and diagnosis collectors end
+ * their first round, and trim, at the same moment at start.
+ */
+static pthread_mutex_t	heap_trim_mu = PTHREAD_MUTEX_INITIALIZER;
+#endif
+
 void
 platform_heap_trim(void)
 {
 #ifdef __GLIBC__
+	pthread_mutex_lock(&heap_trim_mu);
 	malloc_trim(0);
+	pthread_mutex_unlock(&heap_trim_mu);
 #endif
 }
 
