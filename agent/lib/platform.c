@@ -195,8 +195,14 @@ platform_thread_start(pthread_t *t, const char *name, size_t stack_kb,
 		return -1;
 	if (stack_kb > 0)
 		(void)pthread_attr_setstacksize(&attr, stack_kb * 1024 * STACK_SCALE);
-	/* the daemon's signals belong to the main thread */
+	/* the daemon's signals belong to the main thread; a fault's are the
+	 * thread's own (platform.h) */
 	sigfillset(&block);
+	sigdelset(&block, SIGSEGV);
+	sigdelset(&block, SIGBUS);
+	sigdelset(&block, SIGILL);
+	sigdelset(&block, SIGFPE);
+	sigdelset(&block, SIGABRT);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	rc = pthread_create(t, &attr, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
