@@ -145,11 +145,26 @@ platform_heap_init(void)
 #endif
 }
 
+#ifdef __GLIBC__
+/*
+ * One malloc_trim() at a time.  glibc's first malloc_trim() sets its
+ * "initialized" flag before it has set up the main arena; another one
+ * meanwhile walks bins that are still NULL and faults.  Where malloc is
+ * glibc's, the first malloc() set it up long before (no thread then);
+ * where it is not (AddressSanitizer's, an LD_PRELOADed allocator) the
+ * first trim is that set-up, and the agent and diagnosis collectors end
+ * their first round, and trim, at the same moment at start.
+ */
+static pthread_mutex_t	heap_trim_mu = PTHREAD_MUTEX_INITIALIZER;
+#endif
+
 void
 platform_heap_trim(void)
 {
 #ifdef __GLIBC__
+	pthread_mutex_lock(&heap_trim_mu);
 	malloc_trim(0);
+	pthread_mutex_unlock(&heap_trim_mu);
 #endif
 }
 
@@ -180,8 +195,14 @@ platform_thread_start(pthread_t *t, const char *name, size_t stack_kb,
 		return -1;
 	if (stack_kb > 0)
 		(void)pthread_attr_setstacksize(&attr, stack_kb * 1024 * STACK_SCALE);
-	/* the daemon's signals belong to the main thread */
+	/* the daemon's signals belong to the main thread; a fault's are the
+	 * thread's own (platform.h) */
 	sigfillset(&block);
+	sigdelset(&block, SIGSEGV);
+	sigdelset(&block, SIGBUS);
+	sigdelset(&block, SIGILL);
+	sigdelset(&block, SIGFPE);
+	sigdelset(&block, SIGABRT);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	rc = pthread_create(t, &attr, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -26,7 +26,9 @@ const char	*platform_name(enum platform);
 /*
  * Start fn(arg) on a thread of its own: a stack of stack_kb KiB (0: the C
  * library's default; glibc's is 8 MiB of address space, musl's 128 KiB),
- * every signal blocked (the daemon's signals belong to the main thread),
+ * every signal blocked but a fault's (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+ * SIGABRT: blocked, the kernel would kill the process without a word, no
+ * sanitizer report, no core; the daemon's signals belong to the main thread),
  * named name (esxw-..., at most 15 characters: top -H, /proc/PID/task/
  * TID/comm; bench/bench_idle.py counts wakeups by it).  0 or -1.
  */
