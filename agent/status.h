@@ -142,8 +142,11 @@ int	status_parse(const char *text, size_t len, struct status_snap *);
 struct status_board;
 struct status_board *status_board_new(void);
 void	status_board_free(struct status_board *);
-/* Put a copy of snap up (the writer; a test).  NULL board: nothing. */
+/* Put a copy of snap up (a test).  NULL board: nothing. */
 void	status_board_put(struct status_board *, const struct status_snap *);
+/* Put *snap itself up (malloc'd; the board owns it) and hand back the one
+ * it held, or NULL, in *snap (the writer: no copy, no second buffer). */
+void	status_board_take(struct status_board *, struct status_snap **snap);
 /*
  * A copy of the picture on the board into out.  One put up more than
  * max_age_ms ago: the running writer is asked for a new one, waited for

@@ -72,6 +72,22 @@ status_board_put(struct status_board *b, const struct status_snap *s)
 	pthread_mutex_unlock(&b->mu);
 }
 
+void
+status_board_take(struct status_board *b, struct status_snap **snap)
+{
+	struct status_snap *old;
+
+	if (b == NULL)
+		return;
+	pthread_mutex_lock(&b->mu);
+	old = b->cur;
+	b->cur = *snap;
+	b->put_ms = mono_ms();
+	*snap = old;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+}
+
 static bool
 board_fresh(const struct status_board *b, int64_t max_age_ms)
 {
@@ -143,9 +159,22 @@ struct status_writer {
 static void
 write_once(struct status_writer *w)
 {
+	/* A picture is 150 KB of mostly fixed tables: the board keeps the
+	 * last one and the writer none between writes (the static build's
+	 * malloc gives a freed one back to the system). */
+	if (w->snap == NULL)
+		w->snap = malloc(sizeof(*w->snap));
+	if (w->snap == NULL) {
+		log_limited(LOG_WARN, "status:mem", 300, "status: out of memory");
+		return;
+	}
 	status_collect(w->src, w->snap);
 	status_write(w->snap, w->path);
-	status_board_put(w->board, w->snap);
+	if (w->board != NULL) {
+		status_board_take(w->board, &w->snap);
+		free(w->snap);
+		w->snap = NULL;
+	}
 }
 
 /* Sleep until mono time until or the stop; false: stopping. */
@@ -211,10 +240,8 @@ status_start(const struct config *cfg, const struct status_source *src,
 
 	if (w == NULL)
 		return NULL;
-	w->snap = malloc(sizeof(*w->snap));
-	if (w->snap == NULL || (size_t)snprintf(w->path, sizeof(w->path), "%s/%s",
-	    dir, STATUS_FILE) >= sizeof(w->path)) {
-		free(w->snap);
+	if ((size_t)snprintf(w->path, sizeof(w->path), "%s/%s", dir,
+	    STATUS_FILE) >= sizeof(w->path)) {
 		free(w);
 		return NULL;
 	}
