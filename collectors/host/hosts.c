@@ -3,6 +3,7 @@
  * collectors register theirs.  Adding a kind is adding a file and a row;
  * a test build adds its own with host_kind_register().
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "../../agent/lib/exec.h"
@@ -77,15 +78,21 @@ host_set_err(int e)
 	last_err = e;
 }
 
+/* Whether the host has the operation asked for; host_err() says so. */
+static bool
+answers(bool has_op)
+{
+	last_err = has_op ? 0 : HOST_EABSENT;
+	return last_err == 0;
+}
+
 int
 host_nics(struct host *h, const struct collector_conf *conf, int timeout_s,
     struct nic_info **out)
 {
 	*out = NULL;
-	last_err = HOST_EABSENT;
-	if (h == NULL || h->ops->nics == NULL)
+	if (!answers(h != NULL && h->ops->nics != NULL))
 		return -1;
-	last_err = 0;
 	return h->ops->nics(h, conf, timeout_s, out);
 }
 
@@ -94,10 +101,8 @@ host_esxcli(struct host *h, int timeout_s, const char *const args[],
     struct esx_out *out)
 {
 	memset(out, 0, sizeof(*out));
-	last_err = HOST_EABSENT;
-	if (h == NULL || h->ops->esxcli == NULL)
+	if (!answers(h != NULL && h->ops->esxcli != NULL))
 		return -1;
-	last_err = 0;
 	return h->ops->esxcli(h, timeout_s, args, out);
 }
 
@@ -107,10 +112,8 @@ host_run(struct host *h, const char *tool, const char *const args[],
 {
 	memset(res, 0, sizeof(*res));
 	res->status = -1;
-	last_err = HOST_EABSENT;
-	if (h == NULL || h->ops->run == NULL)
+	if (!answers(h != NULL && h->ops->run != NULL))
 		return -1;
-	last_err = 0;
 	return h->ops->run(h, tool, args, timeout_s, res);
 }
 
@@ -118,9 +121,7 @@ int
 host_mounts(struct host *h, int timeout_s, struct host_mount **out)
 {
 	*out = NULL;
-	last_err = HOST_EABSENT;
-	if (h == NULL || h->ops->mounts == NULL)
+	if (!answers(h != NULL && h->ops->mounts != NULL))
 		return -1;
-	last_err = 0;
 	return h->ops->mounts(h, timeout_s, out);
 }

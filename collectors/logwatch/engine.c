@@ -684,12 +684,6 @@ lwe_begin(struct lwe *eng, struct emitter *em, int64_t now)
 	eng->now = now;
 }
 
-int64_t
-lwe_now(const struct lwe *eng)
-{
-	return eng->now;
-}
-
 void
 lwe_emit(struct lwe *eng)
 {

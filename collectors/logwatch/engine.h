@@ -75,7 +75,6 @@ void		 lwe_stream_fini(struct lwe_stream *);
 /* A round: events go to em, "now" (ms, wall clock) is now_ms for lines
  * without a time of their own, storm windows and the twins' memory. */
 void		 lwe_begin(struct lwe *, struct emitter *em, int64_t now_ms);
-int64_t		 lwe_now(const struct lwe *);
 /* One line of st (without its newline); truncated: cut at the cap. */
 void		 lwe_line(struct lwe *, struct lwe_stream *st, const char *line,
 		    size_t len, bool truncated);
