@@ -304,6 +304,12 @@ make_event(struct lwe *eng, struct lwe_stream *st, const char *line, size_t len,
 	event_add_builtin(ev, "esxwatch_severity", m ? m->rule->severity : "info");
 	event_add_builtin(ev, "appname", ll.appname[0] ? ll.appname : fc->name);
 	event_add_builtin(ev, "esxwatch_file", st->origin);
+	if (st->hostname != NULL)
+		event_add_builtin(ev, "hostname", st->hostname);
+	if (st->input != NULL)
+		event_add_builtin(ev, "esxwatch_input", st->input);
+	if (st->peer != NULL)
+		event_add_builtin(ev, "esxwatch_peer", st->peer);
 	event_add_builtin(ev, "esxwatch_filelog", fc->name);
 	if (logline_vob_id(line, len, vob, sizeof(vob)) > 0)
 		event_add_builtin(ev, "esxwatch_vob_id", vob);
@@ -320,8 +326,9 @@ make_event(struct lwe *eng, struct lwe_stream *st, const char *line, size_t len,
 		if (m->rule->hint[0] != '\0')
 			event_set(ev, "esxwatch_hint", m->rule->hint);
 	}
-	for (i = 0; i < fc->tags.n; i++)
-		if (field_name_valid(fc->tags.v[i].key))
+	for (i = 0; i < fc->tags.n; i++)	/* never the host it is about */
+		if (field_name_valid(fc->tags.v[i].key) &&
+		    strcmp(fc->tags.v[i].key, "hostname") != 0)
 			event_set_default(ev, fc->tags.v[i].key, fc->tags.v[i].value);
 	if (st->log->parser != NULL)
 		parser_apply(st->log->parser, line, len, eng->now, ev);

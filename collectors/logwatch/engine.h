@@ -48,6 +48,15 @@ struct lwe_log {
 struct lwe_stream {
 	struct lwe_log	*log;
 	char		*origin;	/* esxwatch_file and filepath: the path */
+	/*
+	 * The host the lines are about, when it is not this one (collector
+	 * mode, --analyze; docs/events.md): hostname, esxwatch_input
+	 * ("syslog", "bundle") and esxwatch_peer go on every event of the
+	 * stream.  NULL: the agent's own host.  The line source owns them.
+	 */
+	const char	*hostname;
+	const char	*input;
+	const char	*peer;
 	struct buf	 pending;	/* a multi-line event being assembled */
 	bool		 pending_trunc;
 	uint64_t	 lines, matched;	/* since the driver last took them */
