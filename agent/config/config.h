@@ -63,6 +63,8 @@ struct dest_conf {
 	int		 timeout;	/* seconds per request/connect, default 30 */
 	int		 reject_limit;	/* events rejected one by one in a row
 					 * before the destination is failing */
+	char		*dead_letter;	/* "" or the file refused events go to */
+	long		 dead_letter_max_kb;
 	/* certificate trust and authenticated ingestion (CONTRACT §4);
 	 * read in output/ through trust.c and lisession.c only */
 	char		*trust;		/* verify | first_use | any */
