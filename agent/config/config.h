@@ -29,7 +29,11 @@ struct kvlist {
 	size_t		 n;
 };
 
-enum dest_proto { PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE };
+enum dest_proto {
+	PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE,
+	PROTO_SPLUNK_HEC = 4,
+	PROTO_ELASTICSEARCH = 5,
+};
 
 /* A destination's filter: liagent's {type; name; expression} clauses,
  * as written (agent/config/dfilter.h says what they mean). */
