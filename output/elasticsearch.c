@@ -250,6 +250,25 @@ put_iso(struct buf *b, int64_t ms)
 	return buf_printf(b, "\"%s.%03dZ\"", s, (int)(ms % 1000));
 }
 
+/* ,"name": (a name valid by construction: nothing to escape) */
+static int
+put_name(struct buf *b, const char *name, bool comma)
+{
+	size_t n = strlen(name);
+
+	if (buf_reserve(b, n + 4) == -1)
+		return -1;
+	if (comma)
+		b->data[b->len++] = ',';
+	b->data[b->len++] = '"';
+	memcpy(b->data + b->len, name, n);
+	b->len += n;
+	b->data[b->len++] = '"';
+	b->data[b->len++] = ':';
+	b->data[b->len] = '\0';
+	return 0;
+}
+
 /* One document, appended to b (no newline). */
 int
 es_encode_doc(const struct event *ev, struct buf *b)
@@ -276,7 +295,7 @@ es_encode_doc(const struct event *ev, struct buf *b)
 			nlabels++;
 			continue;
 		}
-		if (buf_printf(b, ",\"%s\":", f->name) == -1 ||
+		if (put_name(b, f->name, true) == -1 ||
 		    json_put_str(b, f->value, strlen(f->value)) == -1)
 			return -1;
 	}
@@ -415,7 +434,7 @@ read_items(struct sink_ctx *ctx, struct es *s, size_t n)
 			(void)json_str(&doc, st, reason, sizeof(reason));
 		if (ctx->item[i] == SINK_ITEM_REJECT)
 			snprintf(ctx->item_why[i], SINK_ITEM_WHY, "status %lld: "
-			    "%s: %s", status, type, reason);
+			    "%.60s: %.120s", status, type, reason);
 		else
 			note_item(ctx, status, type, reason, &nretry);
 	}

@@ -237,10 +237,27 @@ err:
 	return -1;
 }
 
+/* "name": (a name valid by construction: nothing to escape) */
+static int
+put_name(struct buf *b, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (buf_reserve(b, n + 3) == -1)
+		return -1;
+	b->data[b->len++] = '"';
+	memcpy(b->data + b->len, name, n);
+	b->len += n;
+	b->data[b->len++] = '"';
+	b->data[b->len++] = ':';
+	b->data[b->len] = '\0';
+	return 0;
+}
+
 static int
 put_str_kv(struct buf *b, const char *k, const char *v)
 {
-	if (buf_printf(b, ",\"%s\":", k) == -1)
+	if (buf_putc(b, ',') == -1 || put_name(b, k) == -1)
 		return -1;
 	return json_put_str(b, v, strlen(v));
 }
@@ -272,7 +289,7 @@ splunk_hec_encode(const struct event *ev, const char *index,
 		if (strcmp(f->name, "hostname") == 0)
 			continue;	/* it is "host" */
 		/* names are valid by construction (event_set()) */
-		if (buf_printf(b, "%s\"%s\":", first ? "" : ",", f->name) == -1 ||
+		if ((!first && buf_putc(b, ',') == -1) || put_name(b, f->name) == -1 ||
 		    json_put_str(b, f->value, strlen(f->value)) == -1)
 			return -1;
 		first = false;
