@@ -28,7 +28,9 @@ from Elastic's documented API (Python standard library only):
 request's actions; `items_script` maps a substring of a document's
 `message` to the statuses its first appearances get ("R429": [429] →
 429 once, then indexed; "R400": [400] * 99 → refused every time).
-`stop()`/`restart()`: nothing listens meanwhile (connections refused).
+`lose_answers`: bulk requests (1-based) indexed whose answer is never sent
+(the connection drops, as a proxy timeout would). `stop()`/`restart()`:
+nothing listens meanwhile (connections refused).
 """
 import base64
 import datetime
@@ -75,12 +77,14 @@ def _filter(obj, paths):
 
 
 class EsServer:
-    def __init__(self, api_key=None, basic=None, data_stream=None, pipeline=None, items_script=None):
+    def __init__(self, api_key=None, basic=None, data_stream=None, pipeline=None, items_script=None,
+                 lose_answers=()):
         self.api_key = api_key          # the `encoded` value
         self.basic = basic              # (user, password)
         self.data_stream = data_stream  # its name: only create, @timestamp required
         self.pipeline = pipeline
         self.items_script = {k: list(v) for k, v in (items_script or {}).items()}
+        self.lose_answers = set(lose_answers)   # bulk numbers (1-based): indexed, answer never sent
         self.lock = threading.Lock()
         self.docs = []
         self.ids = set()
@@ -194,6 +198,12 @@ class EsServer:
             self.bulks.append({"t": time.time(), "n": len(pairs), "query": q,
                                "messages": [d.get("message") for _, d in pairs],
                                "statuses": [list(i.values())[0]["status"] for i in items]})
+        with self.lock:
+            lost = len(self.bulks) in self.lose_answers
+        if lost:   # indexed, then the connection drops: the client never learns
+            h.close_connection = True
+            h.connection.shutdown(2)
+            return
         out = {"took": 1, "errors": any("error" in list(i.values())[0] for i in items), "items": items}
         if "filter_path" in q:
             paths = [p.split(".") for p in q["filter_path"][0].split(",")]

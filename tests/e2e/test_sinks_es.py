@@ -175,4 +175,24 @@ def test_per_item_429_retried_alone_400_dead_lettered(d):
             fail("the password appears in the agent's log")
 
 
+def test_lost_answer_resend_meets_its_own_documents(d):
+    """The first _bulk is indexed but its answer lost: the resend carries
+    the same _id values, Elasticsearch answers 409 to each, and they count
+    as delivered: nothing indexed twice."""
+    h = sinkutil.make_host(d, ndisks=1)
+    lines = ["2026-12-07T07:00:%02d.%03dZ cpu1:1)line %d" % (i, i, i) for i in range(10)]
+    with EsServer(lose_answers={1}) as r:
+        server = "{proto: elasticsearch, url: \"%s\", ssl: no}" % r.url
+        text, out, _ = config(d, h, server, log_lines=lines)
+        rc, _, err = Agent(d, text).run("--once", timeout=60)
+        eq(rc, 0, "--once (stderr: %s)" % err[-400:])
+        if r.violations:
+            fail("_bulk violations: %s" % r.violations[:5])
+        check_same(r, copy_events(out), "documents vs file copy (exactly once)")
+        eq(r.bulks[0]["n"], 12, "the first _bulk's items")
+        resent = [s for b in r.bulks[1:] for s in b["statuses"]]
+        eq(sorted(set(resent)), [409], "the resends' answers: the documents exist")
+        eq(len(resent), 12, "every document of the lost answer resent once")
+
+
 harness.main(globals())
