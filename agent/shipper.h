@@ -10,6 +10,11 @@
  *    but once reject_limit events in a row were rejected alone, the
  *    destination rejects everything (a broken proxy, a wrong URL): it is
  *    failing, and its events are kept and retried with backoff.
+ *  - SEND_PARTIAL (a per_item sink, output/sink.h): per event; the refused
+ *    ones are poison as above, the cursor stops at the first to retry and
+ *    the delivered ones past it are never handed to the sink again.
+ *  Every poison event also goes to the destination's dead_letter file
+ *  (agent/deadletter.h), when it has one.
  * Destinations progress independently: a dead one never slows the others.
  */
 #ifndef ESXWATCH_SHIPPER_H

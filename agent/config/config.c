@@ -33,6 +33,18 @@ static const char *const platform_choices[] = {
 	"auto", "esxi", "linux", NULL
 };
 
+/* dead_letter: a daemon's working directory is "/": a relative path
+ * would land wherever that is. */
+static int
+check_abs_path(struct lctx *c, const char *key, const char *v, int line,
+    int col)
+{
+	if (v[0] == '\0' || v[0] == '/')
+		return 0;
+	cfg_error(c, line, col, "'%s': '%.200s' is not an absolute path", key, v);
+	return -1;
+}
+
 /*
  * server: and servers.NAME: what every sink shares.  A key of one or two
  * sinks (format, headers, compress...) is the sinks' row (struct sink
@@ -70,6 +82,7 @@ const struct cfg_key dest_keys[] = {
 	  "after which the destination counts as failing: its events are "
 	  "kept and retried, not dropped; 0 = drop every rejected event" },
 	{ .name = "dead_letter", .type = KT_STR, .off = D(dead_letter),
+	  .check = check_abs_path,
 	  .doc = "A file: what the destination refuses for good is appended "
 	  "there as JSON lines (0600), still counted as dropped (poison); "
 	  "empty: not kept (docs/outputs.md \"Dead letter\")" },

@@ -40,6 +40,7 @@ import http.server
 import json
 import re
 import socketserver
+import ssl
 import threading
 import time
 import uuid
@@ -61,8 +62,10 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 class HecServer:
-    def __init__(self, token, ack=False, indexes=("main",), script=None, withhold=(), refuse=None):
+    def __init__(self, token, ack=False, indexes=("main",), script=None, withhold=(), refuse=None,
+                 tls=None):
         self.token = token
+        self.tls = tls             # (certfile, keyfile): HTTPS, as HEC's default enableSSL
         self.ack = ack
         self.indexes = set(indexes)
         self.script = list(script or [])
@@ -96,10 +99,14 @@ class HecServer:
         self.httpd = None
         self._serve(0)
         self.port = self.httpd.server_address[1]
-        self.url = "http://127.0.0.1:%d" % self.port
+        self.url = "%s://127.0.0.1:%d" % ("https" if tls else "http", self.port)
 
     def _serve(self, port):
         self.httpd = _Server(("127.0.0.1", port), self._H)
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(self.tls[0], self.tls[1])
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def stop(self):

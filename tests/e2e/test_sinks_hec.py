@@ -19,6 +19,8 @@ from harness import Agent, eq, fail, wait_for
 
 from hec_server import HecServer
 
+import certs
+
 TOKEN = "6a1c1b2e-0000-4e5f-9a7b-e2e0h3c70k3n"
 MARK = "POISONLINE"
 
@@ -183,6 +185,30 @@ def test_withheld_acks_resent_answer_codes_and_dead_letter(d):
         # the last failure: the withheld acknowledgement, named
         if "no indexer acknowledgement within 2 s" not in dst["last_error"]:
             fail("last_error: %r" % dst["last_error"])
+
+
+def test_https_verified_through_the_one_transport(d):
+    """HEC over HTTPS (its default): the CA in ssl_ca_path verifies it; a
+    CA that did not sign it is refused, named, nothing sent."""
+    c = certs.make(os.path.join(d, "pki"))
+    h = sinkutil.make_host(d, ndisks=1)
+    with HecServer(TOKEN, indexes=["esx"], tls=(c.server_crt, c.server_key)) as r:
+        text, out, _ = config(d, h, r.url, ", ssl_ca_path: %s" % c.other_ca)
+        a = Agent(d, text)
+        a.start()
+        try:
+            wait_for(lambda: "certificate signed by an unknown CA" in a.stderr_text(), timeout=20,
+                     what="the unknown CA named in the log")
+        finally:
+            a.kill9()
+        eq(len(r.events), 0, "events through an unverified certificate")
+        # the same storage: what the refused destination kept is sent now
+        copy = copy_events(out)
+        text, out, _ = config(d, h, r.url, ", ssl_ca_path: %s" % c.ca)
+        rc, _, err = Agent(d, text).run("--once", timeout=60)
+        eq(rc, 0, "--once over HTTPS (stderr: %s)" % err[-400:])
+        eq(len(copy), 2, "events in the file copy")
+        check_same(r, copy, "events over HTTPS vs file copy")
 
 
 harness.main(globals())

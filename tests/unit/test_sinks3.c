@@ -170,6 +170,9 @@ TEST(configuration_checks)
 	    "api_key_file: /k, username: u, password_file: /p}\n");
 	CHECK(c == NULL);
 	CHECK(strstr(msgs, "'api_key_file' and 'username': set only one") != NULL);
+	c = load("server: {proto: http, url: \"https://x\", dead_letter: dl.jsonl}\n");
+	CHECK(c == NULL);
+	CHECK(strstr(msgs, "'dead_letter': 'dl.jsonl' is not an absolute path") != NULL);
 	c = load("server: {proto: splunk_hec, url: \"https://u:pw@splunk:8088\", "
 	    "token_file: /t, ack: yes}\n"
 	    "servers:\n  es: {proto: elasticsearch, url: \"https://es:9200\", "
