@@ -30,22 +30,24 @@ import (
 )
 
 type options struct {
-	model      string
-	dc         int
-	clusters   int
-	clusterHst int
-	standalone int
-	datastores int
-	vms        int
-	listen     string
-	control    string
-	noTLS      bool
-	certFile   string
-	keyFile    string
-	username   string
-	password   string
-	readyFile  string
-	trace      bool
+	model        string
+	dc           int
+	clusters     int
+	clusterHst   int
+	standalone   int
+	datastores   int
+	vms          int
+	listen       string
+	control      string
+	noTLS        bool
+	certFile     string
+	keyFile      string
+	username     string
+	password     string
+	readyFile    string
+	eventHistory int
+	retrievePage int
+	trace        bool
 }
 
 func parseFlags() *options {
@@ -65,6 +67,8 @@ func parseFlags() *options {
 	flag.StringVar(&o.username, "username", "user", "the one valid user name")
 	flag.StringVar(&o.password, "password", "pass", "its password")
 	flag.StringVar(&o.readyFile, "ready-file", "", "also write the ready JSON line to this file")
+	flag.IntVar(&o.eventHistory, "event-history", 1000, "events kept in the history (older ones roll over, as vCenter's do)")
+	flag.IntVar(&o.retrievePage, "retrieve-page", 100, "RetrievePropertiesEx objects per page when maxObjects is unset or larger (0: no limit)")
 	flag.BoolVar(&o.trace, "trace", false, "log SOAP traffic to stderr")
 	flag.Parse()
 	return o

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 )
@@ -18,3 +19,5 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+func nilContext() context.Context { return context.Background() }
