@@ -135,6 +135,32 @@ def test_hosts_pnics_and_link(d):
         sim.stop()
 
 
+def test_wait_for_updates_sees_changes(d):
+    sim = start(d, cluster_hosts=2, standalone=0)
+    try:
+        c = client(sim)
+        hosts = {h["name"]: h["moid"] for h in sim.host_list()}
+        c.create_filter("HostSystem", ["config.network.pnic", "runtime.connectionState"], c.container_view())
+        version, initial = c.wait_for_updates("")
+        eq(sorted(m for m, _ in initial), sorted(hosts.values()), "initial state of every host")
+        sim.set_link("DC0_C0_H1", "vmnic0", up=False)
+        sim.set_connection("DC0_C0_H0", "notResponding")
+        seen = {}
+        while len(seen) < 2:
+            version, ups = c.wait_for_updates(version)
+            if not ups:
+                fail("no update within maxWaitSeconds (seen %r)" % seen)
+            for moid, changes in ups:
+                for name, op, val in changes:
+                    seen[(moid, name)] = val
+        pn = seen[(hosts["DC0_C0_H1"], "config.network.pnic")]
+        eq({text(x, "v:device"): text(x, "v:linkSpeed/v:speedMb") for x in pn},
+           {"vmnic0": None, "vmnic1": "10000"}, "pnic update")
+        eq(seen[(hosts["DC0_C0_H0"], "runtime.connectionState")].text, "notResponding", "state update")
+    finally:
+        sim.stop()
+
+
 def mounts(c, view):
     out = {}
     for moid, p in c.retrieve("Datastore", ["name", "host", "summary.accessible", "info"], view=view).items():

@@ -347,6 +347,34 @@ class SoapClient:
             r = self.call("ContinueRetrievePropertiesEx", pc + "<token>%s</token>" % escape(token))
         return out
 
+    def create_filter(self, kind, paths, view):
+        """CreateFilter on the session's PropertyCollector: paths of every
+        kind object of a ContainerView."""
+        spec = ("<spec><propSet><type>%s</type>%s</propSet>"
+                '<objectSet><obj type="ContainerView">%s</obj><skip>true</skip>'
+                '<selectSet xsi:type="TraversalSpec"><name>view</name><type>ContainerView</type>'
+                "<path>view</path><skip>false</skip></selectSet></objectSet></spec>"
+                "<partialUpdates>false</partialUpdates>") % (
+                    kind, "".join("<pathSet>%s</pathSet>" % p for p in paths), escape(view))
+        r = self.call("CreateFilter", moref(*self.ref("propertyCollector")) + spec)
+        return r.findtext("v:returnval", namespaces=NS)
+
+    def wait_for_updates(self, version="", max_wait=5):
+        """WaitForUpdatesEx -> (new version, [(moid, [(name, op, val)])])"""
+        r = self.call("WaitForUpdatesEx", moref(*self.ref("propertyCollector"))
+                      + "<version>%s</version><options><maxWaitSeconds>%d</maxWaitSeconds></options>"
+                      % (escape(version), max_wait))
+        rv = r.find("v:returnval", NS)
+        if rv is None:
+            return version, []
+        out = []
+        for fs in rv.findall("v:filterSet", NS):
+            for ou in fs.findall("v:objectSet", NS):
+                out.append((ou.findtext("v:obj", namespaces=NS),
+                            [(c.findtext("v:name", namespaces=NS), c.findtext("v:op", namespaces=NS),
+                              c.find("v:val", NS)) for c in ou.findall("v:changeSet", NS)]))
+        return rv.findtext("v:version", namespaces=NS), out
+
     def query_perf(self, specs):
         """specs: [(host moid, [(counterId, instance)], maxSample)] ->
         {host moid: {(counterId, instance): [values]}, "_samples": {...}}"""
