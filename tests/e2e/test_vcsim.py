@@ -376,6 +376,49 @@ def test_restarts(d):
         sim.stop()
 
 
+def test_vsan_disks_and_smart(d):
+    sim = start(d, cluster_hosts=2, standalone=1)
+    try:
+        c = client(sim)
+        props = by_name(c.retrieve("HostSystem", ["name", "configManager.vsanSystem", "parent"],
+                                   view=c.container_view()))
+        vs = {n: p["configManager.vsanSystem"].text for n, (m, p) in props.items()}
+        disks = sim.vsan_disks("DC0_C0_H0")
+        eq(sorted(disks.values()), ["eligible", "eligible", "ineligible"], "default disk states")
+        cache = sorted(n for n, s in disks.items() if s == "eligible")[0]
+        got = c.query_disks_for_vsan(vs["DC0_C0_H0"])
+        eq(sorted((n, s, f) for n, s, f, m in got),
+           sorted((n, s, "DiskHasPartitions" if s == "ineligible" else None) for n, s in disks.items()),
+           "QueryDisksForVsan")
+        sim.set_vsan_disk("DC0_C0_H0", cache, "inUse")
+        other = [n for n, s in disks.items() if s == "eligible" and n != cache][0]
+        sim.set_vsan_disk("DC0_C0_H0", other, "ineligible", fault="DiskIsUSB", message="USB disk")
+        got = {n: (s, f, m) for n, s, f, m in c.query_disks_for_vsan(vs["DC0_C0_H0"], [cache, other])}
+        eq(got, {cache: ("inUse", None, None), other: ("ineligible", "DiskIsUSB", "USB disk")}, "changed")
+        eq(len(c.query_disks_for_vsan(vs["DC0_C0_H1"])), 3, "other host untouched")
+        clusters = c.retrieve("ClusterComputeResource", ["name"], view=c.container_view("ClusterComputeResource"))
+        cluster = list(clusters)[0]
+        h1disk = sorted(n for n, s in sim.vsan_disks("DC0_C0_H1").items() if s == "eligible")[0]
+        sim.set_smart("DC0_C0_H1", h1disk, "smartreallocatedsectorct", value=37, threshold=10, worst=37)
+        sm = c.smart_summary(cluster)
+        eq(sorted(sm), ["DC0_C0_H0", "DC0_C0_H1"], "cluster hosts")
+        eq(sorted(sm["DC0_C0_H0"]), [cache], "SMART for the disks vSAN can use")
+        eq(len(sm["DC0_C0_H1"]), 2, "both eligible disks")
+        d1 = sm["DC0_C0_H1"][h1disk]
+        eq(d1["smartreallocatedsectorct"], (37, 10, 37), "value set")
+        eq(d1["smartwriteerrorcount"], (0, 0, 0), "a zero is sent")
+        sim.set_smart("DC0_C0_H0", cache, error="smartctl: no SMART support")
+        eq(c.smart_summary(cluster)["DC0_C0_H0"][cache], ("error", "SystemError"), "SMART error")
+        expect_control_error(400, sim.set_smart, "DC0_C0_H0", cache, "smartcrc", value=1)
+        expect_control_error(400, sim.set_vsan_disk, "DC0_C0_H0", cache, "broken")
+        expect_control_error(404, sim.set_vsan_disk, "DC0_C0_H0", "naa.none", "eligible")
+        nc = SoapClient(sim.url, sim.ssl_context())
+        nc.retrieve_service_content()
+        expect_fault("NotAuthenticated", nc.smart_summary, cluster)
+    finally:
+        sim.stop()
+
+
 def test_control_errors(d):
     sim = start(d, cluster_hosts=1, standalone=0)
     try:

@@ -219,6 +219,21 @@ class Vcsim:
         """{count, oldest_key, newest_key, rolled_over, collectors}"""
         return self.call("events")
 
+    def vsan_disks(self, host):
+        """{canonical name: state} of the disks QueryDisksForVsan lists"""
+        return self.call("vsan_disks", host=host)["disks"]
+
+    def set_vsan_disk(self, host, disk, state, fault=None, message=None):
+        """state: eligible, ineligible (fault: a vim25 fault class, default
+        DiskHasPartitions), inUse"""
+        return self.call("set_vsan_disk", host=host, disk=disk, state=state, fault=fault, message=message)
+
+    def set_smart(self, host, disk, parameter=None, value=None, threshold=None, worst=None, error=None):
+        """a VsanSmartParameterType's value (or error: the disk's SMART
+        query fails with that reason) in the vSAN health service"""
+        return self.call("set_smart", host=host, disk=disk, parameter=parameter, value=value,
+                         threshold=threshold, worst=worst, error=error)
+
     def drop_sessions(self):
         """vCenter restarted: every session gone (NotAuthenticated next)."""
         return self.call("restart")["sessions_dropped"]
@@ -260,15 +275,15 @@ class SoapClient:
         self.requests = 0
         self.sc = None
 
-    def call(self, method, inner):
+    def call(self, method, inner, url=None, ns="urn:vim25"):
         body = ('<?xml version="1.0" encoding="UTF-8"?>'
                 '<soapenv:Envelope xmlns:soapenv="%s" xmlns:xsi="%s"><soapenv:Body>'
-                '<%s xmlns="urn:vim25">%s</%s></soapenv:Body></soapenv:Envelope>'
-                % (SOAPENV, XSI, method, inner, method)).encode()
+                '<%s xmlns="%s">%s</%s></soapenv:Body></soapenv:Envelope>'
+                % (SOAPENV, XSI, method, ns, inner, method)).encode()
         headers = {"Content-Type": "text/xml; charset=utf-8", "SOAPAction": "urn:vim25/7.0"}
         if self.cookie:
             headers["Cookie"] = self.cookie
-        req = urllib.request.Request(self.url, data=body, headers=headers)
+        req = urllib.request.Request(url or self.url, data=body, headers=headers)
         self.requests += 1
         try:
             with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
@@ -374,6 +389,44 @@ class SoapClient:
                             [(c.findtext("v:name", namespaces=NS), c.findtext("v:op", namespaces=NS),
                               c.find("v:val", NS)) for c in ou.findall("v:changeSet", NS)]))
         return rv.findtext("v:version", namespaces=NS), out
+
+    def query_disks_for_vsan(self, vsan_system, names=()):
+        """HostVsanSystem.QueryDisksForVsan -> [(canonical, state, fault type, message)]"""
+        r = self.call("QueryDisksForVsan", moref("HostVsanSystem", vsan_system)
+                      + "".join("<canonicalName>%s</canonicalName>" % escape(n) for n in names))
+        out = []
+        for x in r.findall("v:returnval", NS):
+            err = x.find("v:error", NS)
+            out.append((x.findtext("v:disk/v:canonicalName", namespaces=NS), x.findtext("v:state", namespaces=NS),
+                        None if err is None else err.find("v:fault", NS).get("{%s}type" % XSI),
+                        None if err is None else err.findtext("v:localizedMessage", namespaces=NS)))
+        return out
+
+    def smart_summary(self, cluster):
+        """vSAN health: VsanQueryVcClusterSmartStatsSummary on /vsanHealth ->
+        {hostname: {disk: {parameter: (value, threshold, worst)} or error}}"""
+        url = self.url.rsplit("/", 1)[0] + "/vsanHealth"
+        r = self.call("VsanQueryVcClusterSmartStatsSummary",
+                      moref("VsanVcClusterHealthSystem", "vsan-cluster-health-system")
+                      + '<cluster type="ClusterComputeResource">%s</cluster>' % escape(cluster),
+                      url=url, ns="urn:vsan")
+        vs = {"v": "urn:vsan"}
+        out = {}
+
+        def num(el, tag):
+            t = el.findtext("v:" + tag, namespaces=vs)
+            return None if t is None else int(t)
+        for h in r.findall("v:returnval", vs):
+            disks = out.setdefault(h.findtext("v:hostname", namespaces=vs), {})
+            for d in h.findall("v:smartStats", vs):
+                err = d.find("v:error", vs)
+                if err is not None:
+                    disks[d.findtext("v:disk", namespaces=vs)] = ("error", err.get("{%s}type" % XSI))
+                    continue
+                disks[d.findtext("v:disk", namespaces=vs)] = {
+                    p.findtext("v:parameter", namespaces=vs): (num(p, "value"), num(p, "threshold"), num(p, "worst"))
+                    for p in d.findall("v:stats", vs)}
+        return out
 
     def query_perf(self, specs):
         """specs: [(host moid, [(counterId, instance)], maxSample)] ->

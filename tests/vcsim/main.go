@@ -218,6 +218,9 @@ func run() error {
 		}
 		m.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
+	if o.model == "vpx" {
+		m.Service.RegisterSDK(w.vsanRegistry())
+	}
 	srv := m.Service.NewServer()
 	defer srv.Close()
 	w.server = srv

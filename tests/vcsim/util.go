@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"reflect"
 )
 
 var ioEOF = io.EOF
@@ -21,3 +22,5 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 }
 
 func nilContext() context.Context { return context.Background() }
+
+func reflectNew(t reflect.Type) interface{} { return reflect.New(t).Interface() }

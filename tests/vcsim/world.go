@@ -36,6 +36,7 @@ type world struct {
 
 	perf   *perfState
 	events *eventState
+	vsan   *vsanState
 }
 
 func newWorld(o *options) *world {
@@ -72,6 +73,9 @@ func (w *world) install() error {
 		return err
 	}
 	if err := w.installPaging(); err != nil {
+		return err
+	}
+	if err := w.installVsan(); err != nil {
 		return err
 	}
 	if err := w.installPerf(); err != nil {
@@ -118,7 +122,7 @@ func (c *countingBody) Close() error { return nil }
 func (w *world) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		name := ""
-		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk") {
+		if r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, "/sdk") || r.URL.Path == "/vsanHealth") {
 			body, err := readLimited(r.Body, 64<<20)
 			_ = r.Body.Close()
 			if err != nil {
