@@ -84,6 +84,8 @@ def test_tls_login_and_models(d):
         c = client(sim, login=False)
         eq(text(c.retrieve_service_content(), "v:about/v:apiType"), "VirtualCenter", "apiType")
         expect_fault("NotAuthenticated", c.container_view)
+        expect_fault("NotAuthenticated", c.retrieve, "PerformanceManager", ["perfCounter"],
+                     objs=[c.ref("perfManager")])
         expect_fault("InvalidLogin", c.login, sim.username, "wrong")
         expect_fault("InvalidLogin", c.login, "root", sim.password)
         c.login(sim.username, sim.password)
@@ -350,8 +352,9 @@ def test_restarts(d):
     sim = start(d, cluster_hosts=1, standalone=0)
     try:
         c = client(sim)
-        c.container_view()
+        view = c.container_view()
         eq(sim.drop_sessions() >= 1, True, "sessions dropped")
+        expect_fault("NotAuthenticated", c.retrieve, "HostSystem", ["name"], view=view)
         expect_fault("NotAuthenticated", c.container_view)
         c.login(sim.username, sim.password)
         c.container_view()
@@ -415,6 +418,70 @@ def test_vsan_disks_and_smart(d):
         nc = SoapClient(sim.url, sim.ssl_context())
         nc.retrieve_service_content()
         expect_fault("NotAuthenticated", nc.smart_summary, cluster)
+    finally:
+        sim.stop()
+
+
+def test_concurrent_clients(d):
+    """Clients polling in parallel while the world changes and sessions are
+    dropped: every call answers (no deadlock, no crash), faults are only
+    NotAuthenticated, every posted event is read exactly once."""
+    import threading
+    import time
+    sim = start(d, cluster_hosts=3, standalone=1)
+    errors, read = [], {}
+    stop = time.time() + 1.5
+    ids = sim.counters()["counters"]
+    hosts = [h["moid"] for h in sim.host_list()]
+
+    def worker(i):
+        c = client(sim)
+        view = c.container_view()
+        col = c.create_event_collector(type_ids=["esx.problem.test"])
+        got = read.setdefault(i, [])
+        while time.time() < stop:
+            try:
+                c.retrieve("HostSystem", ["name", "config.network.pnic"], view=view)
+                got += [e["key"] for e in c.read_next_events(col)]
+                c.query_perf([(h, [(ids["net.errorsRx"], "*")], 1) for h in hosts])
+            except SoapFault as e:
+                if e.type != "NotAuthenticated":
+                    errors.append(repr(e))
+                    return
+                c.login(sim.username, sim.password)
+                view = c.container_view()
+                col = c.create_event_collector(type_ids=["esx.problem.test"])
+                got.append("restart")
+    posted = []
+
+    def poster():
+        i = 0
+        while time.time() < stop:
+            posted.append(sim.post_event("DC0_H0", "esx.problem.test", "m%d" % i))
+            sim.set_link("DC0_C0_H1", "vmnic0", up=bool(i % 2))
+            if i == 10:
+                sim.drop_sessions()
+            i += 1
+    try:
+        ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)] + [threading.Thread(target=poster)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        eq(errors, [], "faults")
+        c = client(sim)
+        col = c.create_event_collector(type_ids=["esx.problem.test"])
+        eq([e["key"] for e in c.read_next_events(col, 1000)], posted, "every event, in order")
+        for i, got in read.items():
+            # per collector (a new one after each re-login starts at the
+            # oldest event): ascending keys, none twice
+            seg = []
+            for k in got + ["restart"]:
+                if k == "restart":
+                    eq(seg, sorted(set(seg)), "worker %d: one collector's keys" % i)
+                    seg = []
+                else:
+                    seg.append(k)
     finally:
         sim.stop()
 

@@ -76,7 +76,29 @@ func cut(ctx *simulator.Context, res *types.RetrieveResult, size int) {
 	res.Token = token
 }
 
+// notAuthenticated: the simulator lets RetrieveProperties(Ex) through
+// without a session (its ContainerViews then answer ManagedObjectNotFound);
+// vCenter answers NotAuthenticated to every call but RetrieveServiceContent
+// and the Login family before a Login, or after its session is gone.
+func notAuthenticated(ctx *simulator.Context, this types.ManagedObjectReference) *soap.Fault {
+	if ctx.Session != nil {
+		return nil
+	}
+	return simulator.Fault("", &types.NotAuthenticated{NoPermission: types.NoPermission{
+		Object: this, PrivilegeId: "System.View"}})
+}
+
+func (pc *PropertyCollector) RetrieveProperties(ctx *simulator.Context, r *types.RetrieveProperties) soap.HasFault {
+	if f := notAuthenticated(ctx, r.This); f != nil {
+		return &methods.RetrievePropertiesBody{Fault_: f}
+	}
+	return pc.PropertyCollector.RetrieveProperties(ctx, r)
+}
+
 func (pc *PropertyCollector) RetrievePropertiesEx(ctx *simulator.Context, r *types.RetrievePropertiesEx) soap.HasFault {
+	if f := notAuthenticated(ctx, r.This); f != nil {
+		return &methods.RetrievePropertiesExBody{Fault_: f}
+	}
 	res := pc.PropertyCollector.RetrievePropertiesEx(ctx, r)
 	body, ok := res.(*methods.RetrievePropertiesExBody)
 	if !ok || body.Res == nil || body.Res.Returnval == nil {
