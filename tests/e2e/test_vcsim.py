@@ -100,8 +100,20 @@ def test_tls_login_and_models(d):
         eq(esx.hosts, 1, "esx hosts")
         c = client(esx)
         eq(text(c.sc and c.retrieve_service_content(), "v:about/v:apiType"), "HostAgent", "apiType")
-        hosts = c.retrieve("HostSystem", ["name", "config.network.pnic"], view=c.container_view())
-        eq(len(hosts), 1, "one host")
+        hosts = c.retrieve("HostSystem", ["name", "config.network.pnic", "configManager.vsanSystem"],
+                           view=c.container_view())
+        eq(list(hosts), ["ha-host"], "hostd's one host")
+        # the host's own counter table (not vCenter's keys)
+        ids = esx.counters()["counters"]
+        eq(ids["net.errorsRx"], 196624, "ESX counter key")
+        esx.set_counter("ha-host", "vmnic1", "net.errorsTx", 2)
+        r = c.query_perf([("ha-host", [(ids["net.errorsTx"], "vmnic1")], 1)])
+        eq(r["ha-host"][(ids["net.errorsTx"], "vmnic1")], [2], "ESX QueryPerf")
+        col = c.create_event_collector(type_ids=["esx.problem.vob.vsan.pdl.offline"])
+        k = esx.post_event("ha-host", "esx.problem.vob.vsan.pdl.offline", "vSAN device is offline")
+        eq([e["key"] for e in c.read_next_events(col)], [k], "ESX event")
+        vs = hosts["ha-host"]["configManager.vsanSystem"].text
+        eq(len(c.query_disks_for_vsan(vs)), 3, "ESX QueryDisksForVsan")
     finally:
         esx.stop()
 
