@@ -18,6 +18,7 @@ import os
 import ssl
 import sys
 import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -381,6 +382,9 @@ def test_restarts(d):
         expect_fault("NotAuthenticated", c.container_view)
         c.login(sim.username, sim.password)
         c.container_view()
+        sim.restart(new_cert=True)
+        with open(sim.cert) as f:
+            eq(f.read() != cert, True, "a new certificate")
         sim.kill()
         try:
             c.container_view()
@@ -494,6 +498,49 @@ def test_concurrent_clients(d):
                     seg = []
                 else:
                     seg.append(k)
+    finally:
+        sim.stop()
+
+
+def raw_post(sim, c, method):
+    """One SOAP call, the raw answer: (status, body bytes)."""
+    body = ('<?xml version="1.0"?><soapenv:Envelope xmlns:soapenv="%s"><soapenv:Body>'
+            '<%s xmlns="urn:vim25">%s</%s></soapenv:Body></soapenv:Envelope>' % (
+                vcsim.SOAPENV, method, vcsim.moref(*c.ref("perfManager")), method)).encode()
+    req = urllib.request.Request(sim.url, data=body, headers={"Content-Type": "text/xml", "Cookie": c.cookie})
+    try:
+        with urllib.request.urlopen(req, context=sim.ssl_context(), timeout=60) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def test_injections(d):
+    import time
+    sim = start(d, cluster_hosts=1, standalone=0)
+    try:
+        c = client(sim)
+        sim.inject("QueryPerfCounter", "huge", size_mb=3)
+        st, body = raw_post(sim, c, "QueryPerfCounter")
+        eq((st, len(body) >= 3 << 20, body.endswith(b"</soapenv:Envelope>")), (200, True, True), "huge")
+        sim.inject("QueryPerfCounter", "deep", depth=5000)
+        st, body = raw_post(sim, c, "QueryPerfCounter")
+        eq((st, body.count(b"<returnval>")), (200, 5000), "deep")
+        sim.inject("QueryPerfCounter", "garbage")
+        st, body = raw_post(sim, c, "QueryPerfCounter")
+        eq((st, body.startswith(b"\x00")), (200, True), "garbage")
+        sim.inject("*", "status", status=503, count=2)
+        eq(raw_post(sim, c, "QueryPerfCounter")[0], 503, "status, any method")
+        eq(raw_post(sim, c, "QueryPerfProviderSummary")[0], 503, "status, twice")
+        sim.inject("QueryPerfCounter", "fault", fault="SystemError")
+        expect_fault("SystemError", c.query_perf_counter, [sim.counters()["counters"]["net.errorsRx"]])
+        eq(len(c.query_perf_counter([sim.counters()["counters"]["net.errorsRx"]])), 1, "count used up")
+        expect_control_error(400, sim.inject, "X", "explode")
+        sim.set_delay(300, method="QueryPerfCounter")
+        t0 = time.time()
+        c.query_perf_counter([sim.counters()["counters"]["net.errorsRx"]])
+        eq(time.time() - t0 >= 0.3, True, "delayed")
+        sim.set_delay(0, method="QueryPerfCounter")
     finally:
         sim.stop()
 

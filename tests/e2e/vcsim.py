@@ -124,11 +124,16 @@ class Vcsim:
                 self.proc.wait()
         self.proc = None
 
-    def restart(self):
-        """Stop and start the process again: same address, same certificate,
-        a fresh world (every session, collector and posted event gone, as
-        after a vCenter reinstall).  drop_sessions() is the lighter restart."""
+    def restart(self, new_cert=False):
+        """Stop and start the process again: same address, same certificate
+        (new_cert: a new one, as after a certificate replacement), a fresh
+        world (every session, collector and posted event gone, as after a
+        vCenter reinstall).  drop_sessions() is the lighter restart."""
         self.stop()
+        if new_cert and self.tls:
+            for f in (self.cert, self.key):
+                if os.path.exists(f):
+                    os.unlink(f)
         return self.start()
 
     def kill(self):
@@ -233,6 +238,19 @@ class Vcsim:
         query fails with that reason) in the vSAN health service"""
         return self.call("set_smart", host=host, disk=disk, parameter=parameter, value=value,
                          threshold=threshold, worst=worst, error=error)
+
+    def inject(self, method, kind, count=1, size_mb=None, depth=None, status=None, fault=None,
+               seconds=None):
+        """The next count calls of method ("*": any) answered with: huge
+        (size_mb MB), deep (depth nested returnvals), garbage, status (HTTP
+        status), fault (a vim25 fault class, default SystemError), hang
+        (seconds, then the real answer).  count=0 removes it."""
+        return self.call("inject", method=method, kind=kind, count=count, size_mb=size_mb, depth=depth,
+                         status=status, fault=fault, seconds=seconds)
+
+    def set_delay(self, ms, method=None):
+        """every SOAP call (or method's) waits ms first; 0 removes it"""
+        return self.call("set_delay", ms=ms, method=method)
 
     def drop_sessions(self):
         """vCenter restarted: every session gone (NotAuthenticated next)."""

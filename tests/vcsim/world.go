@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/vmware/govmomi/simulator"
@@ -135,6 +136,13 @@ func (w *world) wrap(next http.Handler) http.Handler {
 			w.total++
 			w.mu.Unlock()
 			r.Body = &countingBody{data: body}
+			in, delay := takeInjection(name)
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			if in != nil && in.serve(rw, name) {
+				return
+			}
 		}
 		if name != "CreateCollectorForEvents" {
 			w.gate.RLock()
