@@ -145,7 +145,7 @@ platform_heap_init(void)
 #endif
 }
 
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 /*
  * One malloc_trim() at a time.  glibc's first malloc_trim() sets its
  * "initialized" flag before it has set up the main arena; another one
@@ -158,10 +158,16 @@ platform_heap_init(void)
 static pthread_mutex_t	heap_trim_mu = PTHREAD_MUTEX_INITIALIZER;
 #endif
 
+/*
+ * Under AddressSanitizer the agent's memory is ASan's, not in glibc's
+ * arenas: a trim gives nothing back, and it races glibc's own internal
+ * allocations (NSS during a resolver call, dlopen) that set the main arena
+ * up behind the mutex's back.  Not done there.
+ */
 void
 platform_heap_trim(void)
 {
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 	pthread_mutex_lock(&heap_trim_mu);
 	malloc_trim(0);
 	pthread_mutex_unlock(&heap_trim_mu);
