@@ -1,0 +1,362 @@
+/*
+ * The syslog wire (collectors/receiver/): the parse of one message against
+ * the fixtures of tests/fixtures/syslog/ (SOURCES.md cites each line), the
+ * framing of a TCP stream byte for byte and split at every boundary, and
+ * the folding of hostd's "-->" continuation lines.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "../../collectors/logwatch/logline.h"
+#include "../../collectors/receiver/syslogwire.h"
+
+#define FIX "tests/fixtures/syslog/"
+/* 2026-12-07T06:00:00Z: the year of the classic RFC 3164 times. */
+#define NOW 1796623200000LL
+
+static char *lines[16];
+static size_t lens[16];
+static char *file_buf;
+
+/* Split a fixture into lines (kept until the next call). */
+static int
+load(const char *name)
+{
+	char path[256];
+	size_t len, n = 0;
+	char *p, *e;
+
+	free(file_buf);
+	snprintf(path, sizeof(path), FIX "%s", name);
+	file_buf = t_slurp(path, &len);
+	p = file_buf;
+	while (p < file_buf + len && n < 16) {
+		e = memchr(p, '\n', (size_t)(file_buf + len - p));
+		if (e == NULL)
+			e = file_buf + len;
+		lines[n] = p;
+		lens[n] = (size_t)(e - p);
+		n++;
+		p = e + 1;
+	}
+	return (int)n;
+}
+
+static bool
+span_is(struct syslog_span s, const char *want)
+{
+	if (want == NULL)
+		return s.len == 0;
+	return s.len == strlen(want) && memcmp(s.p, want, s.len) == 0;
+}
+
+static bool
+span_starts(struct syslog_span s, const char *want)
+{
+	return s.len >= strlen(want) && memcmp(s.p, want, strlen(want)) == 0;
+}
+
+static int64_t
+iso(const char *s)
+{
+	int64_t ms = -1;
+
+	if (logline_iso8601(s, strlen(s), &ms) != strlen(s))
+		return -2;
+	return ms;
+}
+
+#define SPAN_IS(s, w) do {						\
+	if (!span_is((s), (w)))						\
+		T_FAILF("%s == \"%.*s\", want \"%s\"", #s, (int)(s).len, \
+		    (s).p ? (s).p : "", (w) ? (w) : "(absent)");	\
+} while (0)
+#define SPAN_STARTS(s, w) do {						\
+	if (!span_starts((s), (w)))					\
+		T_FAILF("%s == \"%.60s\", want it to start \"%s\"", #s,	\
+		    (s).p ? (s).p : "", (w));				\
+} while (0)
+
+struct want {
+	int		 line, rc, fmt, pri;
+	const char	*ts;		/* ISO, or NULL for -1 */
+	const char	*host, *app, *procid, *sd, *msg, *text, *relay;
+};
+
+static void
+check(const struct want *w)
+{
+	struct syslog_msg m;
+	int rc, failed = t_failed_checks;
+
+	rc = syslog_parse(lines[w->line], lens[w->line], NOW, &m);
+	CHECK_INT(rc, w->rc);
+	CHECK_INT(m.format, w->fmt);
+	CHECK_INT(m.pri, w->pri);
+	CHECK_INT(m.ts_ms, w->ts ? iso(w->ts) : -1);
+	SPAN_IS(m.host, w->host);
+	SPAN_IS(m.app, w->app);
+	SPAN_IS(m.procid, w->procid);
+	if (w->sd)
+		SPAN_STARTS(m.sd, w->sd);
+	else
+		SPAN_IS(m.sd, NULL);
+	SPAN_STARTS(m.msg, w->msg);
+	SPAN_STARTS(m.text, w->text);
+	SPAN_IS(m.relay, w->relay);
+	/* the spans lie inside the line, msg and text run to its end */
+	CHECK(m.text.p + m.text.len == lines[w->line] + lens[w->line]);
+	CHECK(m.msg.len == 0 ||
+	    m.msg.p + m.msg.len == lines[w->line] + lens[w->line]);
+	if (t_failed_checks != failed)
+		printf("  (the checks above: fixture line %d)\n", w->line + 1);
+}
+
+TEST(esxi67_rfc3164)
+{
+	static const struct want w[] = {
+	    { 0, 0, SYSLOG_3164, 166, "2019-05-21T19:27:32.479Z",
+		"esxi.example", "Hostd", NULL, NULL,
+		"info hostd[FFE61B70] [Originator@6876 sub=Vimsvc.ha-eventmgr] "
+		"Event 6361 : /usr/lib/vmware/vpxa/bin/vpxa crashed",
+		"2019-05-21T19:27:32.479Z esxi.example Hostd: info", NULL },
+	    { 1, 0, SYSLOG_3164, 14, "2019-05-21T19:27:33.102Z",
+		"esxi.example", "vobd", NULL, NULL,
+		"[UserWorldCorrelator] 11239800115513us: "
+		"[esx.problem.vpxa.core.dumped]",
+		"2019-05-21T19:27:33.102Z esxi.example vobd:  [User", NULL },
+	    { 2, 0, SYSLOG_3164, 166, "2023-01-02T12:34:56.789Z",
+		"esxihostname", "Hostd", NULL, NULL, "info hostd[A1B2C3] [Orig",
+		"2023-01-02T12:34:56.789Z esxihostname Hostd:", NULL },
+	    { 3, 0, SYSLOG_3164, 166, "2022-04-26T02:48:45.930Z", "ESX01",
+		"Hostd", NULL, NULL, "info hostd[2100820]", "2022-04-26T02", NULL },
+	    { 4, 0, SYSLOG_3164, 166, "2022-04-26T02:48:45.931Z", "ESX01",
+		"Hostd", NULL, NULL, "--> Host is shutting down", "2022", NULL },
+	    { 5, 0, SYSLOG_3164, 164, "2020-05-08T07:45:35.567Z",
+		"localhost.localdomain", "vmkernel", NULL, NULL,
+		"cpu12:2097682)WARNING: ScsiDeviceIO: 1513:", "2020-05-08T07",
+		NULL },
+	    { 6, 0, SYSLOG_3164, 166, "2020-05-08T07:45:36.001Z", NULL,
+		"Hostd", NULL, NULL, "warning hostd[2099376] [Originator@6876 "
+		"sub=IoTracker] In thread", "2020-05-08T07:45:36.001Z Hostd:",
+		NULL },
+	};
+	size_t i;
+
+	CHECK_INT(load("esxi67-rfc3164.log"), 7);
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		check(&w[i]);
+}
+
+TEST(esxi8_rfc3164)
+{
+	static const struct want w[] = {
+	    { 0, 0, SYSLOG_3164, 166, "2025-12-11T16:43:23.314Z",
+		"esx90.lab.local", "Hostd", "169827",
+		"[Originator@6876 sub=Vimsvc.HTTPService.HttpConnection]",
+		"HTTP Connection has timed out", "2025-12-11T16:43:23.314Z "
+		"esx90.lab.local Hostd[169827]: [Originator@6876", NULL },
+	    { 1, 0, SYSLOG_3164, 166, "2025-12-11T16:43:23.314Z",
+		"esx90.lab.local", "Hostd", "169797", NULL,
+		"--> [context]zKq7", "2025-12-11T16:43:23.314Z", NULL },
+	    { 2, 0, SYSLOG_3164, 163, "2025-12-11T16:43:25.003Z",
+		"esx90.lab.local", "Hostd", "169828",
+		"[Originator@6876 sub=VMkernelStatsProvider(000000a67b5238a0)]",
+		"GetKernelStatValues: Detected error", "2025", NULL },
+	    { 3, 0, SYSLOG_3164, 164, "2025-12-11T16:43:28.795Z",
+		"esx90.lab.local", "Hostd", "169823", "[Originator@6876 sub=dev",
+		"FillVirtualDeviceStats:", "2025", NULL },
+	    { 4, 0, SYSLOG_3164, 14, "2025-12-11T16:44:02.737Z",
+		"esx90.lab.local", "vobd", "2097521", NULL,
+		"[UserLevelCorrelator] 1012726884193us: "
+		"[vob.user.ssh.session.closed]", "2025", NULL },
+	    { 5, 0, SYSLOG_3164, 182, "2025-12-11T16:44:03.079Z",
+		"esx90.lab.local", "vmkernel", NULL, NULL,
+		"cpu0:170428)ScsiDeviceIO: 4176:", "2025", NULL },
+	};
+	struct syslog_msg m;
+	size_t i;
+
+	CHECK_INT(load("esxi8-rfc3164.log"), 6);
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		check(&w[i]);
+	/* the whole Originator block, up to its own ']' */
+	syslog_parse(lines[2], lens[2], NOW, &m);
+	SPAN_IS(m.sd, "[Originator@6876 sub=VMkernelStatsProvider("
+	    "000000a67b5238a0)]");
+}
+
+TEST(esxi8_rfc5424)
+{
+	static const struct want w[] = {
+	    { 0, 0, SYSLOG_5424, 166, "2025-12-11T16:43:23.314Z",
+		"esx90.lab.local", "Hostd", "169827",
+		"[Originator@6876 sub=\"Vimsvc.ha-eventmgr\" opID=",
+		"Event 112 : User root@198.51.100.7 logged in",
+		"1 2025-12-11T16:43:23.314Z esx90.lab.local Hostd 169827 - "
+		"[Originator@6876", NULL },
+	    { 1, 0, SYSLOG_5424, 166, "2025-12-11T16:43:23.315Z",
+		"esx90.lab.local", "Hostd", "169797", NULL, "--> [context]",
+		"1 2025", NULL },
+	    { 2, 0, SYSLOG_5424, 14, "2025-12-11T16:44:02.737Z",
+		"esx90.lab.local", "vobd", "2097521", NULL,
+		"[UserLevelCorrelator] 1012726884193us:", "1 2025", NULL },
+	    { 3, 0, SYSLOG_5424, 166, "2025-12-11T16:44:05.100Z", NULL,
+		"Hostd", "169828", "[Originator@6876 sub=\"Default\" opID=\""
+		"esxui-d48c-26a4\"][msgModified@6876 msgModified=",
+		"pam_do_authenticate: error [login:root]", "1 2025", NULL },
+	    { 4, 0, SYSLOG_5424, 13, "2026-12-07T05:40:01.123+00:00",
+		"linuxhost", "user", NULL, "[timeQuality tzKnown=\"1\"",
+		"hello from logger", "1 2026-12-07T05:40:01.123456+00:00", NULL },
+	    { 5, 0, SYSLOG_5424, 34, "2003-10-11T22:14:15.003Z",
+		"mymachine.example.com", "su", NULL, NULL,
+		"su root failed for lonvick", "1 2003-10-11T22:14:15.003Z "
+		"mymachine.example.com su - ID47 - \xEF\xBB\xBFsu root", NULL },
+	};
+	struct syslog_msg m;
+	size_t i;
+
+	CHECK_INT(load("esxi8-rfc5424.log"), 6);
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		check(&w[i]);
+	syslog_parse(lines[0], lens[0], NOW, &m);
+	SPAN_IS(m.sd, "[Originator@6876 sub=\"Vimsvc.ha-eventmgr\" "
+	    "opID=\"esxui-13c6-6b16\" sid=\"5214bde6\" user=\"root\"]");
+	SPAN_IS(m.msgid, NULL);
+	syslog_parse(lines[5], lens[5], NOW, &m);
+	SPAN_IS(m.msgid, "ID47");
+	SPAN_IS(m.sd, NULL);
+}
+
+TEST(relays_and_classic)
+{
+	static const struct want w[] = {
+	    /* the relay's local-time header: the host's own one wins */
+	    { 0, 0, SYSLOG_3164, 13, "2023-01-02T12:34:56.789Z",
+		"esxihostname", "Hostd", NULL, NULL, "info hostd[A1B2C3]",
+		"Jan  2 13:34:56 10.100.101.102 2023-01-02T12:34:56.789Z",
+		"10.100.101.102" },
+	    { 1, 0, SYSLOG_3164, -1, "2023-01-02T12:34:56.789Z",
+		"esxihostname", "Hostd", NULL, NULL, "info hostd[A1B2C3]",
+		"Jan 2 13:34:56 10.100.101.102", "10.100.101.102" },
+	    /* ESXi 5.x vobd behind a relay: the inner header has no host */
+	    { 2, 0, SYSLOG_3164, 14, "2026-11-29T03:25:19Z", NULL, "vobd",
+		NULL, NULL, "Nov 29 03:25:19.927: 8596737035540us: "
+		"[vob.net.dvport.uplink.transition.down]", "Nov 28 22:25:19 "
+		"10.2.0.103 Nov 29", "10.2.0.103" },
+	    { 3, 0, SYSLOG_3164, 13, "2026-12-07T05:40:01Z", "linuxhost",
+		"user", NULL, NULL, "hello from logger", "Dec  7 05:40:01 "
+		"linuxhost user: hello from logger", NULL },
+	    { 4, 0, SYSLOG_3164, 34, "2026-10-11T22:14:15Z", "mymachine",
+		"su", NULL, NULL, "'su root' failed", "Oct 11 22:14:15", NULL },
+	};
+	size_t i;
+
+	CHECK_INT(load("relay-and-classic.log"), 5);
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		check(&w[i]);
+}
+
+TEST(malformed)
+{
+	struct syslog_msg m;
+
+	CHECK_INT(load("malformed.log"), 4);
+	/* <505> is no PRI: not syslog, the whole line kept as text */
+	CHECK_INT(syslog_parse(lines[0], lens[0], NOW, &m), -1);
+	CHECK_INT(m.format, SYSLOG_UNKNOWN);
+	CHECK_INT(m.pri, -1);
+	CHECK(m.text.p == lines[0] && m.text.len == lens[0]);
+	CHECK_INT(syslog_parse(lines[1], lens[1], NOW, &m), -1);
+	SPAN_IS(m.text, "hello world");
+	CHECK_INT(syslog_parse(lines[2], lens[2], NOW, &m), -1);
+	SPAN_IS(m.text, "<13");
+	/* a PRI and nothing else: a message with an empty body */
+	CHECK_INT(syslog_parse(lines[3], lens[3], NOW, &m), 0);
+	CHECK_INT(m.pri, 166);
+	CHECK_INT(m.text.len, 0);
+	CHECK_INT(syslog_parse("", 0, NOW, &m), -1);
+	CHECK_INT(syslog_parse("\r\n", 2, NOW, &m), -1);
+}
+
+TEST(edge_cases)
+{
+	struct syslog_msg m;
+	const char *s;
+
+	/* trailing CR LF and NUL are not text */
+	s = "<13>Dec  7 05:40:01 h app: x\r\n";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	SPAN_IS(m.msg, "x");
+	SPAN_IS(m.text, "Dec  7 05:40:01 h app: x");
+	/* a December line read on New Year's day is last year's */
+	s = "<13>Dec 31 23:59:59 h app: x";
+	CHECK_INT(syslog_parse(s, strlen(s), iso("2027-01-01T00:10:00Z"), &m),
+	    0);
+	CHECK_INT(m.ts_ms, iso("2026-12-31T23:59:59Z"));
+	/* Feb 29 only in a leap year (2028) */
+	s = "<13>Feb 29 10:00:00 h app: x";
+	CHECK_INT(syslog_parse(s, strlen(s), iso("2028-03-01T00:00:00Z"), &m),
+	    0);
+	CHECK_INT(m.ts_ms, iso("2028-02-29T10:00:00Z"));
+	/* a PRI but no time (RFC 3164 4.3.3): all of it is message */
+	s = "<13>app[12]: no time";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	CHECK_INT(m.ts_ms, -1);
+	SPAN_IS(m.app, "app");
+	SPAN_IS(m.procid, "12");
+	SPAN_IS(m.msg, "no time");
+	/* a time, a host and nothing else */
+	s = "<13>2024-01-01T00:00:00Z esx01";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	SPAN_IS(m.host, "esx01");
+	SPAN_IS(m.app, NULL);
+	CHECK_INT(m.msg.len, 0);
+	/* an unclosed SD block stays message */
+	s = "<13>2024-01-01T00:00:00Z esx01 Hostd[1]: [Originator@6876 sub=x";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	SPAN_IS(m.sd, NULL);
+	SPAN_IS(m.msg, "[Originator@6876 sub=x");
+	/* 5424 with an escaped ']' inside a quoted value, no message */
+	s = "<13>1 - - - - - [a@1 k=\"x\\]y\"]";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	CHECK_INT(m.ts_ms, -1);
+	SPAN_IS(m.host, NULL);
+	SPAN_IS(m.sd, "[a@1 k=\"x\\]y\"]");
+	CHECK_INT(m.msg.len, 0);
+	/* NULs inside a message are bytes like any other */
+	CHECK_INT(syslog_parse("<13>Dec  7 05:40:01 h a: x\0y", 28, NOW, &m),
+	    0);
+	CHECK_INT(m.msg.len, 3);
+}
+
+TEST(continuation)
+{
+	CHECK(syslog_is_continuation("--> [context]x", 14));
+	CHECK(syslog_is_continuation("  --> x", 7));
+	CHECK(syslog_is_continuation("info hostd[2099376] --> x", 25));
+	CHECK(!syslog_is_continuation("info hostd[2099376] [Originator@6876]",
+	    37));
+	CHECK(!syslog_is_continuation("->", 2));
+	CHECK(!syslog_is_continuation("", 0));
+	CHECK(!syslog_is_continuation("a b -->", 7));
+}
+
+int
+main(void)
+{
+	T_PROG("test_syslogwire");
+	RUN(esxi67_rfc3164);
+	RUN(esxi8_rfc3164);
+	RUN(esxi8_rfc5424);
+	RUN(relays_and_classic);
+	RUN(malformed);
+	RUN(edge_cases);
+	RUN(continuation);
+	free(file_buf);
+	return t_done();
+}
