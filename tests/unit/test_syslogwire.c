@@ -346,6 +346,221 @@ TEST(continuation)
 	CHECK(!syslog_is_continuation("a b -->", 7));
 }
 
+/* ---- framing ------------------------------------------------------ */
+
+struct out {
+	char	*p;
+	size_t	 len, cap;
+};
+
+static void
+out_add(struct out *o, const char *s, size_t n)
+{
+	if (o->len + n + 1 > o->cap) {
+		o->cap = (o->len + n + 1) * 2;
+		o->p = realloc(o->p, o->cap);
+		if (o->p == NULL)
+			abort();
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+	o->p[o->len] = '\0';
+}
+
+/* Each message as "[len]bytes|", "[len!]bytes|" when cut. */
+static void
+on_msg(void *arg, const char *msg, size_t len, bool truncated)
+{
+	char hdr[32];
+
+	snprintf(hdr, sizeof(hdr), "[%zu%s]", len, truncated ? "!" : "");
+	out_add(arg, hdr, strlen(hdr));
+	out_add(arg, msg, len);
+	out_add(arg, "|", 1);
+}
+
+/*
+ * Feed in[0..n) cut into pieces of `step` bytes (0: one piece, or at the
+ * single point `at` when step is (size_t)-1), then end the stream.
+ */
+static struct out
+frame(const char *in, size_t n, size_t step, size_t at,
+    struct framer_counts *counts)
+{
+	struct framer *f = framer_new();
+	struct out o = { NULL, 0, 0 };
+	size_t i, k;
+
+	out_add(&o, "", 0);
+	if (step == (size_t)-1) {
+		framer_feed(f, in, at, on_msg, &o);
+		framer_feed(f, in + at, n - at, on_msg, &o);
+	} else {
+		for (i = 0; i < n; i += k) {
+			k = step == 0 || n - i < step ? n - i : step;
+			framer_feed(f, in + i, k, on_msg, &o);
+			if (framer_held(f) > SYSLOG_MSG_MAX + 1)
+				abort();
+		}
+	}
+	framer_end(f, on_msg, &o);
+	if (counts)
+		*counts = *framer_counts(f);
+	framer_free(f);
+	return o;
+}
+
+/* The expected output, whole and split at every byte boundary. */
+static void
+check_frames(const char *in, size_t n, const char *want, uint64_t msgs,
+    uint64_t cut, uint64_t bad)
+{
+	struct framer_counts c;
+	struct out o;
+	size_t at;
+
+	o = frame(in, n, 0, 0, &c);
+	CHECK_STR(o.p, want);
+	CHECK_INT(c.messages, msgs);
+	CHECK_INT(c.truncated, cut);
+	CHECK_INT(c.malformed, bad);
+	free(o.p);
+	o = frame(in, n, 1, 0, &c);
+	CHECK_STR(o.p, want);
+	CHECK_INT(c.malformed, bad);
+	free(o.p);
+	for (at = 0; at <= n; at++) {
+		o = frame(in, n, (size_t)-1, at, &c);
+		if (strcmp(o.p, want) != 0 || c.messages != msgs ||
+		    c.truncated != cut || c.malformed != bad)
+			T_FAILF("split at %zu: \"%s\"", at, o.p);
+		free(o.p);
+		if (t_cur_failed)
+			break;
+	}
+}
+
+#define FRAMES(in, want, m, t, b) \
+	check_frames((in), sizeof(in) - 1, (want), (m), (t), (b))
+
+TEST(framing_lf)
+{
+	FRAMES("<13>a\n<13>b\r\n\n\r\n<13>c", "[5]<13>a|[5]<13>b|[5]<13>c|",
+	    3, 0, 0);
+	/* NUL ends a frame too; a CR not before the LF is message */
+	FRAMES("<13>a\0<13>b\0<13>c\rd\n", "[5]<13>a|[5]<13>b|[7]<13>c\rd|",
+	    3, 0, 0);
+	FRAMES("\n\n\r\n", "", 0, 0, 0);
+}
+
+TEST(framing_octets)
+{
+	/* an LF inside an octet-counted message is message */
+	FRAMES("5 <13>a7 <13>b\nc", "[5]<13>a|[7]<13>b\nc|", 2, 0, 0);
+	/* framing detected per frame; LF after an octet frame skipped */
+	FRAMES("5 <13>a\n<13>b\n3 xyz", "[5]<13>a|[5]<13>b|[3]xyz|", 3, 0, 0);
+	/* the stream ends inside a frame: kept, cut */
+	FRAMES("10 abc", "[3!]abc|", 1, 1, 0);
+	FRAMES("12", "", 0, 0, 1);
+	FRAMES("12 ", "", 0, 0, 1);
+}
+
+TEST(framing_malformed)
+{
+	/* not "LEN SP": counted, the framing resyncs after the next LF */
+	FRAMES("12x <13>a\n<13>b\n", "[5]<13>b|", 1, 0, 1);
+	FRAMES("123456789 x\n<13>c\n", "[5]<13>c|", 1, 0, 1);
+	FRAMES("2024-01-01T00:00:00Z h a: x\n5 <13>d", "[5]<13>d|", 1, 0, 1);
+}
+
+/* A big input: c repeated n times between pre and post. */
+static char *
+big(const char *pre, char c, size_t n, const char *post, size_t *len)
+{
+	size_t a = strlen(pre), b = strlen(post);
+	char *p = malloc(a + n + b + 1);
+
+	if (p == NULL)
+		abort();
+	memcpy(p, pre, a);
+	memset(p + a, c, n);
+	memcpy(p + a + n, post, b + 1);
+	*len = a + n + b;
+	return p;
+}
+
+static void
+check_big(const char *pre, char c, size_t n, const char *post,
+    size_t want_len, bool want_cut, const char *tail)
+{
+	struct framer_counts fc;
+	struct out o, o1;
+	size_t len, steps[] = { 0, 1, 4096, 65535, 65536, 65537 }, k;
+	char *in = big(pre, c, n, post, &len), hdr[32];
+
+	snprintf(hdr, sizeof(hdr), "[%zu%s]", want_len, want_cut ? "!" : "");
+	o = frame(in, len, 0, 0, &fc);
+	CHECK(strncmp(o.p, hdr, strlen(hdr)) == 0);
+	CHECK(o.len == strlen(hdr) + want_len + strlen(tail));
+	CHECK(o.p[strlen(hdr)] == c && o.p[strlen(hdr) + want_len - 1] == c);
+	CHECK_STR(o.p + strlen(hdr) + want_len, tail);
+	CHECK_INT(fc.truncated, want_cut ? 1 : 0);
+	for (k = 1; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		o1 = frame(in, len, steps[k], 0, NULL);
+		if (o1.len != o.len || memcmp(o1.p, o.p, o.len) != 0)
+			T_FAILF("pieces of %zu bytes: a different result",
+			    steps[k]);
+		free(o1.p);
+	}
+	free(o.p);
+	free(in);
+}
+
+TEST(framing_cut)
+{
+	/* exactly the cap, with CR LF: whole */
+	check_big("", 'C', SYSLOG_MSG_MAX, "\r\n<13>z\n", SYSLOG_MSG_MAX,
+	    false, "|[5]<13>z|");
+	/* one byte over: the head, cut; the next message intact */
+	check_big("", 'C', SYSLOG_MSG_MAX + 1, "\n<13>z\n", SYSLOG_MSG_MAX,
+	    true, "|[5]<13>z|");
+	check_big("", 'A', 70000, "\n<13>z\n", SYSLOG_MSG_MAX, true,
+	    "|[5]<13>z|");
+	/* octet counting: the count says 70000, 65536 kept */
+	check_big("70000 ", 'B', 70000, "5 <13>y", SYSLOG_MSG_MAX, true,
+	    "|[5]<13>y|");
+	check_big("65536 ", 'B', 65536, "5 <13>y", SYSLOG_MSG_MAX, false,
+	    "|[5]<13>y|");
+}
+
+/* A 2 MB line without LF: delivered cut once, memory stays bounded. */
+TEST(framing_2mb_line)
+{
+	struct framer *f = framer_new();
+	struct out o = { NULL, 0, 0 };
+	char chunk[4096];
+	size_t i, maxheld = 0;
+
+	memset(chunk, 'x', sizeof(chunk));
+	out_add(&o, "", 0);
+	for (i = 0; i < 512; i++) {
+		framer_feed(f, chunk, sizeof(chunk), on_msg, &o);
+		if (framer_held(f) > maxheld)
+			maxheld = framer_held(f);
+	}
+	CHECK(maxheld <= SYSLOG_MSG_MAX + 1);
+	CHECK_INT(framer_counts(f)->messages, 1);
+	CHECK_INT(framer_counts(f)->truncated, 1);
+	CHECK(strncmp(o.p, "[65536!]xxx", 11) == 0);
+	/* after it, the buffer is given back and framing goes on */
+	CHECK(framer_held(f) <= 16384);
+	framer_feed(f, "\n<13>ok\n", 8, on_msg, &o);
+	CHECK_STR(o.p + o.len - 10, "[6]<13>ok|");
+	framer_end(f, on_msg, &o);
+	framer_free(f);
+	free(o.p);
+}
+
 int
 main(void)
 {
@@ -357,6 +572,11 @@ main(void)
 	RUN(malformed);
 	RUN(edge_cases);
 	RUN(continuation);
+	RUN(framing_lf);
+	RUN(framing_octets);
+	RUN(framing_malformed);
+	RUN(framing_cut);
+	RUN(framing_2mb_line);
 	free(file_buf);
 	return t_done();
 }
