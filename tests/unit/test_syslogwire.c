@@ -561,6 +561,139 @@ TEST(framing_2mb_line)
 	free(o.p);
 }
 
+/* ---- folding ------------------------------------------------------ */
+
+/* Each record as "host/program@first_ms[len(!)]text|". */
+static void
+on_rec(void *arg, const char *host, const char *program, const char *text,
+    size_t len, int64_t first_ms, bool truncated)
+{
+	char hdr[512];
+
+	snprintf(hdr, sizeof(hdr), "%s/%s@%lld[%zu%s]", host, program,
+	    (long long)first_ms, len, truncated ? "!" : "");
+	out_add(arg, hdr, strlen(hdr));
+	out_add(arg, text, len < 1000 ? len : 1000);
+	out_add(arg, "|", 1);
+}
+
+/* One wire line through parse and fold, as the receiver does it. */
+static void
+fold_line(struct fold *fo, const char *line, size_t len, int64_t now,
+    struct out *o)
+{
+	struct syslog_msg m;
+	char host[256], app[64];
+	bool cont;
+
+	CHECK_INT(syslog_parse(line, len, NOW, &m), 0);
+	snprintf(host, sizeof(host), "%.*s", (int)m.host.len,
+	    m.host.p ? m.host.p : "");
+	snprintf(app, sizeof(app), "%.*s", (int)m.app.len,
+	    m.app.p ? m.app.p : "");
+	cont = syslog_is_continuation(m.msg.p, m.msg.len);
+	/* a continuation adds its message proper ("--> ..."), as hostd.log
+	 * shows it; a record starts with the whole text */
+	if (cont)
+		fold_add(fo, host, app, m.msg.p, m.msg.len, true, now, on_rec, o);
+	else
+		fold_add(fo, host, app, m.text.p, m.text.len, false, now,
+		    on_rec, o);
+}
+
+/* hostd's record and its "-->" line, another host's line in between. */
+TEST(fold_hostd_record)
+{
+	static const char other[] = "<166>2025-12-11T16:43:23.320Z esx91 "
+	    "Hostd[5]: [Originator@6876 sub=Libs] SOCKET connect failed";
+	struct fold *fo = fold_new(64, 1000);
+	struct out o = { NULL, 0, 0 };
+	int n, k;
+
+	out_add(&o, "", 0);
+	n = load("esxi8-rfc3164.log");
+	fold_line(fo, lines[0], lens[0], 10, &o);
+	fold_line(fo, other, sizeof(other) - 1, 11, &o);
+	for (k = 1; k < n; k++)
+		fold_line(fo, lines[k], lens[k], 20 + k, &o);
+	/* line 3 (a new Hostd record) released the folded one */
+	CHECK(strncmp(o.p, "esx90.lab.local/Hostd@10[", 25) == 0);
+	CHECK(strstr(o.p, "(hh:mm:ss.us))\n--> [context]zKq7AVICAgAAAB28eQ")
+	    != NULL);
+	CHECK(strstr(o.p, "[/context]|esx90.lab.local/Hostd@22[") != NULL);
+	CHECK_INT(fold_counts(fo)->continuations, 1);
+	CHECK_INT(fold_open(fo), 4);	/* esx91 Hostd, Hostd, vobd, vmkernel */
+	fold_due(fo, 1020, false, on_rec, &o);	/* esx91's is 1009 ms old */
+	CHECK(strstr(o.p, "esx91/Hostd@11[") != NULL);
+	CHECK_INT(fold_open(fo), 3);
+	fold_due(fo, 0, true, on_rec, &o);
+	CHECK_INT(fold_open(fo), 0);
+	CHECK(strstr(o.p, "esx90.lab.local/vobd@24[") != NULL);
+	CHECK(strstr(o.p, "esx90.lab.local/vmkernel@25[") != NULL);
+	CHECK_INT(fold_counts(fo)->records, 6);
+	fold_free(fo);
+	free(o.p);
+}
+
+TEST(fold_deadline)
+{
+	struct fold *fo = fold_new(8, 500);
+	struct out o = { NULL, 0, 0 };
+
+	out_add(&o, "", 0);
+	fold_add(fo, "h", "Hostd", "a", 1, false, 0, on_rec, &o);
+	fold_due(fo, 499, false, on_rec, &o);
+	CHECK_STR(o.p, "");
+	/* a continuation moves the deadline: 500 ms after the last line */
+	fold_add(fo, "h", "Hostd", "--> b", 5, true, 400, on_rec, &o);
+	fold_due(fo, 899, false, on_rec, &o);
+	CHECK_STR(o.p, "");
+	fold_due(fo, 900, false, on_rec, &o);
+	CHECK_STR(o.p, "h/Hostd@0[7]a\n--> b|");
+	/* a continuation with no record open starts one */
+	fold_add(fo, "h", "Hostd", "--> c", 5, true, 1000, on_rec, &o);
+	fold_due(fo, 0, true, on_rec, &o);
+	CHECK_STR(o.p, "h/Hostd@0[7]a\n--> b|h/Hostd@1000[5]--> c|");
+	fold_free(fo);
+	free(o.p);
+}
+
+TEST(fold_bounds)
+{
+	struct fold *fo = fold_new(2, 500);
+	struct out o = { NULL, 0, 0 };
+	char *line = malloc(40000);
+	int k;
+
+	out_add(&o, "", 0);
+	/* three keys, room for two: the oldest goes first */
+	fold_add(fo, "h1", "Hostd", "1", 1, false, 0, on_rec, &o);
+	fold_add(fo, "h2", "Hostd", "2", 1, false, 5, on_rec, &o);
+	fold_add(fo, "h1", "Hostd", "--> 1b", 6, true, 10, on_rec, &o);
+	fold_add(fo, "h3", "Hostd", "3", 1, false, 20, on_rec, &o);
+	CHECK_STR(o.p, "h2/Hostd@5[1]2|");
+	CHECK_INT(fold_counts(fo)->evicted, 1);
+	CHECK_INT(fold_open(fo), 2);
+	/* a record stops growing at SYSLOG_MSG_MAX: cut, counted */
+	memset(line, 'x', 40000);
+	memcpy(line, "--> ", 4);
+	for (k = 0; k < 3; k++)
+		fold_add(fo, "h3", "Hostd", line, 40000, true, 30, on_rec, &o);
+	fold_due(fo, 0, true, on_rec, &o);
+	CHECK(strstr(o.p, "h3/Hostd@20[65536!]3\n--> xxx") != NULL);
+	CHECK_INT(fold_counts(fo)->truncated, 1);
+	/* names longer than a slot are cut, and still one key */
+	memset(line, 'n', 1000);
+	line[1000] = '\0';
+	fold_add(fo, line, "Hostd", "a", 1, false, 40, on_rec, &o);
+	fold_add(fo, line, "Hostd", "--> b", 5, true, 41, on_rec, &o);
+	CHECK_INT(fold_open(fo), 1);
+	CHECK_INT(fold_counts(fo)->continuations, 5);
+	fold_free(fo);	/* open records are dropped with it */
+	free(line);
+	free(o.p);
+}
+
 int
 main(void)
 {
@@ -577,6 +710,9 @@ main(void)
 	RUN(framing_malformed);
 	RUN(framing_cut);
 	RUN(framing_2mb_line);
+	RUN(fold_hostd_record);
+	RUN(fold_deadline);
+	RUN(fold_bounds);
 	free(file_buf);
 	return t_done();
 }
