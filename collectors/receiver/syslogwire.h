@@ -106,6 +106,15 @@ void		 fold_add(struct fold *, const char *host, const char *program,
 /* Release the records whose deadline passed (all: every one). */
 void		 fold_due(struct fold *, int64_t now_ms, bool all, fold_cb cb,
 		    void *arg);
+struct fold_counts {
+	uint64_t	records;	/* records released */
+	uint64_t	continuations;	/* lines appended to a record */
+	uint64_t	truncated;	/* records cut at SYSLOG_MSG_MAX */
+	uint64_t	evicted;	/* released early: max_keys were open */
+};
+const struct fold_counts *fold_counts(const struct fold *);
+/* Records open now. */
+size_t		 fold_open(const struct fold *);
 /* Is msg (the parsed message proper) a continuation line? */
 bool		 syslog_is_continuation(const char *msg, size_t len);
 #endif
