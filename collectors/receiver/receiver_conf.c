@@ -374,9 +374,21 @@ static const struct cfg_key receiver_keys[] = {
 };
 #undef C
 
+/* Off while there is no listener: its collector does not even run
+ * (--status lists the collectors that run). */
+static void
+receiver_resolve(struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->ncollectors; i++)
+		if (strcmp(cfg->collectors[i].name, "receiver") == 0 &&
+		    cfg->receiver.nsyslog == 0)
+			cfg->collectors[i].enabled = false;
+}
+
 const struct cfg_section receiver_section = {
 	.name = "receiver",
 	.after = "host",
+	.resolve = receiver_resolve,
 	.keys = receiver_keys,
 	.nkeys = NELEM(receiver_keys),
 };

@@ -376,9 +376,9 @@ TEST(run_once_and_stop)
 }
 
 /* The fields docs/events.md puts on every event: the agent's own win over
- * the collector's (hostname, esxwatch_collector, esxwatch_version), the
- * collector's win over the defaults (appname, kind, severity), tags are
- * added. */
+ * the collector's (esxwatch_collector, esxwatch_version), the collector's
+ * win over the defaults (hostname: the host the event is about, CONTRACT
+ * §5; appname, kind, severity), tags are added. */
 TEST(emit_enriches_events)
 {
 	volatile sig_atomic_t stop = 0;
@@ -395,7 +395,7 @@ TEST(emit_enriches_events)
 	CHECK(ev != NULL);
 	if (ev != NULL) {
 		CHECK_STR(ev->text, "quick says hi");
-		CHECK_STR(event_get(ev, "hostname"), "testhost");
+		CHECK_STR(event_get(ev, "hostname"), "spoofed");
 		CHECK_STR(event_get(ev, "appname"), "vobd");
 		CHECK_STR(event_get(ev, "esxwatch_kind"), "sample");
 		CHECK_STR(event_get(ev, "esxwatch_severity"), "info");
