@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "../../agent/config/config_host.h"
+#include "../../agent/lib/bell.h"
 #include "../../agent/lib/clock.h"
 #include "../../agent/lib/log.h"
 #include "../collector.h"
@@ -52,6 +53,7 @@ struct rcv {
 	uint64_t		 budget;	/* the spool's, bytes */
 	bool			 paused;
 	uint64_t		 pauses;
+	uint64_t		 told;	/* what the last publish() added up to */
 };
 
 /* ---- logs: a program's filelog ------------------------------------ */
@@ -225,6 +227,8 @@ host_name(struct rcv *r, const struct syslog_msg *m, const char *peer_s,
 	if (strcmp(r->cfg->receiver.hostname, "peer") == 0)
 		return peer_s;
 	span_copy(name, cap, &m->host);
+	if (name[0] == '\0' && m->relay.len > 0)	/* the relay named it */
+		span_copy(name, cap, &m->relay);
 	if (name[0] == '\0' || strcmp(name, "-") == 0 ||
 	    strncasecmp(name, "localhost", 9) == 0) {
 		*fell_back = true;
@@ -315,6 +319,7 @@ static void
 publish(struct rcv *r)
 {
 	struct receiver_pic *p = r->pic;
+	uint64_t sum;
 
 	if (p == NULL || r->figs == NULL || r->figs->publish == NULL)
 		return;
@@ -324,6 +329,15 @@ publish(struct rcv *r)
 	p->pauses = r->pauses;
 	rhosts_figures(r->hosts, p);
 	(void)r->figs->publish(r->figs->arg, RECEIVER_FIGURES, p);
+	/* the status file follows what moved (the writer keeps its pace) */
+	sum = p->messages + p->pauses + p->nhosts + p->nlisteners;
+	for (int i = 0; i < RDROP_N; i++)
+		sum += p->dropped[i];
+	for (size_t i = 0; i < p->nhosts; i++)
+		sum += p->hosts[i].silent ? 1 : 0;
+	if (sum != r->told)
+		bell_ring(r->figs->changed);
+	r->told = sum;
 }
 
 /* ---- the collector ------------------------------------------------- */

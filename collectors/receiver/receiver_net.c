@@ -10,6 +10,7 @@
  * listeners it still has and the connections on them.
  */
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -63,6 +64,7 @@ struct refused {
 
 struct rnet {
 	int		 ep;
+	int		 spare;		/* an fd given up to refuse at EMFILE */
 	struct rlisten	*l[RECEIVER_MAX_LISTENERS];
 	size_t		 nl;
 	struct rconn	*conns;
@@ -316,6 +318,20 @@ accept_one(struct rnet *n, struct rlisten *l, int64_t now)
 
 	fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
 	    SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && n->spare >= 0) {
+		/* out of descriptors: the one kept for this takes the
+		 * connection to close it, or the listener stays ready */
+		close(n->spare);
+		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		n->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		n->dropped[RDROP_REFUSED_CONNECTIONS]++;
+		log_limited(LOG_WARN, "receiver-emfile", 60, "receiver: out of "
+		    "file descriptors (RLIMIT_NOFILE): a connection refused "
+		    "(counted); lower receiver.max_connections");
+		return;
+	}
 	if (fd < 0)
 		return;
 	peer_text(&peer, ps, sizeof(ps));
@@ -555,6 +571,25 @@ rnet_turn(struct rnet *n, int wait_ms, bool paused, int64_t now,
 	timeouts(n, now);
 }
 
+/* Descriptors for max connections and the rest of the agent: the soft
+ * RLIMIT_NOFILE raised as far as the hard one allows. */
+static void
+room_for(int max)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max + 512;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ?
+	    want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
+		log_warn("receiver: RLIMIT_NOFILE %llu is below receiver."
+		    "max_connections (%d) and the agent's own files: connections "
+		    "past it are refused (counted)", (unsigned long long)rl.rlim_cur,
+		    max);
+}
+
 struct rnet *
 rnet_open(const struct config *cfg, struct rnet *old)
 {
@@ -570,7 +605,9 @@ rnet_open(const struct config *cfg, struct rnet *old)
 			free(n);
 			return NULL;
 		}
+		n->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
+	room_for(rc->max_connections);
 	free(n->allow);
 	n->allow = calloc(rc->allow.n ? rc->allow.n : 1, sizeof(*n->allow));
 	n->nallow = 0;
@@ -631,6 +668,8 @@ rnet_close(struct rnet *n)
 	for (size_t j = 0; j < n->nl; j++)
 		l_close(n->l[j]);
 	close(n->ep);
+	if (n->spare >= 0)
+		close(n->spare);
 	free(n->allow);
 	free(n);
 }

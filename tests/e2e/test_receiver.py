@@ -1,0 +1,261 @@
+"""Collector mode end to end: the real binary receives syslog from real
+senders — util-linux `logger` (UDP, TCP, RFC 3164 and 5424, octet
+counting) and plain sockets bound to 127.0.0.x, one simulated ESXi host
+each — and ships what its rules find to the file sink.
+
+The wire lines are the captures of tests/fixtures/syslog/ (SOURCES.md says
+where each comes from).  rsyslog (octet-counted and LF TCP, TLS through
+gtls) is test_receiver_rsyslog.py; silent hosts, outages, floods and
+hostile senders are test_receiver_limits.py.
+"""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+WIRE = os.path.join(harness.FIXTURES, "syslog")
+
+OFF = """collectors:
+  nic: {enabled: no}
+  datastore: {enabled: no}
+  vsan: {enabled: no}
+  smart: {enabled: no}
+  agent: {enabled: no}
+  diagnosis: {enabled: no}
+  logwatch: {enabled: %s}
+"""
+
+
+def config(root, listeners, extra="", logwatch="no", server=None):
+    """listeners: YAML list items under receiver.syslog."""
+    server = server or "{proto: file, path: %s/out.jsonl}" % root
+    return ("server: %s\nstorage: {directory: %s/storage}\n"
+            "host: {platform: linux, hostname: collector01}\n"
+            "batch: {flush_interval: 1}\n" % (server, root)) + (OFF % logwatch) + \
+        "receiver:\n  syslog:\n" + listeners + extra
+
+
+def out_events(root):
+    return harness.file_events(os.path.join(root, "out.jsonl"))
+
+
+def wire_lines(name):
+    with open(os.path.join(WIRE, name), encoding="utf-8") as f:
+        return [l for l in f.read().splitlines() if l]
+
+
+def send_tcp(port, lines, src="127.0.0.1", octet=False):
+    """One connection from src: LF framing, or octet counting (RFC 6587)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    data = b""
+    for l in lines:
+        b = l.encode() if isinstance(l, str) else l
+        data += (b"%d " % len(b) + b) if octet else b + b"\n"
+    s.sendall(data)
+    s.close()
+
+
+def send_udp(port, lines, src="127.0.0.1"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((src, 0))
+    for l in lines:
+        s.sendto(l.encode() if isinstance(l, str) else l, ("127.0.0.1", port))
+    s.close()
+
+
+def with_host(line, host):
+    """An ESXi RFC 3164 wire line with its HOSTNAME replaced."""
+    m = re.match(r"^(<\d+>\S+) (\S+) (.*)$", line)
+    return "%s %s %s" % (m.group(1), host, m.group(3))
+
+
+def status_json(agent):
+    rc, out, err = agent.run("--status", "--json")
+    return json.loads(out)
+
+
+def check_received(e, host, app, peer):
+    harness.eq(e.get("hostname"), host, "hostname of %r" % e["text"][:60])
+    harness.eq(e.get("appname"), app, "appname of %r" % e["text"][:60])
+    harness.eq(e.get("esxwatch_input"), "syslog", "esxwatch_input")
+    harness.eq(e.get("esxwatch_peer"), peer, "esxwatch_peer")
+    harness.eq(e.get("esxwatch_collector"), "logwatch", "esxwatch_collector")
+    harness.eq(e.get("esxwatch_kind"), "alert", "esxwatch_kind")
+
+
+# ESXi lines (tests/fixtures/syslog) a built-in rule matches, by program.
+VMK = wire_lines("esxi67-rfc3164.log")[5]      # io_latency_deteriorated
+VMK_HOST = "localhost.localdomain"
+ATS = [l for l in wire_lines("esxi8-rfc3164.log") if " vmkernel: " in l][0]   # ats_miscompare
+IOT = wire_lines("esxi67-rfc3164.log")[6]      # io_tracker_stall (no HOSTNAME)
+SHUT = wire_lines("esxi67-rfc3164.log")[3:5]      # Event 2393 and its --> line
+
+
+def test_hosts_programs_and_file_parity(root):
+    """Several simulated hosts at once (127.0.0.2/.3/.4, UDP and TCP, LF and
+    octet counting) and logger: every alert names its sender, its program,
+    esxwatch_input and esxwatch_peer; the rule is the one the same message
+    gets in a followed file; a localhost name falls back to the peer once;
+    a message without HOSTNAME is its peer's; the -> line folds."""
+    udp = harness.free_port(socket.SOCK_DGRAM)
+    tcp = harness.free_port()
+    logs = os.path.join(root, "logs")
+    os.makedirs(logs)
+    # the same messages as lines of followed files (the ESXi file form:
+    # the time, then the message)
+    file_form = []
+    for l in (ATS, VMK):
+        m = re.match(r"^<\d+>(\S+) \S+ vmkernel: (.*)$", l)
+        file_form.append(m.group(1) + " " + m.group(2))
+    with open(os.path.join(logs, "vmkernel.log"), "w") as f:
+        f.write("\n".join(file_form) + "\n")
+    extra = ("rules:\n  - {name: host_shutdown, match: 'Host is shutting down', "
+             "files: [hostd], severity: warning}\n"
+             "filelog:\n  vmkernel: {directory: %s, include: vmkernel.log, "
+             "read_from_head: yes}\n  vobd: {directory: %s, include: none}\n"
+             "  hostd: {directory: %s, include: none}\n" % (logs, logs, logs))
+    a = harness.Agent(root, config(root, "    - {address: \"127.0.0.1:%d\", transport: udp}\n"
+                                   "    - {address: \"127.0.0.1:%d\", transport: tcp}\n"
+                                   % (udp, tcp), extra=extra, logwatch="yes"))
+    a.start()
+    try:
+        harness.wait_for(lambda: len(status_json(a).get("receiver") or {}) > 0 and
+                         all(l["listening"] for l in status_json(a)["receiver"]["listeners"]),
+                         timeout=10, what="the listeners")
+        send_udp(udp, [with_host(ATS, "esx01")], src="127.0.0.2")
+        send_tcp(tcp, [with_host(ATS, "esx02")] + SHUT, src="127.0.0.3", octet=True)
+        send_tcp(tcp, [VMK, IOT], src="127.0.0.4")
+        # logger, a real sender: RFC 5424 octet-counted TCP and RFC 3164 UDP
+        body = ATS.split(" vmkernel: ", 1)[1]
+        subprocess.run(["logger", "--tcp", "--rfc5424", "--octet-count", "-n", "127.0.0.1",
+                        "-P", str(tcp), "-t", "vmkernel", body], check=True)
+        subprocess.run(["logger", "--udp", "--rfc3164", "-n", "127.0.0.1",
+                        "-P", str(udp), "-t", "vmkwarning", body], check=True)
+        want = 9   # ats x4 (esx01, esx02, logger x2), shutdown, vmk, iot; file: ats, vmk
+        evs = harness.wait_for(lambda: len(out_events(root)) >= want and out_events(root),
+                               timeout=15, what="%d alerts" % want)
+        rx = [e for e in evs if e.get("esxwatch_input") == "syslog"]
+        files = [e for e in evs if e.get("esxwatch_input") is None]
+        by = {(e["hostname"], e.get("esxwatch_rule")): e for e in rx}
+        check_received(by[("esx01", "ats_miscompare")], "esx01", "vmkernel", "127.0.0.2")
+        check_received(by[("esx02", "ats_miscompare")], "esx02", "vmkernel", "127.0.0.3")
+        check_received(by[("ESX01", "host_shutdown")], "ESX01", "Hostd", "127.0.0.3")
+        check_received(by[("127.0.0.4", "io_latency_deteriorated")], "127.0.0.4",
+                       "vmkernel", "127.0.0.4")
+        check_received(by[("127.0.0.4", "io_tracker_stall")], "127.0.0.4", "Hostd",
+                       "127.0.0.4")
+        # the text: the message as received, without <PRI>
+        harness.eq(by[("esx01", "ats_miscompare")]["text"], with_host(ATS, "esx01").split(">", 1)[1],
+                   "text of a received line")
+        # the continuation folded into the record it continues
+        harness.eq(by[("ESX01", "host_shutdown")]["text"],
+                   SHUT[0].split(">", 1)[1] + "\n--> Host is shutting down: requested by root",
+                   "folded text")
+        # logger's: its own host name, the program as its tag
+        lg = [e for e in rx if e["hostname"] not in ("esx01", "esx02", "ESX01", "127.0.0.4")]
+        harness.eq(sorted(e["appname"] for e in lg), ["vmkernel", "vmkwarning"], "logger's programs")
+        for e in lg:
+            harness.eq(e.get("esxwatch_rule"), "ats_miscompare", "logger line's rule")
+            harness.eq(e.get("esxwatch_peer"), "127.0.0.1", "logger's peer")
+        # file parity: the same messages in a followed file give the same rules
+        # and the same captures
+        harness.eq(sorted(e.get("esxwatch_rule") for e in files),
+                   ["ats_miscompare", "io_latency_deteriorated"], "rules of the file lines")
+        fa = [e for e in files if e["esxwatch_rule"] == "ats_miscompare"][0]
+        ra = by[("esx01", "ats_miscompare")]
+        for k in fa:
+            if k.startswith("esxwatch_") and k not in ("esxwatch_file", "esxwatch_input",
+                                                        "esxwatch_peer", "esxwatch_event_time",
+                                                        "esxwatch_filelog"):
+                harness.eq(ra.get(k), fa[k], "received vs file: %s" % k)
+        harness.eq(fa.get("hostname"), "collector01", "the file's host is the collector")
+        # the localhost name: said once, known by the address
+        err = a.stderr_text()
+        harness.eq(err.count("names itself 'localhost.localdomain'"), 1, "fallback warnings")
+        st = harness.wait_for(lambda: len(status_json(a)["receiver"]["hosts"]) >= 5 and
+                              status_json(a)["receiver"], timeout=10, what="hosts in the status")
+        names = {h["name"]: h for h in st["hosts"]}
+        for n in ("esx01", "esx02", "ESX01", "127.0.0.4"):
+            if n not in names:
+                harness.fail("--status --json lacks host %s: %r" % (n, sorted(names)))
+        harness.eq(names["127.0.0.4"]["messages"], 2, "messages of 127.0.0.4")
+        harness.eq(names["esx01"]["transport"], "udp", "esx01's transport")
+        harness.eq(names["esx02"]["alerts"], 1, "esx02's alerts")
+        harness.eq(names["esx02"]["state"], "sending", "esx02's state")
+        txt = a.run("--status")[1]
+        if "receiver: " not in txt or "esx02" not in txt:
+            harness.fail("--status has no receiver block: %s" % txt[-600:])
+    finally:
+        a.stop()
+
+
+def test_forward_all_allow_and_peer_names(root):
+    """forward: all sends every message as a sample with its host;
+    hostname: peer names hosts by address; a sender outside allow is
+    refused, counted and said once."""
+    udp = harness.free_port(socket.SOCK_DGRAM)
+    extra = "  allow: [127.0.0.0/30]\n  hostname: peer\n  forward: all\n"
+    a = harness.Agent(root, config(root, "    - {address: \"127.0.0.1:%d\", transport: udp}\n"
+                                   % udp, extra=extra))
+    a.start()
+    try:
+        harness.wait_for(lambda: (status_json(a).get("receiver") or {}).get("listeners"),
+                         timeout=10, what="the listener")
+        lines = wire_lines("esxi8-rfc3164.log")
+        send_udp(udp, lines[:3], src="127.0.0.2")
+        send_udp(udp, lines[:2], src="127.0.0.9")     # outside 127.0.0.0/30
+        send_udp(udp, lines[:2], src="127.0.0.9")
+        send_udp(udp, lines[3:4], src="127.0.0.3")
+        # .2's second line is a --> continuation: folded into the first
+        evs = harness.wait_for(lambda: len(out_events(root)) >= 3 and out_events(root),
+                               timeout=10, what="3 events")
+        harness.eq(sorted(e["hostname"] for e in evs),
+                   ["127.0.0.2"] * 2 + ["127.0.0.3"], "hosts named by peer")
+        harness.eq(evs[0]["text"].count("\n--> [context]"), 1, "the fold")
+        for e in evs:
+            harness.eq(e.get("esxwatch_kind"), "sample", "forwarded kind")
+            harness.eq(e.get("esxwatch_input"), "syslog", "input")
+            harness.eq(e.get("appname"), "Hostd", "appname")
+        st = harness.wait_for(lambda: status_json(a)["receiver"]["dropped"]["refused_allow"] == 4
+                              and status_json(a)["receiver"], timeout=10,
+                              what="4 refused datagrams counted")
+        harness.eq(sorted(h["name"] for h in st["hosts"]), ["127.0.0.2", "127.0.0.3"],
+                   "hosts (no refused one)")
+        harness.eq(a.stderr_text().count("127.0.0.9 is not in receiver.allow"), 1,
+                   "refusal said once")
+    finally:
+        a.stop()
+
+
+def test_check_config_errors(root):
+    """--check-config: FILE:LINE:COL, what is wrong and what is expected."""
+    a = harness.Agent(root, "receiver:\n  syslog:\n"
+                      "    - {address: \"example.com:514\", transport: tcp}\n"
+                      "    - {address: \"0.0.0.0:6514\", transport: tls}\n"
+                      "    - {address: \"0.0.0.0:514\", transport: udp, key: k.pem}\n"
+                      "    - {transport: sctp}\n"
+                      "  allow: [10.0.0.0/33]\n  hostname: fqdn\n")
+    rc, out, err = a.run("--check-config")
+    harness.eq(rc, 2, "exit status")
+    cfg = a.config
+    for want in ("%s:3:17: 'address': 'example.com:514' is not an IP address" % cfg,
+                 "%s:4:7: receiver.syslog[2]: transport tls needs 'cert' and 'key'" % cfg,
+                 "%s:5:7: receiver.syslog[3]: 'cert', 'key' and 'client_ca' are for "
+                 "transport tls, not udp" % cfg,
+                 "'transport': expected one of udp, tcp, tls; got 'sctp'",
+                 "receiver.syslog: item 4 has no 'address'",
+                 "'allow': '10.0.0.0/33' is not a network",
+                 "'hostname': expected one of header, peer; got 'fqdn'"):
+        if want not in err:
+            harness.fail("--check-config lacks %r:\n%s" % (want, err))
+
+
+if __name__ == "__main__":
+    harness.main(globals())
