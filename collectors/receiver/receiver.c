@@ -27,8 +27,14 @@
 /* The turns of one collect() call (then the scheduler's bookkeeping). */
 #define RCV_ROUND_MS	900
 #define RCV_WAIT_MS	50
-/* The spool's room is asked at most this often. */
+/* The spool's room is asked every RCV_ROOM_MS, and at most every
+ * RCV_ROOM_MIN_MS when the estimate of what was queued since says it is
+ * near; a record costs about RCV_EST_MUL times its text and RCV_EST_ADD
+ * bytes in the spool (its fields). */
 #define RCV_ROOM_MS	500
+#define RCV_ROOM_MIN_MS	50
+#define RCV_EST_MUL	2
+#define RCV_EST_ADD	512
 /* The host table is saved (kvstore) at most this often. */
 #define RCV_SAVE_MS	60000
 
@@ -51,6 +57,8 @@ struct rcv {
 	struct receiver_pic	*pic;
 	int64_t			 now, room_at, saved_at;
 	uint64_t		 budget;	/* the spool's, bytes */
+	uint64_t		 q_last, est;	/* its bytes at the last look;
+						 * estimated since */
 	bool			 paused;
 	uint64_t		 pauses;
 	uint64_t		 told;	/* what the last publish() added up to */
@@ -201,6 +209,7 @@ on_record(void *arg, const char *host, const char *program, const char *text,
 	p = rhost_prog(h, program, log_get(r, log_of(program)));
 	if (p == NULL)
 		return;
+	r->est += len * RCV_EST_MUL + RCV_EST_ADD;
 	before = lwe_counts(r->eng)->alerts;
 	lwe_line(r->eng, &p->s, text, len, truncated);
 	/* a multi-line event (event_marker) of a received program waits for
@@ -283,29 +292,39 @@ on_msg(void *arg, const struct sockaddr_storage *peer, const char *peer_s,
 
 /* ---- back-pressure ------------------------------------------------- */
 
+/*
+ * Is the spool near its budget?  Its figures are asked every RCV_ROOM_MS;
+ * between two looks, what was queued since is estimated (RCV_EST_*) so
+ * that a burst cannot carry the spool past its budget (where it would
+ * drop its oldest events) before the next look.
+ */
 static bool
 spool_full(struct rcv *r)
 {
-	uint64_t q;
+	uint64_t q, stop = r->budget / 4 * 3, go = r->budget / 5 * 3;
 
 	if (r->figs == NULL || r->figs->collect == NULL || r->snap == NULL ||
 	    r->budget == 0)
 		return false;
-	if (r->now - r->room_at < RCV_ROOM_MS)
+	if (r->now - r->room_at < RCV_ROOM_MS &&
+	    (r->paused || r->q_last + r->est < stop))
 		return r->paused;
+	if (r->now - r->room_at < RCV_ROOM_MIN_MS)
+		return true;	/* by the estimate, until the next look */
 	r->room_at = r->now;
+	r->est = 0;
 	if (r->figs->collect(r->figs->arg, r->snap) < 0 || !r->snap->have_spool)
 		return r->paused;
-	q = r->snap->queued_bytes;
-	if (!r->paused && q >= r->budget / 10 * 9) {
+	q = r->q_last = r->snap->queued_bytes;
+	if (!r->paused && q >= stop) {
 		r->pauses++;
-		log_warn("receiver: the spool is at %llu of its %llu bytes: TCP "
+		log_warn("receiver: the spool holds %llu bytes of its %llu: TCP "
 		    "and TLS senders are not read until the destinations catch "
 		    "up (back-pressure; nothing is dropped)",
 		    (unsigned long long)q, (unsigned long long)r->budget);
 		return true;
 	}
-	if (r->paused && q < r->budget / 10 * 8) {
+	if (r->paused && q < go) {
 		log_info("receiver: the spool has room again: reading the "
 		    "senders");
 		return false;
