@@ -6,6 +6,7 @@
  *			host, silent hosts, the figures
  *	receiver_net.c	listeners (UDP, TCP, TLS), connections, fair reading,
  *			allow, limits; kept across a reload
+ *	receiver_conf.c	the receiver: section
  *	receiver_hosts.c the host table
  */
 #ifndef ESXWATCH_RECEIVER_INT_H

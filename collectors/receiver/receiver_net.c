@@ -1,15 +1,16 @@
 /*
  * receiver_net: the listeners and connections of collector mode
- * (receiver_int.h).  One thread (the collector's) and one epoll set,
- * level-triggered: a turn reads every ready connection at most
- * RCV_TURN_BYTES (a storm waits in its own socket, TCP's window slows its
- * sender, the other hosts are read), every UDP socket at most
+ * (receiver_int.h).  One thread (the collector's) and poll(): ESXi's
+ * VMkernel has no epoll and one code path serves both; a few thousand
+ * descriptors cost poll() little next to reading them.  A turn reads
+ * every ready connection at most RCV_TURN_BYTES (a storm waits in its own
+ * socket, TCP's window slows its sender, the other hosts are read), every
+ * UDP socket at most
  * RCV_TURN_DGRAMS datagrams.  Bounded: max_connections, the framer's
  * 64 KiB per connection, handshake, first-byte and idle timeouts.  A
  * reload parks the whole set and the next rnet_open() adopts the
  * listeners it still has and the connections on them.
  */
-#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -19,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,6 @@ struct rconn {
 	struct framer	*fr;
 	int64_t		 opened_ms, last_ms;
 	bool		 any;		/* sent a byte */
-	bool		 off;		/* not in the epoll set (paused) */
 	struct rconn	*next;
 };
 
@@ -63,7 +64,9 @@ struct refused {
 };
 
 struct rnet {
-	int		 ep;
+	struct pollfd	*pfd;		/* this turn's: listeners, connections */
+	void		**who;		/* what each pfd entry is */
+	size_t		 cap;
 	int		 spare;		/* an fd given up to refuse at EMFILE */
 	struct rlisten	*l[RECEIVER_MAX_LISTENERS];
 	size_t		 nl;
@@ -227,10 +230,9 @@ err:
 }
 
 static struct rlisten *
-l_open(struct rnet *n, const struct receiver_listen_key *k)
+l_open(const struct receiver_listen_key *k)
 {
 	struct rlisten *l = calloc(1, sizeof(*l));
-	struct epoll_event ev;
 
 	if (l == NULL)
 		return NULL;
@@ -243,14 +245,6 @@ l_open(struct rnet *n, const struct receiver_listen_key *k)
 		log_error("receiver: cannot listen on %s %s: %s",
 		    l->pic.transport, k->address, l->pic.error);
 		return l;	/* listed, with its error */
-	}
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.ptr = l;
-	if (epoll_ctl(n->ep, EPOLL_CTL_ADD, l->fd, &ev) < 0) {
-		close(l->fd);
-		l->fd = -1;
-		return l;
 	}
 	l->pic.listening = true;
 	log_info("receiver: listening on %s %s", l->pic.transport, k->address);
@@ -286,7 +280,7 @@ c_close(struct rnet *n, struct rconn *c)
 			SSL_shutdown(c->ssl);
 		SSL_free(c->ssl);
 	}
-	close(c->fd);	/* leaves the epoll set with it */
+	close(c->fd);
 	/* the framer's malformed frames: counted per connection there */
 	n->dropped[RDROP_MALFORMED] += framer_counts(c->fr)->malformed;
 	framer_free(c->fr);
@@ -311,18 +305,16 @@ accept_one(struct rnet *n, struct rlisten *l, int64_t now)
 {
 	struct sockaddr_storage peer;
 	socklen_t plen = sizeof(peer);
-	struct epoll_event ev;
 	struct rconn *c;
 	char ps[48];
 	int fd;
 
-	fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
-	    SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = accept(l->fd, (struct sockaddr *)&peer, &plen);
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && n->spare >= 0) {
 		/* out of descriptors: the one kept for this takes the
 		 * connection to close it, or the listener stays ready */
 		close(n->spare);
-		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		fd = accept(l->fd, NULL, NULL);
 		if (fd >= 0)
 			close(fd);
 		n->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -334,6 +326,12 @@ accept_one(struct rnet *n, struct rlisten *l, int64_t now)
 	}
 	if (fd < 0)
 		return;
+	/* accept(), not accept4(): the calls VMkernel has */
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		close(fd);
+		return;
+	}
 	peer_text(&peer, ps, sizeof(ps));
 	if (!allowed(n, &peer, ps)) {
 		close(fd);
@@ -370,16 +368,6 @@ accept_one(struct rnet *n, struct rlisten *l, int64_t now)
 			return;
 		}
 		SSL_set_accept_state(c->ssl);
-	}
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN | EPOLLRDHUP;
-	ev.data.ptr = c;
-	if (epoll_ctl(n->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		SSL_free(c->ssl);
-		framer_free(c->fr);
-		free(c);
-		close(fd);
-		return;
 	}
 	c->next = n->conns;
 	n->conns = c;
@@ -500,25 +488,6 @@ udp_turn(struct rnet *n, struct rlisten *l)
 
 /* ---- the set ------------------------------------------------------- */
 
-/* Paused: connections leave the epoll set (nothing read, TCP's window
- * fills, the sender waits); back when resumed. */
-static void
-set_paused(struct rnet *n, bool paused)
-{
-	struct epoll_event ev;
-
-	if (paused == n->paused)
-		return;
-	n->paused = paused;
-	for (struct rconn *c = n->conns; c != NULL; c = c->next) {
-		memset(&ev, 0, sizeof(ev));
-		ev.events = paused ? 0 : EPOLLIN | EPOLLRDHUP;
-		ev.data.ptr = c;
-		epoll_ctl(n->ep, EPOLL_CTL_MOD, c->fd, &ev);
-		c->off = paused;
-	}
-}
-
 static void
 timeouts(struct rnet *n, int64_t now)
 {
@@ -539,34 +508,66 @@ timeouts(struct rnet *n, int64_t now)
 	}
 }
 
+/* This turn's poll set: the listeners, then the connections (not while
+ * paused: nothing is read, TCP's window fills, the senders wait). */
+static size_t
+poll_set(struct rnet *n, bool paused)
+{
+	size_t k = 0, want = n->nl + n->nconns;
+
+	if (want > n->cap) {
+		struct pollfd *p = realloc(n->pfd, want * sizeof(*p));
+		void **w = p != NULL ? realloc(n->who, want * sizeof(*w)) : NULL;
+
+		if (p != NULL)
+			n->pfd = p;
+		if (w == NULL)
+			return 0;
+		n->who = w;
+		n->cap = want;
+	}
+	for (size_t j = 0; j < n->nl; j++) {
+		if (n->l[j]->fd < 0)
+			continue;
+		n->pfd[k] = (struct pollfd){ .fd = n->l[j]->fd, .events = POLLIN };
+		n->who[k++] = n->l[j];
+	}
+	for (struct rconn *c = n->conns; c != NULL && !paused; c = c->next) {
+		n->pfd[k] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+		n->who[k++] = c;
+	}
+	return k;
+}
+
 void
 rnet_turn(struct rnet *n, int wait_ms, bool paused, int64_t now,
     rcv_msg_fn fn, void *arg)
 {
-	struct epoll_event evs[256];
-	int k;
+	size_t k, nls = 0;
+	int r;
 
 	n->fn = fn;
 	n->arg = arg;
-	set_paused(n, paused);
-	k = epoll_wait(n->ep, evs, 256, wait_ms);
-	for (int i = 0; i < k; i++) {
-		void *p = evs[i].data.ptr;
-		size_t j;
+	n->paused = paused;
+	k = poll_set(n, paused);
+	for (size_t j = 0; j < n->nl; j++)
+		nls += n->l[j]->fd >= 0;
+	r = k > 0 ? poll(n->pfd, (nfds_t)k, wait_ms) : poll(NULL, 0, wait_ms);
+	for (size_t i = 0; r > 0 && i < k; i++) {
+		if (n->pfd[i].revents == 0)
+			continue;
+		if (i < nls) {
+			struct rlisten *l = n->who[i];
 
-		for (j = 0; j < n->nl; j++)
-			if (p == n->l[j])
-				break;
-		if (j < n->nl) {
-			if (n->l[j]->k.t == RT_UDP)
-				udp_turn(n, n->l[j]);
+			if (l->k.t == RT_UDP)
+				udp_turn(n, l);
 			else
-				accept_one(n, n->l[j], now);
+				accept_one(n, l, now);
 			continue;
 		}
-		c_turn(n, p, now);
-		/* c_turn may close p: later entries never name it again
-		 * (one event per fd per wait) */
+		/* a connection accepted in this turn is not in the set yet;
+		 * one closed is never named again (one entry per fd) */
+		c_turn(n, n->who[i], now);
 	}
 	timeouts(n, now);
 }
@@ -600,11 +601,6 @@ rnet_open(const struct config *cfg, struct rnet *old)
 		n = calloc(1, sizeof(*n));
 		if (n == NULL)
 			return NULL;
-		n->ep = epoll_create1(EPOLL_CLOEXEC);
-		if (n->ep < 0) {
-			free(n);
-			return NULL;
-		}
 		n->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
 	room_for(rc->max_connections);
@@ -635,7 +631,7 @@ rnet_open(const struct config *cfg, struct rnet *old)
 			    "opened", RECEIVER_MAX_LISTENERS, k.address);
 			continue;
 		}
-		n->l[n->nl] = l_open(n, &k);
+		n->l[n->nl] = l_open(&k);
 		if (n->l[n->nl] != NULL)
 			n->l[n->nl++]->keep = true;
 	}
@@ -667,7 +663,8 @@ rnet_close(struct rnet *n)
 		c_close(n, n->conns);
 	for (size_t j = 0; j < n->nl; j++)
 		l_close(n->l[j]);
-	close(n->ep);
+	free(n->pfd);
+	free(n->who);
 	if (n->spare >= 0)
 		close(n->spare);
 	free(n->allow);
