@@ -11,6 +11,7 @@ hostile senders are test_receiver_limits.py.
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -230,6 +231,42 @@ def test_forward_all_allow_and_peer_names(root):
                    "hosts (no refused one)")
         harness.eq(a.stderr_text().count("127.0.0.9 is not in receiver.allow"), 1,
                    "refusal said once")
+    finally:
+        a.stop()
+
+
+def test_reload_keeps_listeners_and_connections(root):
+    """SIGHUP: the listeners and the connections stay (a sender's TCP
+    connection goes on after the reload, under the new rules); the host
+    table too."""
+    tcp = harness.free_port()
+    lst = "    - {address: \"127.0.0.1:%d\", transport: tcp}\n" % tcp
+    a = harness.Agent(root, config(root, lst))
+    a.start()
+    try:
+        harness.wait_for(lambda: (status_json(a).get("receiver") or {}).get("listeners"),
+                         timeout=10, what="the listener")
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind(("127.0.0.2", 0))
+        s.connect(("127.0.0.1", tcp))
+        s.sendall((with_host(ATS, "esx-r") + "\n").encode())
+        harness.wait_for(lambda: len(out_events(root)) == 1, timeout=10, what="the first alert")
+        a.write_config(config(root, lst, extra="rules:\n  - {name: hello_rule, match: 'hello "
+                              "reload', severity: info}\n"))
+        a.signal(signal.SIGHUP)
+        harness.wait_for(lambda: "configuration reloaded" in a.stderr_text(), timeout=10,
+                         what="the reload")
+        s.sendall(b"<14>2025-12-11T16:44:03.079Z esx-r vobd: hello reload\n")
+        evs = harness.wait_for(lambda: len(out_events(root)) == 2 and out_events(root),
+                               timeout=10, what="the line sent after the reload")
+        harness.eq(evs[1].get("esxwatch_rule"), "hello_rule", "the new rule")
+        harness.eq(evs[1].get("esxwatch_peer"), "127.0.0.2", "same connection's peer")
+        s.close()
+        # counted on across the reload (one host table)
+        harness.wait_for(lambda: [h["messages"] for h in status_json(a)["receiver"]["hosts"]]
+                         == [2], timeout=10, what="2 messages of esx-r in the status")
+        if a.stderr_text().count("receiver: listening on") != 1:
+            harness.fail("the listener was opened again:\n" + a.stderr_text()[-800:])
     finally:
         a.stop()
 
