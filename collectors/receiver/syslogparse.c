@@ -325,13 +325,17 @@ parse3164(const char *b, size_t len, size_t i, int64_t now, bool had_pri,
 	return 0;
 }
 
-/* A 5424 header field: "-" is absent. */
+/*
+ * A 5424 header field: "-" is absent, and so is one longer than RFC 5424
+ * allows (max: HOSTNAME 255, APP-NAME 48, PROCID 128, MSGID 32), rather
+ * than a name cut short.
+ */
 static size_t
-field(const char *b, size_t len, size_t i, struct syslog_span *f)
+field(const char *b, size_t len, size_t i, size_t max, struct syslog_span *f)
 {
 	size_t t = token(b + i, len - i);
 
-	if (!(t == 1 && b[i] == '-'))
+	if (!(t == 1 && b[i] == '-') && t <= max)
 		span(f, b + i, t);
 	i += t;
 	if (i < len)
@@ -348,13 +352,13 @@ parse5424(const char *b, size_t len, size_t i, struct syslog_msg *out)
 	size_t n;
 
 	out->format = SYSLOG_5424;
-	i = field(b, len, i, &ts);
+	i = field(b, len, i, 64, &ts);
 	if (ts.len > 0 && logline_iso8601(ts.p, ts.len, &ms) == ts.len)
 		out->ts_ms = ms;
-	i = field(b, len, i, &out->host);
-	i = field(b, len, i, &out->app);
-	i = field(b, len, i, &out->procid);
-	i = field(b, len, i, &out->msgid);
+	i = field(b, len, i, HOST_MAX, &out->host);
+	i = field(b, len, i, 48, &out->app);
+	i = field(b, len, i, 128, &out->procid);
+	i = field(b, len, i, 32, &out->msgid);
 	n = sd_block(b + i, len - i, false);
 	if (n > 0) {
 		span(&out->sd, b + i, n);

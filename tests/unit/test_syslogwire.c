@@ -328,6 +328,12 @@ TEST(edge_cases)
 	SPAN_IS(m.host, NULL);
 	SPAN_IS(m.sd, "[a@1 k=\"x\\]y\"]");
 	CHECK_INT(m.msg.len, 0);
+	/* a 5424 name longer than the RFC allows is absent, not cut */
+	s = "<13>1 - h aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1 - - m";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	SPAN_IS(m.app, NULL);
+	SPAN_IS(m.procid, "1");
+	SPAN_IS(m.msg, "m");
 	/* NULs inside a message are bytes like any other */
 	CHECK_INT(syslog_parse("<13>Dec  7 05:40:01 h a: x\0y", 28, NOW, &m),
 	    0);
