@@ -220,8 +220,9 @@ sd_block(const char *s, size_t len, bool need_at)
 }
 
 /*
- * The RFC 3164 TAG at s: "Tag:", "Tag[pid]:" then one optional SP.  Sets
- * app and procid; returns the bytes consumed, 0 when s holds no tag.
+ * The RFC 3164 TAG at s: "Tag:", "Tag[pid]:" then SP or the end.  Sets
+ * app and procid; returns the bytes consumed, 0 when s holds no tag (the
+ * ':' rule keeps vmkernel's "cpu12:2097682)" from looking like one).
  */
 static size_t
 tag(const char *s, size_t len, struct syslog_msg *out)
@@ -240,12 +241,13 @@ tag(const char *s, size_t len, struct syslog_msg *out)
 			pn++;
 		if (p0 + pn >= len || s[p0 + pn] != ']' || pn > PID_MAX)
 			return 0;
-		if (p0 + pn + 1 >= len || s[p0 + pn + 1] != ':')
+		if (p0 + pn + 1 >= len || s[p0 + pn + 1] != ':' ||
+		    (p0 + pn + 2 < len && s[p0 + pn + 2] != ' '))
 			return 0;
 		span(&out->procid, s + p0, pn);
 		span(&out->app, s, i);
 		i = p0 + pn + 2;
-	} else if (s[i] == ':') {
+	} else if (s[i] == ':' && (i + 1 == len || s[i + 1] == ' ')) {
 		span(&out->app, s, i);
 		i++;
 	} else
@@ -404,6 +406,22 @@ syslog_parse(const char *buf, size_t len, int64_t now_ms,
 	}
 	span(&out->text, buf + i, len - i);
 	return 0;
+}
+
+bool
+syslog_host_fallback(const struct syslog_span *host)
+{
+	static const char lh[] = "localhost";
+	size_t i;
+
+	if (host->len == 0)
+		return true;
+	if (host->len < sizeof(lh) - 1)
+		return false;
+	for (i = 0; i < sizeof(lh) - 1; i++)
+		if ((host->p[i] | 0x20) != lh[i])
+			return false;
+	return true;
 }
 
 /*
