@@ -196,7 +196,7 @@ TEST(esxi8_rfc5424)
 	    { 0, 0, SYSLOG_5424, 166, "2025-12-11T16:43:23.314Z",
 		"esx90.lab.local", "Hostd", "169827",
 		"[Originator@6876 sub=\"Vimsvc.ha-eventmgr\" opID=",
-		"Event 112 : User root@198.51.100.7 logged in",
+		"Event 2393 : Host is shutting down.",
 		"1 2025-12-11T16:43:23.314Z esx90.lab.local Hostd 169827 - "
 		"[Originator@6876", NULL },
 	    { 1, 0, SYSLOG_5424, 166, "2025-12-11T16:43:23.315Z",
@@ -208,7 +208,8 @@ TEST(esxi8_rfc5424)
 	    { 3, 0, SYSLOG_5424, 166, "2025-12-11T16:44:05.100Z", NULL,
 		"Hostd", "169828", "[Originator@6876 sub=\"Default\" opID=\""
 		"esxui-d48c-26a4\"][msgModified@6876 msgModified=",
-		"pam_do_authenticate: error [login:root]", "1 2025", NULL },
+		"[module:pam_lsass]pam_do_authenticate: error [login:root]",
+		"1 2025", NULL },
 	    { 4, 0, SYSLOG_5424, 13, "2026-12-07T05:40:01.123+00:00",
 		"linuxhost", "user", NULL, "[timeQuality tzKnown=\"1\"",
 		"hello from logger", "1 2026-12-07T05:40:01.123456+00:00", NULL },
