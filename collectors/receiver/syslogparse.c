@@ -220,8 +220,9 @@ sd_block(const char *s, size_t len, bool need_at)
 }
 
 /*
- * The RFC 3164 TAG at s: "Tag:", "Tag[pid]:" then one optional SP.  Sets
- * app and procid; returns the bytes consumed, 0 when s holds no tag.
+ * The RFC 3164 TAG at s: "Tag:", "Tag[pid]:" then SP or the end.  Sets
+ * app and procid; returns the bytes consumed, 0 when s holds no tag (the
+ * ':' rule keeps vmkernel's "cpu12:2097682)" from looking like one).
  */
 static size_t
 tag(const char *s, size_t len, struct syslog_msg *out)
@@ -240,12 +241,13 @@ tag(const char *s, size_t len, struct syslog_msg *out)
 			pn++;
 		if (p0 + pn >= len || s[p0 + pn] != ']' || pn > PID_MAX)
 			return 0;
-		if (p0 + pn + 1 >= len || s[p0 + pn + 1] != ':')
+		if (p0 + pn + 1 >= len || s[p0 + pn + 1] != ':' ||
+		    (p0 + pn + 2 < len && s[p0 + pn + 2] != ' '))
 			return 0;
 		span(&out->procid, s + p0, pn);
 		span(&out->app, s, i);
 		i = p0 + pn + 2;
-	} else if (s[i] == ':') {
+	} else if (s[i] == ':' && (i + 1 == len || s[i + 1] == ' ')) {
 		span(&out->app, s, i);
 		i++;
 	} else
@@ -325,13 +327,17 @@ parse3164(const char *b, size_t len, size_t i, int64_t now, bool had_pri,
 	return 0;
 }
 
-/* A 5424 header field: "-" is absent. */
+/*
+ * A 5424 header field: "-" is absent, and so is one longer than RFC 5424
+ * allows (max: HOSTNAME 255, APP-NAME 48, PROCID 128, MSGID 32), rather
+ * than a name cut short.
+ */
 static size_t
-field(const char *b, size_t len, size_t i, struct syslog_span *f)
+field(const char *b, size_t len, size_t i, size_t max, struct syslog_span *f)
 {
 	size_t t = token(b + i, len - i);
 
-	if (!(t == 1 && b[i] == '-'))
+	if (!(t == 1 && b[i] == '-') && t <= max)
 		span(f, b + i, t);
 	i += t;
 	if (i < len)
@@ -348,13 +354,13 @@ parse5424(const char *b, size_t len, size_t i, struct syslog_msg *out)
 	size_t n;
 
 	out->format = SYSLOG_5424;
-	i = field(b, len, i, &ts);
+	i = field(b, len, i, 64, &ts);
 	if (ts.len > 0 && logline_iso8601(ts.p, ts.len, &ms) == ts.len)
 		out->ts_ms = ms;
-	i = field(b, len, i, &out->host);
-	i = field(b, len, i, &out->app);
-	i = field(b, len, i, &out->procid);
-	i = field(b, len, i, &out->msgid);
+	i = field(b, len, i, HOST_MAX, &out->host);
+	i = field(b, len, i, 48, &out->app);
+	i = field(b, len, i, 128, &out->procid);
+	i = field(b, len, i, 32, &out->msgid);
 	n = sd_block(b + i, len - i, false);
 	if (n > 0) {
 		span(&out->sd, b + i, n);
@@ -400,6 +406,22 @@ syslog_parse(const char *buf, size_t len, int64_t now_ms,
 	}
 	span(&out->text, buf + i, len - i);
 	return 0;
+}
+
+bool
+syslog_host_fallback(const struct syslog_span *host)
+{
+	static const char lh[] = "localhost";
+	size_t i;
+
+	if (host->len == 0)
+		return true;
+	if (host->len < sizeof(lh) - 1)
+		return false;
+	for (i = 0; i < sizeof(lh) - 1; i++)
+		if ((host->p[i] | 0x20) != lh[i])
+			return false;
+	return true;
 }
 
 /*

@@ -57,6 +57,13 @@ int	syslog_parse(const char *buf, size_t len, int64_t now_ms,
 	    struct syslog_msg *out);
 
 /*
+ * A HOSTNAME the receiver must not key a host by (CONTRACT §5): absent,
+ * empty, or "localhost*" in any case ("localhost", "localhost.localdomain",
+ * "LOCALHOST").  The caller then uses the peer's address.
+ */
+bool	syslog_host_fallback(const struct syslog_span *host);
+
+/*
  * The framing of one TCP/TLS connection: octet counting (RFC 6587 3.4.1,
  * "LEN SP MSG") or LF-terminated (also NUL), detected from the first byte
  * of each frame.  Bytes go in with framer_feed(); whole messages come out

@@ -196,7 +196,7 @@ TEST(esxi8_rfc5424)
 	    { 0, 0, SYSLOG_5424, 166, "2025-12-11T16:43:23.314Z",
 		"esx90.lab.local", "Hostd", "169827",
 		"[Originator@6876 sub=\"Vimsvc.ha-eventmgr\" opID=",
-		"Event 112 : User root@198.51.100.7 logged in",
+		"Event 2393 : Host is shutting down.",
 		"1 2025-12-11T16:43:23.314Z esx90.lab.local Hostd 169827 - "
 		"[Originator@6876", NULL },
 	    { 1, 0, SYSLOG_5424, 166, "2025-12-11T16:43:23.315Z",
@@ -208,7 +208,8 @@ TEST(esxi8_rfc5424)
 	    { 3, 0, SYSLOG_5424, 166, "2025-12-11T16:44:05.100Z", NULL,
 		"Hostd", "169828", "[Originator@6876 sub=\"Default\" opID=\""
 		"esxui-d48c-26a4\"][msgModified@6876 msgModified=",
-		"pam_do_authenticate: error [login:root]", "1 2025", NULL },
+		"[module:pam_lsass]pam_do_authenticate: error [login:root]",
+		"1 2025", NULL },
 	    { 4, 0, SYSLOG_5424, 13, "2026-12-07T05:40:01.123+00:00",
 		"linuxhost", "user", NULL, "[timeQuality tzKnown=\"1\"",
 		"hello from logger", "1 2026-12-07T05:40:01.123456+00:00", NULL },
@@ -328,10 +329,57 @@ TEST(edge_cases)
 	SPAN_IS(m.host, NULL);
 	SPAN_IS(m.sd, "[a@1 k=\"x\\]y\"]");
 	CHECK_INT(m.msg.len, 0);
+	/* a 5424 name longer than the RFC allows is absent, not cut */
+	s = "<13>1 - h aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1 - - m";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	SPAN_IS(m.app, NULL);
+	SPAN_IS(m.procid, "1");
+	SPAN_IS(m.msg, "m");
+	/* a ':' inside a word is no tag: vmkernel's "cpu12:2097682)" */
+	s = "<13>2024-01-01T00:00:00Z cpu12:2097682)WARNING: x";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	SPAN_IS(m.host, NULL);
+	SPAN_IS(m.app, NULL);
+	SPAN_IS(m.msg, "cpu12:2097682)WARNING: x");
+	s = "<13>2024-01-01T00:00:00Z esx01 app[1]:x";
+	CHECK_INT(syslog_parse(s, strlen(s), NOW, &m), 0);
+	SPAN_IS(m.app, NULL);
+	SPAN_IS(m.msg, "app[1]:x");
 	/* NULs inside a message are bytes like any other */
 	CHECK_INT(syslog_parse("<13>Dec  7 05:40:01 h a: x\0y", 28, NOW, &m),
 	    0);
 	CHECK_INT(m.msg.len, 3);
+}
+
+TEST(host_fallback)
+{
+	static const struct { const char *name; bool fallback; } c[] = {
+	    { "", true }, { "localhost", true },
+	    { "localhost.localdomain", true }, { "LocalHost.lab", true },
+	    { "ESX01", false }, { "esx01.lab.local", false },
+	    { "local", false }, { "10.0.0.5", false },
+	};
+	struct syslog_span sp;
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		sp.p = c[i].name;
+		sp.len = strlen(c[i].name);
+		if (syslog_host_fallback(&sp) != c[i].fallback)
+			T_FAILF("\"%s\": want %d", c[i].name, c[i].fallback);
+	}
+	/* the fixtures: the 7.0 line without HOSTNAME, localhost.localdomain */
+	CHECK_INT(load("esxi67-rfc3164.log"), 7);
+	{
+		struct syslog_msg m;
+
+		syslog_parse(lines[5], lens[5], NOW, &m);
+		CHECK(syslog_host_fallback(&m.host));
+		syslog_parse(lines[6], lens[6], NOW, &m);
+		CHECK(syslog_host_fallback(&m.host));
+		syslog_parse(lines[3], lens[3], NOW, &m);
+		CHECK(!syslog_host_fallback(&m.host));
+	}
 }
 
 TEST(continuation)
@@ -704,6 +752,7 @@ main(void)
 	RUN(relays_and_classic);
 	RUN(malformed);
 	RUN(edge_cases);
+	RUN(host_fallback);
 	RUN(continuation);
 	RUN(framing_lf);
 	RUN(framing_octets);
