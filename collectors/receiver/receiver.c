@@ -227,22 +227,29 @@ span_copy(char *out, size_t cap, const struct syslog_span *s)
 	out[n] = '\0';
 }
 
-/* The name a message's host is known by (receiver.hostname). */
+/*
+ * The name a message's host is known by (receiver.hostname).  A message
+ * whose inner header has no HOSTNAME at all, behind a relay's header, is
+ * the host the relay names (RFC 3164 4.3.2: a relay that adds a header
+ * puts there the originator as it knows it); absent, empty and
+ * localhost* names are the peer's address (syslog_host_fallback()).
+ */
 static const char *
 host_name(struct rcv *r, const struct syslog_msg *m, const char *peer_s,
     char *name, size_t cap, bool *fell_back)
 {
+	const struct syslog_span *h = &m->host;
+
 	*fell_back = false;
 	if (strcmp(r->cfg->receiver.hostname, "peer") == 0)
 		return peer_s;
-	span_copy(name, cap, &m->host);
-	if (name[0] == '\0' && m->relay.len > 0)	/* the relay named it */
-		span_copy(name, cap, &m->relay);
-	if (name[0] == '\0' || strcmp(name, "-") == 0 ||
-	    strncasecmp(name, "localhost", 9) == 0) {
-		*fell_back = true;
+	if (h->len == 0 && m->relay.len > 0)
+		h = &m->relay;
+	if (syslog_host_fallback(h)) {
+		*fell_back = h->len > 0;	/* a name said: warn once */
 		return peer_s;
 	}
+	span_copy(name, cap, h);
 	return name;
 }
 
