@@ -223,7 +223,8 @@ span_copy(char *out, size_t cap, const struct syslog_span *s)
 {
 	size_t n = s->len < cap - 1 ? s->len : cap - 1;
 
-	memcpy(out, s->p, n);
+	if (n > 0)	/* an absent span may have no pointer */
+		memcpy(out, s->p, n);
 	out[n] = '\0';
 }
 
@@ -323,20 +324,26 @@ spool_full(struct rcv *r)
 	if (r->figs->collect(r->figs->arg, r->snap) < 0 || !r->snap->have_spool)
 		return r->paused;
 	q = r->q_last = r->snap->queued_bytes;
-	if (!r->paused && q >= stop) {
-		r->pauses++;
-		log_warn("receiver: the spool holds %llu bytes of its %llu: TCP "
-		    "and TLS senders are not read until the destinations catch "
-		    "up (back-pressure; nothing is dropped)",
-		    (unsigned long long)q, (unsigned long long)r->budget);
+	if (q >= stop)
 		return true;
-	}
-	if (r->paused && q < go) {
+	return r->paused && q >= go;
+}
+
+/* Paused or resumed: said, and counted. */
+static void
+set_paused(struct rcv *r, bool paused)
+{
+	if (paused && !r->paused) {
+		r->pauses++;
+		log_warn("receiver: the spool holds about %llu bytes of its %llu: "
+		    "TCP and TLS senders are not read until the destinations "
+		    "catch up (back-pressure; nothing is dropped)",
+		    (unsigned long long)(r->q_last + r->est),
+		    (unsigned long long)r->budget);
+	} else if (!paused && r->paused)
 		log_info("receiver: the spool has room again: reading the "
 		    "senders");
-		return false;
-	}
-	return r->paused;
+	r->paused = paused;
 }
 
 /* ---- figures ------------------------------------------------------- */
@@ -436,7 +443,7 @@ rcv_collect(struct collector_ctx *ctx, struct emitter *em)
 	lwe_begin(r->eng, em, r->now);
 	lwe_storm_due(r->eng, false);
 	do {
-		r->paused = spool_full(r);
+		set_paused(r, spool_full(r));
 		rnet_turn(r->net, RCV_WAIT_MS, r->paused, r->now, on_msg, r);
 		r->now = now_ms();
 		lwe_begin(r->eng, em, r->now);

@@ -138,7 +138,7 @@ def test_outage_backpressure_exactly_once(root):
             st = status_json(a)
             harness.eq(st["dropped_budget"], 0, "spool drops")
             if st["receiver"]["pauses"] < 1:
-                harness.fail("no pause recorded")
+                harness.fail("no pause recorded: %r" % st["receiver"])
             if "back-pressure" not in a.stderr_text():
                 harness.fail("the pause was not logged")
         finally:
