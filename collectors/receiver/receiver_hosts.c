@@ -87,7 +87,7 @@ evict(struct rhosts *t)
 		return;
 	t->evicted++;
 	log_limited(LOG_WARN, "receiver-evict", 3600, "receiver: more than %d "
-	    "hosts: %s (last seen the longest ago) is forgotten (counted)",
+	    "hosts: %s (silent or last seen the longest ago) is forgotten (counted)",
 	    RECEIVER_MAX_HOSTS, old->name);
 	unlink_host(t, old);
 	unbind(old);
