@@ -271,6 +271,33 @@ def test_reload_keeps_listeners_and_connections(root):
         a.stop()
 
 
+def test_storm_is_per_host(root):
+    """Storm control per host: a storm of one condition on esx-a (past the
+    rule's 10 per window) is counted for esx-a only; esx-b's same alert
+    still goes out, and the summary names esx-a."""
+    tcp = harness.free_port()
+    a = harness.Agent(root, config(root, "    - {address: \"127.0.0.1:%d\", transport: tcp}\n"
+                                   % tcp))
+    a.start()
+    try:
+        harness.wait_for(lambda: (status_json(a).get("receiver") or {}).get("listeners"),
+                         timeout=10, what="the listener")
+        send_tcp(tcp, [with_host(ATS, "esx-a")] * 15, src="127.0.0.2")
+        harness.wait_for(lambda: len(out_events(root)) >= 10, timeout=10, what="esx-a's alerts")
+        send_tcp(tcp, [with_host(ATS, "esx-b")], src="127.0.0.3")
+        evs = harness.wait_for(lambda: harness.select(out_events(root), hostname="esx-b") and
+                               out_events(root), timeout=10, what="esx-b's alert")
+        harness.eq(len(harness.select(evs, hostname="esx-a", esxwatch_rule="ats_miscompare")), 10,
+                   "esx-a's alerts sent one by one")
+        harness.eq(len(harness.select(evs, hostname="esx-b", esxwatch_rule="ats_miscompare")), 1,
+                   "esx-b's alert")
+    finally:
+        a.stop()
+    summ = [e for e in out_events(root) if "esxwatch_repeat_count" in e]
+    harness.eq([(e["hostname"], e["esxwatch_repeat_count"]) for e in summ], [("esx-a", "5")],
+               "the storm summary at the stop")
+
+
 def test_check_config_errors(root):
     """--check-config: FILE:LINE:COL, what is wrong and what is expected."""
     a = harness.Agent(root, "receiver:\n  syslog:\n"
