@@ -12,7 +12,11 @@ matches.  CPU = utime + stime of every thread of the receiving process
 counted (esxwatch: --status --json's messages; rsyslog: the lines in its
 output file).  Reported, not asserted; the last line is one RESULT line.
 
-Usage: python3 bench/bench_receiver.py [N] [--hosts H] [--conns C]
+With --tls K (default 1000; 0: skip) it then holds K TLS connections open
+to one agent, each having sent one message, and reports the RSS before and
+after, and the cost per connection.
+
+Usage: python3 bench/bench_receiver.py [N] [--hosts H] [--conns C] [--tls K]
 """
 import argparse
 import json
@@ -20,6 +24,7 @@ import os
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -183,11 +188,59 @@ def rsyslog_run(tmp, bufs, n):
         p.wait(30)
 
 
+def tls_run(tmp, k):
+    """RSS of an agent holding k TLS connections: before, after, per connection."""
+    d = os.path.join(tmp, "tls")
+    os.makedirs(d)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "k.pem", "-out",
+                    "c.pem", "-days", "2", "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=DNS:localhost,IP:127.0.0.1"], cwd=d, check=True,
+                   capture_output=True)
+    port = free_port()
+    cfg = os.path.join(d, "agent.yaml")
+    with open(cfg, "w") as f:
+        f.write("server: {proto: file, path: %s/out.jsonl}\nstorage: {directory: %s/s}\n"
+                "collectors:\n  nic: {enabled: no}\n  datastore: {enabled: no}\n"
+                "  vsan: {enabled: no}\n  smart: {enabled: no}\n  agent: {enabled: no}\n"
+                "  logwatch: {enabled: no}\n  diagnosis: {enabled: no}\n"
+                "receiver:\n  syslog:\n    - {address: \"127.0.0.1:%d\", transport: tls, "
+                "cert: %s/c.pem, key: %s/k.pem}\n  max_connections: %d\n  silent_after: 0\n"
+                % (d, d, port, d, d, k + 100))
+    p = subprocess.Popen([BIN, "-c", cfg], stdout=subprocess.DEVNULL,
+                         stderr=open(os.path.join(d, "err.log"), "w"))
+    socks = []
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port)).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        time.sleep(1.5)
+        before = rss_kb(p.pid)
+        ctx = ssl.create_default_context(cafile=os.path.join(d, "c.pem"))
+        for i in range(k):
+            s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)),
+                                server_hostname="localhost")
+            s.sendall(b"<14>2025-12-11T16:44:03.079Z esx%04d vobd: hello\n" % i)
+            socks.append(s)
+        time.sleep(3)
+        after = rss_kb(p.pid)
+        return before, after
+    finally:
+        for s in socks:
+            s.close()
+        p.terminate()
+        p.wait(30)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("n", nargs="?", type=int, default=300000)
     ap.add_argument("--hosts", type=int, default=100)
     ap.add_argument("--conns", type=int, default=4)
+    ap.add_argument("--tls", type=int, default=1000)
     a = ap.parse_args()
     if shutil.which("rsyslogd") is None or not os.path.exists(BIN):
         raise SystemExit("needs rsyslogd and %s" % BIN)
@@ -196,6 +249,7 @@ def main():
     try:
         ecpu, ewall, rss = esxwatch_run(tmp, bufs, a.n, errors)
         rcpu, rwall = rsyslog_run(tmp, bufs, a.n)
+        tls = tls_run(tmp, a.tls) if a.tls > 0 else None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     er, rr = a.n / max(ecpu, 1e-6), a.n / max(rcpu, 1e-6)
@@ -205,8 +259,14 @@ def main():
           "RSS %d kB" % (ecpu, ewall, er, rss))
     print("  rsyslog imtcp -> omfile:       %.2f CPU-s (%.1f s wall): %.0f lines/CPU-s"
           % (rcpu, rwall, rr))
-    print("RESULT receiver_lines_per_cpu_s=%.0f rsyslog_lines_per_cpu_s=%.0f ratio=%.2f "
-          "rss_kb=%d hosts=%d" % (er, rr, er / rr, rss, a.hosts))
+    res = ("RESULT receiver_lines_per_cpu_s=%.0f rsyslog_lines_per_cpu_s=%.0f ratio=%.2f "
+           "rss_kb=%d hosts=%d" % (er, rr, er / rr, rss, a.hosts))
+    if tls is not None:
+        per = (tls[1] - tls[0]) / a.tls
+        print("  %d TLS connections open: RSS %d kB before, %d kB with them: %.1f kB each"
+              % (a.tls, tls[0], tls[1], per))
+        res += " tls_conns=%d tls_rss_kb=%d tls_kb_per_conn=%.1f" % (a.tls, tls[1], per)
+    print(res)
 
 
 if __name__ == "__main__":
