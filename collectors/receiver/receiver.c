@@ -423,6 +423,8 @@ rcv_init(struct collector_ctx *ctx)
 		rcv_free(r, false);
 		return -1;
 	}
+	if (r->state != NULL)
+		lwe_storm_load(r->eng, r->state);
 	ctx->priv = r;
 	log_debug("receiver: %zu listeners, %zu rules", cfg->receiver.nsyslog,
 	    lwe_rules(r->eng));
@@ -451,6 +453,9 @@ rcv_collect(struct collector_ctx *ctx, struct emitter *em)
 		lwe_emit(r->eng);
 	} while (mono_ms() < end);
 	silent_check(r);
+	/* storm counts not yet reported survive a crash (state file) */
+	if (r->state != NULL && lwe_storm_dirty(r->eng))
+		lwe_storm_save(r->eng, r->state);
 	if (r->now - r->saved_at >= RCV_SAVE_MS) {
 		rhosts_save(r->hosts, r->state);
 		r->saved_at = r->now;
@@ -470,6 +475,8 @@ rcv_drain(struct rcv *r)
 	fold_due(r->fold, r->now, true, on_record, r);
 	lwe_storm_due(r->eng, true);
 	lwe_emit(r->eng);
+	if (r->state != NULL)
+		lwe_storm_save(r->eng, r->state);
 	rhosts_save(r->hosts, r->state);
 }
 

@@ -291,11 +291,26 @@ def test_storm_is_per_host(root):
                    "esx-a's alerts sent one by one")
         harness.eq(len(harness.select(evs, hostname="esx-b", esxwatch_rule="ats_miscompare")), 1,
                    "esx-b's alert")
+        # the counts held back survive a crash: kill -9, start again, stop
+        kv = os.path.join(root, "storage", "state", "receiver.kv")
+
+        def saved():
+            try:
+                with open(kv, errors="replace") as f:
+                    return "storm:" in f.read()
+            except OSError:
+                return False
+        harness.wait_for(saved, timeout=10, what="the storm counts saved")
+        a.kill9()
+        a.start()
+        harness.wait_for(lambda: a.stderr_text().count(" started on ") == 2 and
+                         (status_json(a).get("receiver") or {}).get("listeners"),
+                         timeout=10, what="the restart")
     finally:
         a.stop()
     summ = [e for e in out_events(root) if "esxwatch_repeat_count" in e]
     harness.eq([(e["hostname"], e["esxwatch_repeat_count"]) for e in summ], [("esx-a", "5")],
-               "the storm summary at the stop")
+               "the storm summary after the crash, at the stop")
 
 
 def test_check_config_errors(root):
