@@ -106,7 +106,10 @@ struct fold	*fold_new(size_t max_keys, int64_t deadline_ms);
 void		 fold_free(struct fold *);
 /* One parsed message's text for (host, program) at now_ms; records ready
  * go to cb (a message that is not a continuation goes to cb after the
- * record it ends). */
+ * record it ends: it starts the next record of its key, released in its
+ * turn by the next message of the key, the deadline or fold_due(all)).  A
+ * continuation with no open record starts one.  cb must not call fold_add
+ * or fold_due; host, program and text are valid during the call only. */
 void		 fold_add(struct fold *, const char *host, const char *program,
 		    const char *text, size_t len, bool continuation,
 		    int64_t now_ms, fold_cb cb, void *arg);
