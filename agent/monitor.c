@@ -183,6 +183,15 @@ static const struct mrow dest_rows[] = {
 	  D(dropped_poison), V_U64, "rejected" },
 	{ "esxwatch_output_not_ingested_events_total", "counter", "Events the "
 	  "server accepted but did not ingest", D(not_ingested), V_U64, NULL },
+	{ "esxwatch_output_dead_letter_events_total", "counter", "Events the "
+	  "destination refused for good: written to its dead_letter file, or "
+	  "not (the file full or unwritable)", D(dead_lettered), V_U64,
+	  "written" },
+	{ "esxwatch_output_dead_letter_events_total", NULL, NULL,
+	  D(dead_letter_dropped), V_U64, "dropped" },
+	{ "esxwatch_output_resent_events_total", "counter", "Events sent "
+	  "again because their acknowledgement never came (maybe delivered "
+	  "twice)", D(resent_events), V_U64, NULL },
 	{ "esxwatch_output_filtered_events_total", "counter", "Events the "
 	  "destination's filter kept out (settled, not sent), since start",
 	  D(filtered), V_U64, NULL },

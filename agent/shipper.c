@@ -410,7 +410,7 @@ static void
 shipper_free(struct shipper *sh)
 {
 	for (size_t i = 0; i < sh->ndests; i++) {
-		free(sh->dests[i].poison);
+		ship_poison_free(&sh->dests[i]);
 		free(sh->dests[i].fmark);
 		free(sh->dests[i].kept);
 		dfilter_free(sh->dests[i].filter);

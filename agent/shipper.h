@@ -30,6 +30,10 @@ struct shipper_dest_stats {
 	uint64_t	sent_events;
 	uint64_t	failed_sends;	/* send attempts that did not deliver */
 	uint64_t	not_ingested;	/* accepted by the server but not ingested */
+	uint64_t	dead_lettered;	/* refused for good, written to dead_letter */
+	uint64_t	dead_letter_dropped; /* refused, dead_letter full or unwritable */
+	uint64_t	resent_events;	/* sent again, maybe delivered twice (an
+					 * acknowledgement that never came) */
 	uint64_t	backlog;	/* events queued for it */
 	int64_t		last_success_ms;	/* 0 = never */
 	int64_t		last_error_ms;

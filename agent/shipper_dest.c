@@ -140,11 +140,13 @@ static void
 fold_not_ingested(struct dest *d)
 {
 	uint64_t n = __atomic_exchange_n(&d->ctx.not_ingested, 0, __ATOMIC_RELAXED);
+	uint64_t resent = __atomic_exchange_n(&d->ctx.resent, 0, __ATOMIC_RELAXED);
 
-	if (n == 0)
+	if (n == 0 && resent == 0)
 		return;
 	pthread_mutex_lock(&d->sh->mtx);
 	d->st.not_ingested += n;
+	d->st.resent_events += resent;
 	pthread_mutex_unlock(&d->sh->mtx);
 }
 
@@ -477,6 +479,7 @@ ship_dest_thread(void *arg)
 			return ship_abandoned_exit(d);
 		}
 		fold_not_ingested(d);
+		ship_ahead_consume(d, done);
 		n = b.n;
 		batch_free_events(&b);
 		after_send(d, n, done, r, retry_after);

@@ -41,6 +41,14 @@ struct dest {
 	uint64_t		 src, seq0;	/* its records (batch.src), 0: unknown */
 	unsigned char		*poison;	/* per event of it: rejected alone */
 	size_t			 poison_cap;
+	/* per_item sinks (sink.h): marks and reasons for the send, and the
+	 * events past the first not delivered that an answer settled
+	 * already (ahead[i]: event i of the batch from the cursor) */
+	unsigned char		*item;
+	char			(*item_why)[SINK_ITEM_WHY];
+	unsigned char		*ahead;
+	size_t			 ahead_n;
+	bool			 dl_full_told;	/* dead_letter full: logged */
 	struct dfilter		*filter;	/* NULL: every event goes */
 	unsigned char		*fmark;		/* per peeked event: filtered out */
 	struct event		**kept;		/* the peeked events it takes */
@@ -91,5 +99,10 @@ enum send_result ship_deliver(struct dest *, struct event **events, size_t n,
 		    size_t *done, int *retry_after);
 /* The batch in flight is events[0..n): its poison marks, cleared. */
 int	 ship_poison_reset(struct dest *, struct event **events, size_t n);
+/* After a send that settled done events from the cursor: the marks of
+ * events ahead move with it. */
+void	 ship_ahead_consume(struct dest *, size_t done);
+/* Free what shipper_poison.c allocated for d. */
+void	 ship_poison_free(struct dest *);
 
 #endif

@@ -194,6 +194,9 @@ collect_shipper(struct shipper *sh, struct status_snap *s)
 		d->sent_events = ss.sent_events;
 		d->failed_sends = ss.failed_sends;
 		d->not_ingested = ss.not_ingested;
+		d->dead_lettered = ss.dead_lettered;
+		d->dead_letter_dropped = ss.dead_letter_dropped;
+		d->resent_events = ss.resent_events;
 		d->last_success_ms = ss.last_success_ms;
 		if (ss.failing || d->state != DEST_FAILING) {
 			/* the shipper's word, unless only the queue sees the
@@ -282,7 +285,8 @@ static const struct status_key dest_keys[] = {
 	DST(backlog_events, false), DST(backlog_bytes, false), DST(sent_events, false),
 	DST(failed_sends, false), DST(dropped_budget, false), DST(dropped_poison, false),
 	DST(last_success_ms, true), DST(last_error_ms, true), DST(not_ingested, false),
-	DST(filtered, false),
+	DST(filtered, false), DST(dead_lettered, false),
+	DST(dead_letter_dropped, false), DST(resent_events, false),
 };
 #undef DST
 
@@ -831,6 +835,13 @@ print_dest(FILE *out, const struct status_dest *d, int64_t now)
 	if (d->not_ingested > 0)
 		fprintf(out, "  not ingested: %" PRIu64 " events the server accepted "
 		    "but did not ingest\n", d->not_ingested);
+	if (d->dead_lettered + d->dead_letter_dropped > 0)
+		fprintf(out, "  dead letter:  %" PRIu64 " refused events written, "
+		    "%" PRIu64 " not (file full or unwritable)\n",
+		    d->dead_lettered, d->dead_letter_dropped);
+	if (d->resent_events > 0)
+		fprintf(out, "  resent:       %" PRIu64 " events sent again, "
+		    "unacknowledged (maybe twice)\n", d->resent_events);
 	if (d->filtered > 0)
 		fprintf(out, "  filtered:     %" PRIu64 " events its filter keeps "
 		    "out (not sent, not lost)\n", d->filtered);

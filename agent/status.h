@@ -70,6 +70,8 @@ struct status_dest {
 	uint64_t	 sent_events, failed_sends;
 	uint64_t	 dropped_budget, dropped_poison;
 	uint64_t	 not_ingested;	/* accepted by the server, not ingested */
+	uint64_t	 dead_lettered, dead_letter_dropped;	/* its dead_letter file */
+	uint64_t	 resent_events;	/* unacknowledged, sent again */
 	uint64_t	 filtered;	/* its filter kept them out (not sent) */
 	int64_t		 last_success_ms, last_error_ms;	/* 0 = never */
 	char		 last_error[512];

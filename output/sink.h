@@ -15,8 +15,30 @@
 enum send_result {
 	SEND_OK,	/* delivered (all of it) */
 	SEND_RETRY,	/* not delivered; try again later (retry_after_s if > 0) */
-	SEND_REJECT	/* the destination refuses this batch: split it, drop the poison */
+	SEND_REJECT,	/* the destination refuses this batch: split it, drop the poison */
+	SEND_PARTIAL	/* per_item sinks: sink_ctx.item says how each event went */
 };
+
+/*
+ * A sink whose server answers per event (Elasticsearch's _bulk) says so
+ * with .per_item; the shipper then hands it sink_ctx.item, one mark per
+ * event of the batch.  On entry a mark other than SINK_ITEM_PENDING is an
+ * event settled already (delivered, or refused for good, by an earlier
+ * answer of a batch retried in part): the sink leaves it out of the
+ * request.  Answering SEND_PARTIAL, the sink marks every event it sent:
+ * SINK_ITEM_OK delivered, SINK_ITEM_RETRY not delivered (429, 5xx: the
+ * shipper sends it again, alone or with the next batch, never the ones
+ * already delivered), SINK_ITEM_REJECT refused for good, its reason in
+ * sink_ctx.item_why (the shipper drops it as poison and writes it to the
+ * dead_letter file).  Other answers cover the whole batch as before.
+ */
+enum sink_item {
+	SINK_ITEM_PENDING,
+	SINK_ITEM_OK,
+	SINK_ITEM_RETRY,
+	SINK_ITEM_REJECT
+};
+#define SINK_ITEM_WHY	200
 
 struct agentid;
 
@@ -45,6 +67,14 @@ struct sink_ctx {
 	 * (sink.group_new), NULL when it keeps none or has one destination.
 	 */
 	void			*group;
+	/* per_item sinks (above): one mark and one reason per event of the
+	 * batch being sent, the shipper's; NULL for other sinks */
+	unsigned char		*item;
+	char			(*item_why)[SINK_ITEM_WHY];
+	/* Events sent again, maybe delivered twice, added during send()
+	 * (splunk_hec: a request whose acknowledgement never came, resent):
+	 * the shipper counts them (resent_events). */
+	uint64_t		 resent;
 };
 
 struct sink {
@@ -61,6 +91,8 @@ struct sink {
 	 * fails, and its first half would arrive twice.
 	 */
 	unsigned	 encoded_pct;
+	/* The server answers per event: SEND_PARTIAL and sink_ctx.item. */
+	bool		 per_item;
 	/*
 	 * Optional: state the sink's destinations of one configuration have
 	 * in common (cfapi: the gzip bodies of the last batches, encoded

@@ -69,6 +69,14 @@ const struct cfg_key dest_keys[] = {
 	  .doc = "Events rejected one by one in a row (HTTP 400/413/422...) "
 	  "after which the destination counts as failing: its events are "
 	  "kept and retried, not dropped; 0 = drop every rejected event" },
+	{ .name = "dead_letter", .type = KT_STR, .off = D(dead_letter),
+	  .doc = "A file: what the destination refuses for good is appended "
+	  "there as JSON lines (0600), still counted as dropped (poison); "
+	  "empty: not kept (docs/outputs.md \"Dead letter\")" },
+	{ .name = "dead_letter_max_kb", .type = KT_LONG,
+	  .off = D(dead_letter_max_kb), .min = 1, .max = 1073741824,
+	  .def = "10240", .doc = "KB the dead_letter file may grow to; past "
+	  "it refused events are counted (dead_letter_dropped), not written" },
 	/* TLS trust and authenticated ingestion (output/trust.c,
 	 * output/lisession.c; docs/outputs.md "Connecting to Log Insight") */
 	{ .name = "trust", .type = KT_ENUM, .off = D(trust),

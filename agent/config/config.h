@@ -29,7 +29,11 @@ struct kvlist {
 	size_t		 n;
 };
 
-enum dest_proto { PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE };
+enum dest_proto {
+	PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE,
+	PROTO_SPLUNK_HEC = 4,
+	PROTO_ELASTICSEARCH = 5,
+};
 
 /* A destination's filter: liagent's {type; name; expression} clauses,
  * as written (agent/config/dfilter.h says what they mean). */
@@ -63,6 +67,8 @@ struct dest_conf {
 	int		 timeout;	/* seconds per request/connect, default 30 */
 	int		 reject_limit;	/* events rejected one by one in a row
 					 * before the destination is failing */
+	char		*dead_letter;	/* "" or the file refused events go to */
+	long		 dead_letter_max_kb;
 	/* certificate trust and authenticated ingestion (CONTRACT §4);
 	 * read in output/ through trust.c and lisession.c only */
 	char		*trust;		/* verify | first_use | any */

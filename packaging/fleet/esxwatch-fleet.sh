@@ -21,6 +21,15 @@
 #      (/scratch/esxwatch/status: "key: value" lines, a "dest: NAME" block
 #      per destination with its state delivering|failing|idle).
 #
+# Collector mode (-L URI, for hosts that cannot run the agent: Secure Boot,
+# execInstalledOnly, a STIG baseline): nothing is installed; per host
+#      esxcli system syslog config set --loghost=URI
+#      esxcli system syslog reload
+#      esxcli network firewall ruleset set --ruleset-id=syslog --enabled=true
+#      esxcli network firewall refresh
+# and the host's own answer (esxcli system syslog config get: Remote Host)
+# must read URI back.  docs/collector.md.
+#
 # Output: a per-host log (LOGDIR/HOST.log: every command and its output)
 # and, at the end, one summary row per host.  Exit status 0 when every host
 # installed, configured, runs and delivers; 1 otherwise; 2 on a usage error.
@@ -45,6 +54,8 @@ Usage: esxwatch-fleet.sh [options] HOSTS_FILE
   -l DIR         per-host logs (default ./esxwatch-fleet-logs)
   -w SECONDS     wait up to this long for the agent to report delivering (default 30)
   -S PATH        the agent's status file on the host (default /scratch/esxwatch/status)
+  -L URI         collector mode: point the hosts' syslog at esxwatch on a collector
+                 (Syslog.global.logHost, e.g. tcp://collector:514); installs nothing
 HOSTS_FILE: one host a line, "[user@]host [port]"; blank lines and # comments are skipped.
 EOF
 	exit 2
@@ -65,6 +76,7 @@ REMOTE_DIR=/tmp
 LOGDIR=./esxwatch-fleet-logs
 WAIT=30
 STATUS_FILE=/scratch/esxwatch/status
+LOGHOST=""
 NL='
 '
 
@@ -85,7 +97,7 @@ is_uint() {
 	return 0
 }
 
-while getopts "b:Ca:s:nj:u:i:o:r:l:w:S:h" opt; do
+while getopts "b:Ca:s:nj:u:i:o:r:l:w:S:L:h" opt; do
 	case "${opt}" in
 	b) PKG=${OPTARG} ;;
 	C) COMPONENT=1 ;;
@@ -123,6 +135,7 @@ while getopts "b:Ca:s:nj:u:i:o:r:l:w:S:h" opt; do
 	w) is_uint "${OPTARG}" || die "-w ${OPTARG}: not a number"
 		WAIT=${OPTARG} ;;
 	S) STATUS_FILE=${OPTARG} ;;
+	L) LOGHOST=${OPTARG} ;;
 	*) usage ;;
 	esac
 done
@@ -134,6 +147,17 @@ case "${LEVEL}" in
 ""|VMwareCertified|VMwareAccepted|PartnerSupported|CommunitySupported) ;;
 *) die "-a ${LEVEL}: VMwareCertified, VMwareAccepted, PartnerSupported or CommunitySupported" ;;
 esac
+if [ -n "${LOGHOST}" ]; then
+	[ -z "${PKG}${SETTINGS}${LEVEL}" ] ||
+		die "-L: collector mode installs and configures nothing on the host (no -b, -s, -a)"
+	# udp:// tcp:// ssl:// (ESXi 8: ?formatter=RFC_5424&framing=octet_counting),
+	# several comma-separated; what ESXi itself accepts is checked there
+	case "${LOGHOST}" in
+	*[!A-Za-z0-9.:/_,?=\&\[\]-]*) die "-L ${LOGHOST}: not a logHost value" ;;
+	udp://?*|tcp://?*|ssl://?*) ;;
+	*) die "-L ${LOGHOST}: want udp://HOST[:PORT], tcp://HOST[:PORT] or ssl://HOST[:PORT]" ;;
+	esac
+fi
 KIND=""
 if [ -n "${PKG}" ]; then
 	[ -r "${PKG}" ] || die "cannot read ${PKG}"
@@ -252,6 +276,69 @@ echo "@@DONE yes"
 EOF
 }
 
+# Collector mode's script: point the host's syslog at LOGHOST and read it back.
+loghost_script() {
+	echo 'PATH=/bin:/sbin:/usr/bin:/usr/sbin:$PATH; export PATH'
+	echo "loghost=$(q "${LOGHOST}")"
+	cat <<'EOF'
+run() {		# a command, shown in the log with its output and exit status
+	echo "+ $*"
+	"$@" 2>&1
+	rc=$?
+	[ ${rc} -eq 0 ] || echo "(exit ${rc})"
+	return ${rc}
+}
+if run esxcli system syslog config set --loghost="${loghost}" &&
+    run esxcli system syslog reload; then
+	got=$(esxcli system syslog config get 2>/dev/null | sed -n 's/^ *Remote Host: *//p' | head -n 1)
+	echo "Remote Host: ${got}"
+	if [ "${got}" = "${loghost}" ]; then echo "@@LOGHOST ok"; else echo "@@LOGHOST mismatch"; fi
+else
+	echo "@@LOGHOST failed"
+fi
+if run esxcli network firewall ruleset set --ruleset-id=syslog --enabled=true &&
+    run esxcli network firewall refresh; then
+	echo "@@FIREWALL ok"
+else
+	echo "@@FIREWALL failed"
+fi
+echo "@@DONE yes"
+EOF
+}
+
+loghost_host() {	# "[user@]host" port
+	target=$1
+	port=$2
+	case "${target}" in
+	*@*) ;;
+	*) target="${USER_DEFAULT}@${target}" ;;
+	esac
+	host=${target#*@}
+	log="${LOGDIR}/${host}.log"
+	out="${RESULTS}.${host}"
+	common="${OPTS# } -o BatchMode=yes -o ConnectTimeout=10"
+	[ -n "${IDENTITY}" ] && common="${common} -i ${IDENTITY}"
+	sshp=""
+	[ -n "${port}" ] && sshp="-p ${port}"
+	: > "${log}"
+	echo "# esxwatch-fleet $(date -u '+%Y-%m-%dT%H:%M:%SZ') ${target}${port:+ port ${port}} -L ${LOGHOST}" >> "${log}"
+	# shellcheck disable=SC2086
+	loghost_script | ${SSH} ${common} ${sshp} "${target}" sh -s > "${out}.raw" 2>&1
+	grep -v '^@@' "${out}.raw" >> "${log}"
+	sed -n 's/^@@/# result: /p' "${out}.raw" >> "${log}"
+	lh=$(sed -n 's/^@@LOGHOST //p' "${out}.raw" | head -n 1)
+	fw=$(sed -n 's/^@@FIREWALL //p' "${out}.raw" | head -n 1)
+	if [ -z "$(sed -n 's/^@@DONE //p' "${out}.raw")" ]; then
+		lh=${lh:-unreachable}
+		fw=${fw:-unreachable}
+	fi
+	ok=ok
+	[ "${lh}" = ok ] && [ "${fw}" = ok ] || ok=FAILED
+	printf '%s %s %s %s\n' "${host}" "${lh:-failed}" "${fw:-failed}" "${ok}" > "${out}.row"
+	echo "# summary: $(cat "${out}.row")" >> "${log}"
+	rm -f "${out}.raw"
+}
+
 # The agent's status text (JSON or the status file) -> "version state backlog".
 # state: delivering when every destination delivers, failing when one
 # fails, idle when none has delivered yet, - when there is no status.
@@ -364,7 +451,9 @@ lane() {
 	n=0
 	grep -v '^[[:space:]]*#' "${HOSTS_FILE}" | while read -r h p rest; do
 		[ -n "${h}" ] || continue
-		if [ $((n % JOBS)) -eq "$1" ]; then
+		if [ $((n % JOBS)) -eq "$1" ] && [ -n "${LOGHOST}" ]; then
+			loghost_host "${h}" "${p}" < /dev/null
+		elif [ $((n % JOBS)) -eq "$1" ]; then
 			do_host "${h}" "${p}" < /dev/null
 		fi
 		n=$((n + 1))
@@ -381,6 +470,23 @@ while [ ${l} -lt "${JOBS}" ]; do
 done
 wait
 
+if [ -n "${LOGHOST}" ]; then
+	printf '%-24s %-10s %-10s %s\n' HOST LOGHOST FIREWALL RESULT
+	grep -v '^[[:space:]]*#' "${HOSTS_FILE}" | while read -r h p rest; do
+		[ -n "${h}" ] || continue
+		host=${h#*@}
+		if [ -f "${RESULTS}.${host}.row" ]; then
+			# shellcheck disable=SC2046,SC2183 # the row's four words
+			printf '%-24s %-10s %-10s %s\n' $(cat "${RESULTS}.${host}.row")
+		else
+			printf '%-24s %s\n' "${host}" "no result"
+		fi
+	done
+	ok=$(cat "${RESULTS}".*.row 2>/dev/null | awk '$4 == "ok"' | wc -l | tr -d ' ')
+	echo "esxwatch-fleet: ${ok} of ${total} hosts send their syslog to ${LOGHOST}; logs in ${LOGDIR}/"
+	[ "${ok}" -eq "${total}" ]
+	exit $?
+fi
 printf '%-24s %-11s %-11s %-11s %-10s %-7s %-10s %-7s %-6s %s\n' HOST INSTALL SETTINGS RESTART \
     VERSION RUNNING STATE BACKLOG SOURCE RESULT
 bad=0

@@ -22,6 +22,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 PS1 = os.path.join(harness.TOP, "packaging", "fleet", "Install-Esxwatch.ps1")
+# collector mode's twin: points the hosts' syslog at a collector
+LOGHOST_PS1 = os.path.join(harness.TOP, "packaging", "fleet", "Set-EsxwatchLogHost.ps1")
+SCRIPTS = (PS1, LOGHOST_PS1)
 STATUS_C = os.path.join(harness.TOP, "agent", "status.c")
 SERVICE_XML = os.path.join(harness.TOP, "packaging", "esxi", "service.xml")
 INIT = os.path.join(harness.TOP, "packaging", "esxi", "esxwatch.init")
@@ -40,7 +43,8 @@ KNOWN_CMDLETS = set("""Set-StrictMode Get-Cluster Get-VMHost Sort-Object Select-
 ForEach-Object Test-Path Get-Datastore Split-Path New-PSDrive Remove-PSDrive New-Item Copy-DatastoreItem
 Get-AdvancedSetting Set-AdvancedSetting Join-Path Get-Content Remove-Item ConvertFrom-Json Get-EsxCli
 Write-Verbose Write-Warning Out-Null Get-VMHostService Restart-VMHostService Get-Date Start-Sleep
-Format-Table Export-Csv Connect-VIServer""".split())
+Format-Table Export-Csv Connect-VIServer Get-VMHostFirewallException
+Set-VMHostFirewallException""".split())
 
 # Built-in aliases (Get-Alias) an admin script must not use.
 ALIASES = set("""% ? ac cat cd chdir clc clear clhy cli clp cls clv cnsn compare copy cp cpi cpp
@@ -139,7 +143,12 @@ def tokenize(text):
 
 
 def test_parses_balanced(tmpdir):
-    code, _ = tokenize(read(PS1))
+    for path in SCRIPTS:
+        parses_balanced(path)
+
+
+def parses_balanced(path):
+    code, _ = tokenize(read(path))
     pairs = {")": "(", "}": "{", "]": "["}
     stack = []
     for ln, line in enumerate(code.split("\n"), 1):
@@ -188,7 +197,12 @@ def test_help_and_param_block(tmpdir):
 
 
 def test_verbs_aliases_commands(tmpdir):
-    code, _ = tokenize(read(PS1))
+    for path in SCRIPTS:
+        verbs_aliases_commands(path)
+
+
+def verbs_aliases_commands(path):
+    code, _ = tokenize(read(path))
     funcs = re.findall(r"^\s*function\s+([A-Za-z-]+)", code, re.M)
     if not funcs:
         harness.fail("no functions found")
@@ -212,15 +226,17 @@ def test_verbs_aliases_commands(tmpdir):
 
 
 def test_changes_under_shouldprocess(tmpdir):
-    code, _ = tokenize(read(PS1))
-    lines = code.split("\n")
-    change = re.compile(r"Set-AdvancedSetting|Restart-VMHostService|Copy-DatastoreItem -Item \$Path|"
-                        r"\.(install|apply|set)\.Invoke\(")
-    for ln, line in enumerate(lines, 1):
-        if change.search(line):
-            ctx = "\n".join(lines[max(0, ln - 12):ln])
-            if "ShouldProcess(" not in ctx:
-                harness.fail("line %d: a change outside ShouldProcess: %s" % (ln, line.strip()))
+    for path in SCRIPTS:
+        code, _ = tokenize(read(path))
+        lines = code.split("\n")
+        change = re.compile(r"Set-AdvancedSetting|Restart-VMHostService|Copy-DatastoreItem -Item \$Path|"
+                            r"Set-VMHostFirewallException|\.(install|apply|set|reload)\.Invoke\(")
+        for ln, line in enumerate(lines, 1):
+            if change.search(line):
+                ctx = "\n".join(lines[max(0, ln - 12):ln])
+                if "ShouldProcess(" not in ctx:
+                    harness.fail("%s line %d: a change outside ShouldProcess: %s" %
+                                 (os.path.basename(path), ln, line.strip()))
     text = read(PS1)
     m = re.search(r"\$(\w+) = Get-AdvancedSetting -Entity \$VMHostObject -Name \"UserVars\.\$name\"",
                   text)
@@ -274,6 +290,32 @@ def test_matches_the_project(tmpdir):
     # the status file lives in storage.directory, default /scratch/esxwatch
     if "'/scratch/esxwatch'" not in text or "'status'" not in text:
         harness.fail("status file path")
+
+
+def test_loghost_script(tmpdir):
+    """Set-EsxwatchLogHost.ps1: the setting, the reload, the read-back and
+    the firewall rule, by their real names."""
+    text = read(LOGHOST_PS1)
+    code, _ = tokenize(text)
+    m = re.search(r"^\[CmdletBinding\(([^)]*)\)\]\s*param\(", code, re.M)
+    if not m or "SupportsShouldProcess = $true" not in m.group(1):
+        harness.fail("no [CmdletBinding(SupportsShouldProcess = $true)] param(")
+    for want in ("[string] $LogHost", "ParameterSetName = 'Cluster'", "ParameterSetName = 'VMHost'",
+                 "-Name 'Syslog.global.logHost'", "$esxcli.system.syslog.reload.Invoke()",
+                 "Get-VMHostFirewallException -VMHost $VMHostObject -Name 'syslog'",
+                 "Set-VMHostFirewallException -Enabled $true", "$got -eq $LogHost",
+                 "Get-EsxCli -VMHost $VMHostObject -V2"):
+        if want not in text:
+            harness.fail("Set-EsxwatchLogHost.ps1 lacks %r" % want)
+    # the parameter's pattern takes what ESXi takes and refuses the rest
+    pat = re.search(r"ValidatePattern\('([^']+)'\)", text).group(1)
+    for v in ("tcp://c:514", "udp://10.0.0.5", "ssl://c1:1514,ssl://c2:1514",
+              "tcp://c:1514?formatter=RFC_5424&framing=octet_counting", "tcp://[fe80::1]:514"):
+        if not re.match(pat, v):
+            harness.fail("-LogHost pattern refuses %r" % v)
+    for v in ("c:514", "tcp://a b", "http://c:514", "tcp://c:514,"):
+        if re.match(pat, v):
+            harness.fail("-LogHost pattern takes %r" % v)
 
 
 harness.main(globals())

@@ -68,6 +68,21 @@ case "$*" in
 	echo "   Path: /UserVars/$n"
 	echo "   Type: $t"
 	exit 0 ;;
+"system syslog config set --loghost="*)
+	v=${5#--loghost=}
+	[ -f /sim/loghost_ignored ] && v="<none>"
+	echo "$v" > /sim/loghost; exit 0 ;;
+"system syslog reload")
+	exit 0 ;;
+"system syslog config get")
+	echo "   Default Network Retry Timeout: 180"
+	echo "   Local Log Output: /scratch/log"
+	echo "   Remote Host: $(cat /sim/loghost 2>/dev/null || echo '<none>')"
+	exit 0 ;;
+"network firewall ruleset set --ruleset-id=syslog --enabled=true")
+	echo syslog > /sim/firewall; exit 0 ;;
+"network firewall refresh")
+	exit 0 ;;
 "system settings advanced set -o /UserVars/"*)
 	n=${6#/UserVars/}
 	mkdir -p /sim/uservars
@@ -352,6 +367,30 @@ def test_install_configure_report(tmpdir):
         harness.eq(rows[HOSTS[2]][1:], ["-", "ok", "ok", "0.1.0", "yes", "failing", "7", "file",
                                         "FAILED"], "failing host row")
         harness.eq(rows[HOSTS[0]][-1], "ok", "JSON host row result")
+
+        # Third run, collector mode: every host's syslog pointed at a
+        # collector, nothing installed or restarted; a host whose esxcli
+        # does not keep the value is a FAILED row (read back, not assumed).
+        for a in HOSTS:
+            os.unlink(os.path.join(roots[a], "sim", "calls.log"))
+        open(os.path.join(roots[HOSTS[1]], "sim", "loghost_ignored"), "w").close()
+        uri = "ssl://collector.example.com:1514?formatter=RFC_5424&framing=octet_counting"
+        p, rows, logs = run_tool(tmpdir, sshd, HOSTS + [DEAD], "-j", "2", "-L", uri)
+        harness.eq(p.returncode, 1, "collector mode exit status (%s)" % p.stdout[-800:])
+        for a in (HOSTS[0], HOSTS[2]):
+            sim = os.path.join(roots[a], "sim")
+            harness.eq(read(os.path.join(sim, "loghost"), "").strip(), uri, "%s: logHost" % a)
+            harness.eq(read(os.path.join(sim, "firewall"), "").strip(), "syslog", "%s: firewall" % a)
+            calls = read(os.path.join(sim, "calls.log"), "")
+            if "init " in calls or "esxcli software" in calls or "advanced set" in calls:
+                harness.fail("%s: collector mode touched the agent: %r" % (a, calls))
+            harness.eq(rows[a][1:], ["ok", "ok", "ok"], "%s: collector mode row" % a)
+        harness.eq(rows[HOSTS[1]][1:], ["mismatch", "ok", "FAILED"], "host that kept no logHost")
+        harness.eq(rows[DEAD][1:], ["unreachable", "unreachable", "FAILED"], "unreachable host")
+        if "2 of 4 hosts send their syslog to " + uri not in p.stdout:
+            harness.fail("collector mode summary: %r" % p.stdout[-300:])
+        if "+ esxcli system syslog reload" not in read(os.path.join(logs, HOSTS[0] + ".log")):
+            harness.fail("per-host log lacks the syslog reload")
     finally:
         sshd.stop()
         while _CLEANUP:
@@ -365,7 +404,10 @@ def test_usage_errors(tmpdir):
     for args, want in ((["-s", "Foo=1"], "only /UserVars/Esxwatch"),
                        (["-a", "Bogus"], "CommunitySupported"),
                        (["-j", "0"], "not a number"),
-                       (["-C", "-b", hf], "want a .vib")):
+                       (["-C", "-b", hf], "want a .vib"),
+                       (["-L", "tcp://c:514", "-s", "EsxwatchTags=a"], "installs and configures nothing"),
+                       (["-L", "collector:514"], "want udp://"),
+                       (["-L", "tcp://c:514;reboot"], "not a logHost value")):
         p = subprocess.run(["sh", TOOL] + args + [hf], capture_output=True, text=True, timeout=30)
         harness.eq(p.returncode, 2, "exit status of %r" % args)
         if want not in p.stderr:

@@ -63,6 +63,9 @@ def expected(j):
         want[("esxwatch_output_failed_sends_total", n)] = x["failed_sends"]
         want[("esxwatch_output_not_ingested_events_total", n)] = x["not_ingested"]
         want[("esxwatch_output_filtered_events_total", n)] = x["filtered"]
+        want[("esxwatch_output_dead_letter_events_total", n + (("reason", "written"),))] = x["dead_lettered"]
+        want[("esxwatch_output_dead_letter_events_total", n + (("reason", "dropped"),))] = x["dead_letter_dropped"]
+        want[("esxwatch_output_resent_events_total", n)] = x["resent_events"]
         want[("esxwatch_output_backlog_events", n)] = x["backlog_events"]
         want[("esxwatch_output_backlog_bytes", n)] = x["backlog_bytes"]
         for reason, key in (("max_disk_buffer", "dropped_budget"), ("rejected", "dropped_poison")):

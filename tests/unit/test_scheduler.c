@@ -113,7 +113,7 @@ quick_init(struct collector_ctx *ctx)
 	return 0;
 }
 
-/* Emits one event trying to set what the agent owns. */
+/* Emits one event about another host, trying to set what the agent owns. */
 static int
 quick_collect(struct collector_ctx *ctx, struct emitter *em)
 {
@@ -124,7 +124,7 @@ quick_collect(struct collector_ctx *ctx, struct emitter *em)
 	snprintf(runs, sizeof(runs), "%d", n);
 	kv_set(ctx->state, "runs", runs);
 	if (ev != NULL) {
-		event_set(ev, "hostname", "spoofed");
+		event_set(ev, "hostname", "esx07.example.com");
 		event_set(ev, "esxwatch_collector", "someone-else");
 		event_set(ev, "appname", "vobd");
 	}
@@ -376,9 +376,11 @@ TEST(run_once_and_stop)
 }
 
 /* The fields docs/events.md puts on every event: the agent's own win over
- * the collector's (esxwatch_collector, esxwatch_version), the collector's
- * win over the defaults (hostname: the host the event is about, CONTRACT
- * §5; appname, kind, severity), tags are added. */
+ * the collector's (esxwatch_collector, esxwatch_version); hostname is the
+ * host the event is about, the collector's when it names one (a received
+ * or polled host; the "many" events below name none and get the agent's);
+ * the collector's win over the defaults (appname, kind, severity); tags
+ * are added. */
 TEST(emit_enriches_events)
 {
 	volatile sig_atomic_t stop = 0;
@@ -395,7 +397,7 @@ TEST(emit_enriches_events)
 	CHECK(ev != NULL);
 	if (ev != NULL) {
 		CHECK_STR(ev->text, "quick says hi");
-		CHECK_STR(event_get(ev, "hostname"), "spoofed");
+		CHECK_STR(event_get(ev, "hostname"), "esx07.example.com");
 		CHECK_STR(event_get(ev, "appname"), "vobd");
 		CHECK_STR(event_get(ev, "esxwatch_kind"), "sample");
 		CHECK_STR(event_get(ev, "esxwatch_severity"), "info");

@@ -121,6 +121,9 @@ TEST(status_file_content)
 	    " last_error_ms: 1900\n"
 	    " not_ingested: 9\n"
 	    " filtered: 11\n"
+	    " dead_lettered: 12\n"
+	    " dead_letter_dropped: 13\n"
+	    " resent_events: 14\n"
 	    " last_error: HTTP 503 two lines\n"
 	    "collector: nic\n"
 	    " runs: 11\n"
@@ -162,6 +165,9 @@ TEST(status_file_content)
 	s->dests[0].last_error_ms = 1900;
 	s->dests[0].not_ingested = 9;
 	s->dests[0].filtered = 11;
+	s->dests[0].dead_lettered = 12;
+	s->dests[0].dead_letter_dropped = 13;
+	s->dests[0].resent_events = 14;
 	snprintf(s->dests[0].last_error, sizeof(s->dests[0].last_error),
 	    "HTTP 503\ntwo lines");
 	s->ncollectors = 1;
@@ -180,6 +186,8 @@ TEST(status_file_content)
 	CHECK_INT(status_parse(text, len, b), 0);
 	CHECK_INT(b->not_ingested, 9);
 	CHECK_INT(b->dests[0].filtered, 11);
+	CHECK_INT(b->dests[0].dead_lettered, 12);
+	CHECK_INT(b->dests[0].resent_events, 14);
 	CHECK_INT(b->dests[0].last_error_ms, 1900);
 	CHECK_STR(b->dests[0].last_error, "HTTP 503 two lines");
 	/* a collector's keys do not land in the destination before it */
