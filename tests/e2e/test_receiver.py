@@ -122,9 +122,11 @@ def test_hosts_programs_and_file_parity(root):
              "filelog:\n  vmkernel: {directory: %s, include: vmkernel.log, "
              "read_from_head: yes}\n  vobd: {directory: %s, include: none}\n"
              "  hostd: {directory: %s, include: none}\n" % (logs, logs, logs))
+    v6 = harness.free_port()
     a = harness.Agent(root, config(root, "    - {address: \"127.0.0.1:%d\", transport: udp}\n"
                                    "    - {address: \"127.0.0.1:%d\", transport: tcp}\n"
-                                   % (udp, tcp), extra=extra, logwatch="yes"))
+                                   "    - {address: \"[::1]:%d\", transport: tcp}\n"
+                                   % (udp, tcp, v6), extra=extra, logwatch="yes"))
     a.start()
     try:
         harness.wait_for(lambda: len(status_json(a).get("receiver") or {}) > 0 and
@@ -133,13 +135,16 @@ def test_hosts_programs_and_file_parity(root):
         send_udp(udp, [with_host(ATS, "esx01")], src="127.0.0.2")
         send_tcp(tcp, [with_host(ATS, "esx02")] + SHUT, src="127.0.0.3", octet=True)
         send_tcp(tcp, [VMK, IOT], src="127.0.0.4")
+        s6 = socket.create_connection(("::1", v6))     # an IPv6 listener and peer
+        s6.sendall((with_host(ATS, "esx-v6") + "\n").encode())
+        s6.close()
         # logger, a real sender: RFC 5424 octet-counted TCP and RFC 3164 UDP
         body = ATS.split(" vmkernel: ", 1)[1]
         subprocess.run(["logger", "--tcp", "--rfc5424", "--octet-count", "-n", "127.0.0.1",
                         "-P", str(tcp), "-t", "vmkernel", body], check=True)
         subprocess.run(["logger", "--udp", "--rfc3164", "-n", "127.0.0.1",
                         "-P", str(udp), "-t", "vmkwarning", body], check=True)
-        want = 9   # ats x4 (esx01, esx02, logger x2), shutdown, vmk, iot; file: ats, vmk
+        want = 10  # ats x5 (esx01, esx02, esx-v6, logger x2), shutdown, vmk, iot; file: ats, vmk
         evs = harness.wait_for(lambda: len(out_events(root)) >= want and out_events(root),
                                timeout=15, what="%d alerts" % want)
         rx = [e for e in evs if e.get("esxwatch_input") == "syslog"]
@@ -147,6 +152,7 @@ def test_hosts_programs_and_file_parity(root):
         by = {(e["hostname"], e.get("esxwatch_rule")): e for e in rx}
         check_received(by[("esx01", "ats_miscompare")], "esx01", "vmkernel", "127.0.0.2")
         check_received(by[("esx02", "ats_miscompare")], "esx02", "vmkernel", "127.0.0.3")
+        check_received(by[("esx-v6", "ats_miscompare")], "esx-v6", "vmkernel", "::1")
         check_received(by[("ESX01", "host_shutdown")], "ESX01", "Hostd", "127.0.0.3")
         check_received(by[("127.0.0.4", "io_latency_deteriorated")], "127.0.0.4",
                        "vmkernel", "127.0.0.4")
@@ -160,7 +166,8 @@ def test_hosts_programs_and_file_parity(root):
                    SHUT[0].split(">", 1)[1] + "\n--> Host is shutting down: requested by root",
                    "folded text")
         # logger's: its own host name, the program as its tag
-        lg = [e for e in rx if e["hostname"] not in ("esx01", "esx02", "ESX01", "127.0.0.4")]
+        lg = [e for e in rx if e["hostname"] not in ("esx01", "esx02", "ESX01", "127.0.0.4",
+                                                      "esx-v6")]
         harness.eq(sorted(e["appname"] for e in lg), ["vmkernel", "vmkwarning"], "logger's programs")
         for e in lg:
             harness.eq(e.get("esxwatch_rule"), "ats_miscompare", "logger line's rule")
@@ -180,7 +187,7 @@ def test_hosts_programs_and_file_parity(root):
         # the localhost name: said once, known by the address
         err = a.stderr_text()
         harness.eq(err.count("names itself 'localhost.localdomain'"), 1, "fallback warnings")
-        st = harness.wait_for(lambda: len(status_json(a)["receiver"]["hosts"]) >= 5 and
+        st = harness.wait_for(lambda: len(status_json(a)["receiver"]["hosts"]) >= 6 and
                               status_json(a)["receiver"], timeout=10, what="hosts in the status")
         names = {h["name"]: h for h in st["hosts"]}
         for n in ("esx01", "esx02", "ESX01", "127.0.0.4"):
