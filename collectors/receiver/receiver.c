@@ -441,7 +441,10 @@ rcv_collect(struct collector_ctx *ctx, struct emitter *em)
 		return 0;
 	r->em = em;
 	r->now = now_ms();
-	end = mono_ms() + RCV_ROUND_MS;
+	/* reading never pauses for the interval: a round lasts until the next
+	 * one is due (collectors.receiver.interval only paces the bookkeeping) */
+	end = mono_ms() + (ctx->conf != NULL && ctx->conf->interval > 1 ?
+	    (int64_t)ctx->conf->interval * 1000 - 100 : RCV_ROUND_MS);
 	lwe_begin(r->eng, em, r->now);
 	lwe_storm_due(r->eng, false);
 	do {
