@@ -8,6 +8,7 @@ where each comes from).  rsyslog (octet-counted and LF TCP, TLS through
 gtls) is test_receiver_rsyslog.py; silent hosts, outages, floods and
 hostile senders are test_receiver_limits.py.
 """
+import http.client
 import json
 import os
 import re
@@ -18,6 +19,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+
+try:
+    from prometheus_client.parser import text_string_to_metric_families
+except ImportError:     # Debian's python3-prometheus-client (make test-deps) under another python3
+    sys.path.append("/usr/lib/python3/dist-packages")
+    from prometheus_client.parser import text_string_to_metric_families
 
 WIRE = os.path.join(harness.FIXTURES, "syslog")
 
@@ -209,7 +216,9 @@ def test_forward_all_allow_and_peer_names(root):
     hostname: peer names hosts by address; a sender outside allow is
     refused, counted and said once."""
     udp = harness.free_port(socket.SOCK_DGRAM)
-    extra = "  allow: [127.0.0.0/30]\n  hostname: peer\n  forward: all\n"
+    mon = harness.free_port()
+    extra = ("  allow: [127.0.0.0/30]\n  hostname: peer\n  forward: all\n"
+             "monitor: {listen: \"127.0.0.1:%d\"}\n" % mon)
     a = harness.Agent(root, config(root, "    - {address: \"127.0.0.1:%d\", transport: udp}\n"
                                    % udp, extra=extra))
     a.start()
@@ -238,6 +247,23 @@ def test_forward_all_allow_and_peer_names(root):
                    "hosts (no refused one)")
         harness.eq(a.stderr_text().count("127.0.0.9 is not in receiver.allow"), 1,
                    "refusal said once")
+        # /metrics: the same picture, through Prometheus' own parser
+        c = http.client.HTTPConnection("127.0.0.1", mon, timeout=10)
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        c.close()
+        got = {}
+        for fam in text_string_to_metric_families(text):
+            for smp in fam.samples:
+                got[(smp.name, tuple(sorted(smp.labels.items())))] = smp.value
+        harness.eq(got.get(("esxwatch_receiver_messages_total", (("host", "127.0.0.2"),))), 3.0,
+                   "messages_total of 127.0.0.2")
+        harness.eq(got.get(("esxwatch_receiver_messages_total", (("host", "127.0.0.3"),))), 1.0,
+                   "messages_total of 127.0.0.3")
+        harness.eq(got.get(("esxwatch_receiver_dropped_total", (("reason", "refused_allow"),))),
+                   4.0, "dropped_total{refused_allow}")
+        harness.eq(got.get(("esxwatch_receiver_dropped_total", (("reason", "udp_overflow"),))),
+                   0.0, "dropped_total{udp_overflow}")
     finally:
         a.stop()
 
