@@ -13,6 +13,7 @@
 #include "../collectors/logwatch/filelog_conf.h"
 #include "../collectors/logwatch/parsers_conf.h"
 #include "../collectors/logwatch/rules_conf.h"
+#include "../collectors/receiver/receiver_conf.h"
 #include "../output/sink.h"
 
 static size_t
@@ -72,6 +73,7 @@ common_collector_keys(size_t *n)
  */
 static const struct cfg_section *const sections[] = {
 	&monitor_section,
+	&receiver_section,
 	&filelog_section,
 	&parsers_section,
 	&rules_section,

@@ -34,6 +34,7 @@
 #include "../collectors/collector.h"
 #include "../collectors/host/esxcli.h"
 #include "../collectors/logwatch/rules_catalogue.h"
+#include "status_receiver.h"
 #include "lib/agentid.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
@@ -156,6 +157,7 @@ struct running {
 	struct diag		*diag;		/* the diagnosis stage; NULL: off */
 	struct emit_filter	 filter;	/* the scheduler's: the stage */
 	struct logstats		*logstats;	/* logwatch's, since start */
+	struct recv_board	*recv;		/* the receiver's, since start */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
 	bool			 once;		/* a command, not a daemon */
 	/* cfg was handed to a shipper left behind in a hung send (its last
@@ -253,6 +255,10 @@ publish_figures(void *arg, const char *name, const void *pic)
 {
 	struct running *r = arg;
 
+	if (strcmp(name, RECEIVER_FIGURES) == 0 && r->recv != NULL) {
+		recv_board_put(r->recv, pic);
+		return 0;
+	}
 	if (strcmp(name, LOGSTATS_FIGURES) != 0 || r->logstats == NULL)
 		return -1;
 	logstats_publish(r->logstats, pic);
@@ -632,6 +638,10 @@ start_all(struct running *r)
 	if (r->logstats == NULL)
 		fatal("out of memory");
 	r->src.logs = r->logstats;
+	r->recv = recv_board_new();
+	if (r->recv == NULL)
+		fatal("out of memory");
+	r->src.recv = r->recv;
 	r->figures.publish = publish_figures;
 	logstats_set_bell(r->logstats, r->src.changed);
 	if (start_shipper(r) == -1)
@@ -720,6 +730,8 @@ stop_all(struct running *r, int rc)
 	/* its writer (logwatch) and readers (the status writer) are stopped */
 	logstats_free(r->logstats);
 	r->logstats = r->src.logs = NULL;
+	recv_board_free(r->recv);
+	r->recv = r->src.recv = NULL;
 	r->figures.publish = NULL;
 	if (!r->cfg_orphaned)
 		config_free(r->cfg);

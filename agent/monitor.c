@@ -30,6 +30,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "monitor.h"
+#include "status_receiver.h"
 #include "lib/platform.h"
 
 /* ---- what a request asks for -------------------------------------------- */
@@ -354,6 +355,8 @@ monitor_metrics(const struct status_snap *s, struct buf *b)
 		if (r == 0)
 			r = buf_puts(b, "\"} 1\n");
 	}
+	if (r == 0)
+		r = status_receiver_metrics(b, &s->receiver);
 	return r;
 }
 

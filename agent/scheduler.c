@@ -176,7 +176,8 @@ set_event_time(struct event *ev)
 /*
  * Every event gets the fields docs/events.md puts on all events.
  * esxwatch_collector and esxwatch_version are the agent's to say (a tag or
- * a rule capture cannot change them); hostname is the host the event is
+ * a rule capture cannot change them; a collector that names_collector
+ * may: the receiver's alerts on received lines are logwatch's); hostname is the host the event is
  * about: the agent's own unless the collector named another (a received
  * host's, a polled one's, a bundle's); appname, kind and severity are the
  * collector's when it set them (a forwarded log line's program).
@@ -192,7 +193,9 @@ enrich(struct entry *e, struct event *ev)
 	/* the agent's own names: valid by construction (event.h) */
 	if (event_set_builtin_default(ev, "hostname", s->hostname) == -1 ||
 	    event_set_builtin_default(ev, "appname", "esxwatch") == -1 ||
-	    event_set_builtin(ev, "esxwatch_collector", e->c->name) == -1 ||
+	    (e->c->names_collector ? event_set_builtin_default(ev,
+	    "esxwatch_collector", e->c->name) : event_set_builtin(ev,
+	    "esxwatch_collector", e->c->name)) == -1 ||
 	    event_set_builtin_default(ev, "esxwatch_kind", "sample") == -1 ||
 	    event_set_builtin_default(ev, "esxwatch_severity", "info") == -1 ||
 	    event_set_builtin(ev, "esxwatch_version", ESXWATCH_VERSION) == -1 ||

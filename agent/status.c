@@ -33,6 +33,7 @@
 #include "lib/platform.h"
 #include "spool/queue.h"
 #include "shipper.h"
+#include "status_receiver.h"
 #include "status.h"
 #include "lib/json.h"
 
@@ -240,6 +241,7 @@ status_collect(const struct status_source *src, struct status_snap *s)
 	if (src->cfg != NULL)
 		collect_broken(src->cfg, s);
 	logstats_read(src->logs, &s->logs);
+	recv_board_read(src->recv, &s->receiver);
 	s->ncollectors = sched_totals_get(src->ct, s->collectors, SCHED_MAX_COLLECTORS);
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;
@@ -461,6 +463,7 @@ status_write(const struct status_snap *s, const char *path)
 		for (size_t k = 0; k < NKEYS(coll_keys); k++)
 			put_key(&b, " ", c, &coll_keys[k]);
 	}
+	status_receiver_put(&b, &s->receiver);
 	/* No fsync: the file is rewritten whenever something changes and a
 	 * crash loses nothing the next run does not say again.  The fixed
 	 * temp name: one writer, and a crash leaves one stray file at most. */
@@ -533,6 +536,7 @@ struct parse_at {
 	struct logstats_filelog	*fl;
 	struct logstats_file	*fi;
 	struct sched_collector_stats *c;
+	struct recv_at		 r;	/* a receiver block */
 };
 
 static int
@@ -556,6 +560,10 @@ parse_indented(struct status_snap *s, struct parse_at *at, const char *line,
 	}
 	if (at->fl != NULL)
 		return line[1] == ' ' ? 0 : parse_filelog_key(at->fl, line + 1, v);
+	if (at->r.kind != 0) {
+		status_receiver_key(&s->receiver, &at->r, line + 1, v);
+		return 0;
+	}
 	if (at->d != NULL)
 		return parse_dest_key(at->d, line + 1, v);
 	if (at->c != NULL)
@@ -586,6 +594,14 @@ parse_block(struct status_snap *s, struct parse_at *at, const char *k,
 			return 1;
 		at->fl = &l->filelogs[l->nfilelogs++];
 		copy_line(at->fl->name, sizeof(at->fl->name), v);
+		return 1;
+	}
+	memset(&at->r, 0, sizeof(at->r));
+	if (status_receiver_block(&s->receiver, &at->r, k, v)) {
+		at->d = NULL;
+		at->fl = NULL;
+		at->fi = NULL;
+		at->c = NULL;
 		return 1;
 	}
 	if (strcmp(k, "collector") == 0) {
@@ -927,6 +943,7 @@ status_print(const struct config *cfg, FILE *out)
 		    " (%" PRIu64 " ms)\n", c->name, c->runs, c->errors, ago,
 		    c->last_duration_ms);
 	}
+	status_receiver_print(out, &s->receiver, now);
 out:
 	free(v);
 	return rc;
@@ -1038,6 +1055,7 @@ status_print_json(const struct config *cfg, FILE *out)
 			buf_printf(&b, ",\"no_destination\":null");
 		for (size_t k = 0; k < NKEYS(top_keys); k++)
 			json_key(&b, top_keys[k].key, s, &top_keys[k]);
+		status_receiver_json(&b, &s->receiver);
 		buf_printf(&b, ",\"destinations\":[");
 		for (size_t i = 0; i < s->ndests; i++)
 			json_dest(&b, &s->dests[i], i == 0);

@@ -45,10 +45,12 @@
 
 #include "config/config.h"
 #include "../collectors/logwatch/logstats.h"
+#include "../collectors/receiver/receiver.h"
 #include "scheduler.h"
 
 struct bell;
 struct queue;
+struct recv_board;
 struct shipper;
 
 #define STATUS_PERIOD_MS	2000	/* at most this often */
@@ -109,6 +111,7 @@ struct status_snap {
 	struct logstats_snap logs;
 	size_t		 ncollectors;
 	struct sched_collector_stats collectors[SCHED_MAX_COLLECTORS];
+	struct receiver_pic receiver;	/* collector mode; .on false: off */
 };
 
 /*
@@ -123,6 +126,7 @@ struct status_source {
 	const struct config	*cfg;		/* its broken filelogs; may be NULL */
 	struct logstats		*logs;		/* the filelogs' figures; NULL: none */
 	struct sched_totals	*ct;		/* the collectors' runs */
+	struct recv_board	*recv;		/* collector mode's; NULL: none */
 	/* rung when the figures change (NULL: the writer has its own and
 	 * writes every heartbeat) */
 	struct bell		*changed;

@@ -119,6 +119,10 @@ struct collector {
 	 */
 	int		(*collect)(struct collector_ctx *, struct emitter *);
 	void		(*fini)(struct collector_ctx *);
+	/* Its events may name the collector they are from (the receiver:
+	 * alerts on received lines are logwatch's, CONTRACT §5); else the
+	 * agent writes this collector's name on every one. */
+	bool		 names_collector;
 	/* Keys of its own in collectors.NAME (none for most collectors). */
 	const struct cfg_key	*keys;
 	size_t			 nkeys;

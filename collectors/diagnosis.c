@@ -86,7 +86,11 @@ alert_event(const struct diag_alert *a)
 
 	if (ev == NULL)
 		return NULL;
-	if (event_set(ev, "esxwatch_diagnosis", a->rule) == -1 ||
+	/* another host's (collector mode): named after it */
+	if ((a->host[0] != '\0' &&
+	    (event_set_builtin(ev, "hostname", a->host) == -1 ||
+	    event_set(ev, "esxwatch_input", a->input) == -1)) ||
+	    event_set(ev, "esxwatch_diagnosis", a->rule) == -1 ||
 	    event_set(ev, "esxwatch_evidence", a->evidence) == -1 ||
 	    (a->nic[0] && event_set(ev, "esxwatch_nic", a->nic) == -1) ||
 	    (a->device[0] && event_set(ev, "esxwatch_device", a->device) == -1) ||

@@ -21,6 +21,7 @@ extern const struct collector collector_smart;
 extern const struct collector collector_logwatch;
 extern const struct collector collector_agent;
 extern const struct collector collector_diagnosis;
+extern const struct collector collector_receiver;
 
 /* In this order in --print-config, "known:" messages and the scheduler. */
 const struct collector *const collectors_all[] = {
@@ -30,6 +31,7 @@ const struct collector *const collectors_all[] = {
 	&collector_smart,
 	&collector_agent,
 	&collector_logwatch,
+	&collector_receiver,
 	&collector_diagnosis,	/* last: with --once it sees what the others emitted */
 	NULL
 };

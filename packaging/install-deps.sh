@@ -4,9 +4,11 @@
 # run again.
 set -eu
 what=${1:-build}
-pkgs="gcc make pkg-config libcurl4-openssl-dev libyaml-dev zlib1g-dev libpcre2-dev"
+pkgs="gcc make pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev zlib1g-dev libpcre2-dev"
 if [ "$what" = test ]; then
 	pkgs="$pkgs python3 openssl rsyslog rsyslog-gnutls rsyslog-openssl strace file binutils"
+	# collector mode: logger (util-linux's, in bsdutils) as a real sender
+	pkgs="$pkgs bsdutils"
 	# the monitor test: Prometheus' own text-format parser
 	pkgs="$pkgs python3-prometheus-client"
 	# the fleet rollout test: a real sshd on loopback addresses

@@ -6,7 +6,9 @@
 Contents: /usr/bin/esxwatch (stripped), /etc/esxwatch/agent.yaml (a conffile),
 /usr/share/esxwatch/rules/esxi.yaml (the rule catalogue, where docs/rules.md
 says), /lib/systemd/system/esxwatch.service, the man page (generated from the
-packaged binary's -h by mkman.py), copyright and changelog.
+packaged binary's -h by mkman.py), copyright and changelog; and collector
+mode's unit, esxwatch-collector.service, with /etc/esxwatch/collector.yaml (a
+conffile; the unit is installed, not enabled: docs/collector.md).
 The maintainer scripts do what debhelper's systemd snippets do: enable the
 unit, start it on install and restart it on upgrade when systemd runs, stop it
 on removal, forget it (and /var/lib/esxwatch) on purge.  Depends comes from
@@ -44,10 +46,13 @@ if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-deconfigur
 		else
 			deb-systemd-helper update-state esxwatch.service >/dev/null || true
 		fi
+		# collector mode: known to systemd's state, enabled only by the admin
+		deb-systemd-helper update-state esxwatch-collector.service >/dev/null || true
 	fi
 	if [ -d /run/systemd/system ]; then
 		systemctl --system daemon-reload >/dev/null || true
 		if [ -n "$2" ]; then
+			deb-systemd-invoke try-restart esxwatch-collector.service >/dev/null || true
 			deb-systemd-invoke restart esxwatch.service >/dev/null || true
 		else
 			deb-systemd-invoke start esxwatch.service >/dev/null || true
@@ -60,7 +65,7 @@ exit 0
 PRERM = """#!/bin/sh
 set -e
 if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
-	deb-systemd-invoke stop esxwatch.service >/dev/null || true
+	deb-systemd-invoke stop esxwatch.service esxwatch-collector.service >/dev/null || true
 fi
 exit 0
 """
@@ -75,12 +80,15 @@ if [ "$1" = remove ] && command -v deb-systemd-helper >/dev/null; then
 fi
 if [ "$1" = purge ]; then
 	if command -v deb-systemd-helper >/dev/null; then
-		deb-systemd-helper purge esxwatch.service >/dev/null || true
+		deb-systemd-helper purge esxwatch.service esxwatch-collector.service >/dev/null || true
 		deb-systemd-helper unmask esxwatch.service >/dev/null || true
 	fi
 	# The spool, bookmarks and agent id (systemd's StateDirectory), and the
-	# agent's own log files (LogsDirectory).
-	rm -rf /var/lib/esxwatch /var/log/esxwatch
+	# agent's own log files (LogsDirectory); the collector's (DynamicUser:
+	# its state lives under /var/lib/private).
+	rm -rf /var/lib/esxwatch /var/log/esxwatch /var/lib/esxwatch-collector \
+		/var/lib/private/esxwatch-collector /var/log/esxwatch-collector \
+		/var/log/private/esxwatch-collector
 fi
 exit 0
 """
@@ -91,6 +99,7 @@ exit 0
 # init.d equivalent.
 LINTIAN_OVERRIDES = """# systemd only: the unit's sandbox and directories have no init.d equivalent.
 esxwatch: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/esxwatch.service]
+esxwatch: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/esxwatch-collector.service]
 """
 
 
@@ -148,6 +157,9 @@ def build(binary, version, out, epoch, rules):
 		os.chmod(bin_copy, 0o755)
 		put(stage, "etc/esxwatch/agent.yaml", read(os.path.join(LINUX, "agent.yaml")), 0o644)
 		put(stage, "lib/systemd/system/esxwatch.service", read(os.path.join(LINUX, "esxwatch.service")), 0o644)
+		put(stage, "etc/esxwatch/collector.yaml", read(os.path.join(LINUX, "collector.yaml")), 0o644)
+		put(stage, "lib/systemd/system/esxwatch-collector.service",
+		    read(os.path.join(LINUX, "esxwatch-collector.service")), 0o644)
 		put(stage, "usr/share/esxwatch/rules/esxi.yaml", read(rules), 0o644)
 		put(stage, "usr/share/man/man1/esxwatch.1.gz", gz(mkman.generate(binary).encode(), epoch), 0o644)
 		put(stage, "usr/share/lintian/overrides/esxwatch", LINTIAN_OVERRIDES.encode(), 0o644)
@@ -184,7 +196,8 @@ def build(binary, version, out, epoch, rules):
 			" HTTP endpoint, keeping them on disk while the destination is down.\n"
 		) % (version, MAINTAINER, size, "Depends: %s\n" % depends if depends else "")
 		put(stage, "DEBIAN/control", control.encode(), 0o644)
-		put(stage, "DEBIAN/conffiles", b"/etc/esxwatch/agent.yaml\n", 0o644)
+		put(stage, "DEBIAN/conffiles", b"/etc/esxwatch/agent.yaml\n/etc/esxwatch/collector.yaml\n",
+		    0o644)
 		put(stage, "DEBIAN/md5sums", "".join(md5).encode(), 0o644)
 		put(stage, "DEBIAN/postinst", POSTINST.encode(), 0o755)
 		put(stage, "DEBIAN/prerm", PRERM.encode(), 0o755)

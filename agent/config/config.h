@@ -165,6 +165,27 @@ struct rule_conf {
 	int		 src_line;
 };
 
+/* receiver.syslog[]: one listener (collectors/receiver/receiver_conf.c). */
+struct receiver_listen {
+	char		*address;	/* HOST:PORT, [V6]:PORT */
+	char		*transport;	/* udp | tcp | tls */
+	char		*cert;		/* tls: server certificate (PEM) */
+	char		*key;		/* tls: its key (PEM) */
+	char		*client_ca;	/* tls: required client certificates' CA */
+	int		 src_line;
+};
+
+/* receiver: collector mode (CONTRACT §5); off while nsyslog is 0. */
+struct receiver_conf {
+	struct receiver_listen	*syslog;
+	size_t			 nsyslog;
+	struct strlist		 allow;		/* CIDRs; empty = any */
+	char			*hostname;	/* header | peer */
+	int			 silent_after;	/* s; 0 = off */
+	enum forward_mode	 forward;
+	int			 max_connections;
+};
+
 /* server plus servers: each destination has a thread, a connection and a
  * cursor of its own, so their number is bounded (a configuration error
  * past it). */
@@ -203,6 +224,8 @@ struct config {
 	struct kvlist		 tags;
 
 	char			*monitor_listen;	/* monitor.listen; "" = off */
+
+	struct receiver_conf	 receiver;	/* receiver: */
 
 	struct collector_conf	*collectors;	/* nic datastore vsan smart agent, + any */
 	size_t			 ncollectors;

@@ -24,10 +24,28 @@ diag_conf_defaults(struct diag_conf *c)
 	c->silent_after_s = 300;
 }
 
+/* One host's memory (its tables empty), sharing conf. */
+static struct diag *
+memory_new(const struct diag_conf *conf)
+{
+	struct diag *d = calloc(1, sizeof(*d));
+
+	if (d == NULL)
+		return NULL;
+	if (conf != NULL)
+		d->conf = *conf;
+	else
+		diag_conf_defaults(&d->conf);
+	for (size_t i = 0; i < DIAG_MAX_DEVS; i++)
+		for (size_t k = 0; k < 3; k++)
+			d->devs[i].last[k] = -1;
+	return d;
+}
+
 struct diag *
 diag_new(const struct diag_conf *conf)
 {
-	struct diag *d = calloc(1, sizeof(*d));
+	struct diag *d = memory_new(conf);
 	pthread_mutex_t *m;
 
 	if (d == NULL)
@@ -39,13 +57,6 @@ diag_new(const struct diag_conf *conf)
 	}
 	pthread_mutex_init(m, NULL);
 	d->mtx = m;
-	if (conf != NULL)
-		d->conf = *conf;
-	else
-		diag_conf_defaults(&d->conf);
-	for (size_t i = 0; i < DIAG_MAX_DEVS; i++)
-		for (size_t k = 0; k < 3; k++)
-			d->devs[i].last[k] = -1;
 	return d;
 }
 
@@ -54,15 +65,57 @@ diag_free(struct diag *d)
 {
 	if (d == NULL)
 		return;
+	for (size_t i = 0; i < d->nothers; i++)
+		free(d->others[i]);
 	pthread_mutex_destroy(d->mtx);
 	free(d->mtx);
 	free(d);
 }
 
+/*
+ * The memory of the host ev is about: the stage's own for the agent's
+ * host (no esxwatch_input), else that host's, made on its first event
+ * (the one observed the longest ago forgotten when all are taken).
+ * Under the lock.
+ */
+static struct diag *
+memory_of(struct diag *d, const struct event *ev)
+{
+	const char *input = event_get(ev, "esxwatch_input");
+	const char *host = event_get(ev, "hostname");
+	struct diag *h;
+	size_t i, old = 0;
+
+	if (input == NULL || host == NULL || host[0] == '\0')
+		return d;
+	for (i = 0; i < d->nothers; i++)
+		if (strcmp(d->others[i]->host, host) == 0)
+			return d->others[i];
+	if (d->nothers == DIAG_MAX_HOSTS) {
+		for (i = 1; i < d->nothers; i++)
+			if (d->others[i]->used < d->others[old]->used)
+				old = i;
+		log_limited(LOG_WARN, "diag-hosts", 3600, "diagnosis: more than "
+		    "%d other hosts: the memory of %s is forgotten", DIAG_MAX_HOSTS,
+		    d->others[old]->host);
+		free(d->others[old]);
+		d->others[old] = d->others[--d->nothers];
+		d->hosts_forgotten++;
+	}
+	h = memory_new(&d->conf);
+	if (h == NULL)
+		return NULL;
+	h->mtx = d->mtx;
+	diag_copy(h->host, sizeof(h->host), host);
+	diag_copy(h->input, sizeof(h->input), input);
+	d->others[d->nothers++] = h;
+	return h;
+}
+
 size_t
 diag_memory_bytes(const struct diag *d)
 {
-	return d ? sizeof(*d) + sizeof(pthread_mutex_t) : 0;
+	return d ? (1 + d->nothers) * sizeof(*d) + sizeof(pthread_mutex_t) : 0;
 }
 
 static void
@@ -82,6 +135,7 @@ diag_observe(struct diag *d, const struct event *ev)
 {
 	const char *col = event_get(ev, "esxwatch_collector");
 	const char *kind = event_get(ev, "esxwatch_kind");
+	struct diag *h;
 
 	if (col == NULL || strcmp(col, "diagnosis") == 0)
 		return;
@@ -95,11 +149,14 @@ diag_observe(struct diag *d, const struct event *ev)
 	    event_get(ev, "esxwatch_scsi_sense") == NULL;
 
 	lock(d);
-	if (ev->timestamp_ms > d->now)
-		d->now = ev->timestamp_ms;
-	for (size_t i = 0; !plain && i < diag_nrules; i++)
+	h = memory_of(d, ev);
+	if (h != NULL && ev->timestamp_ms > h->now)
+		h->now = ev->timestamp_ms;
+	if (h != NULL)
+		h->used = h->now;
+	for (size_t i = 0; h != NULL && !plain && i < diag_nrules; i++)
 		if (diag_rules[i].observe != NULL)
-			diag_rules[i].observe(d, ev, col, kind);
+			diag_rules[i].observe(h, ev, col, kind);
 	unlock(d);
 }
 
@@ -120,16 +177,31 @@ drain_pending(struct diag *d, struct diag_alert *out, size_t max)
 	return n;
 }
 
+/* One host's conclusions, named after it (another host's). */
+static size_t
+evaluate_one(struct diag *h, int64_t now_ms, struct diag_alert *out, size_t max)
+{
+	size_t n = drain_pending(h, out, max);
+
+	for (size_t i = 0; i < diag_nrules && n < max; i++)
+		if (diag_rules[i].evaluate != NULL)
+			n += diag_rules[i].evaluate(h, now_ms, out + n, max - n);
+	for (size_t k = 0; k < n; k++) {
+		diag_copy(out[k].host, sizeof(out[k].host), h->host);
+		diag_copy(out[k].input, sizeof(out[k].input), h->input);
+	}
+	return n;
+}
+
 size_t
 diag_evaluate(struct diag *d, int64_t now_ms, struct diag_alert *out, size_t max)
 {
 	size_t n;
 
 	lock(d);
-	n = drain_pending(d, out, max);
-	for (size_t i = 0; i < diag_nrules && n < max; i++)
-		if (diag_rules[i].evaluate != NULL)
-			n += diag_rules[i].evaluate(d, now_ms, out + n, max - n);
+	n = evaluate_one(d, now_ms, out, max);
+	for (size_t i = 0; i < d->nothers && n < max; i++)
+		n += evaluate_one(d->others[i], now_ms, out + n, max - n);
 	unlock(d);
 	return n;
 }

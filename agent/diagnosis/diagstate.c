@@ -43,6 +43,8 @@ diag_ans_find(struct diag *d, enum diag_want_kind kind, const char *key)
 			continue;
 		}
 		if (a->kind == kind && strcmp(a->key, key) == 0) {
+			if (d->host[0] != '\0')
+				return a;	/* never asked (below) */
 			if (a->done && d->now - a->at > 3600 * 1000LL) {
 				a->done = false;
 				return NULL;
@@ -58,6 +60,13 @@ diag_ans_find(struct diag *d, enum diag_want_kind kind, const char *key)
 	free_slot->kind = kind;
 	free_slot->at = d->now;
 	diag_copy(free_slot->key, sizeof(free_slot->key), key);
+	if (d->host[0] != '\0') {
+		/* another host's: the local host cannot answer for it */
+		free_slot->asked = free_slot->done = true;
+		diag_copy(free_slot->b, sizeof(free_slot->b), "not asked: the "
+		    "host is another one (its own tools are not reachable)");
+		return free_slot;
+	}
 	return NULL;
 }
 

@@ -27,8 +27,15 @@ struct diag_conf {
 #define DIAG_NAME_MAX		128
 #define DIAG_EXTRA_MAX		4
 
+/* A host name, for the memory of another host's (collector mode). */
+#define DIAG_HOST_MAX		256
+
 /* One conclusion of a rule: becomes one event (esxwatch_kind alert). */
 struct diag_alert {
+	/* the host it is about and how its events came (esxwatch_input);
+	 * "": the agent's own */
+	char	host[DIAG_HOST_MAX];
+	char	input[16];
 	char	rule[32];		/* esxwatch_diagnosis */
 	char	severity[16];
 	char	text[DIAG_TEXT_MAX];	/* cause and next step */
@@ -129,9 +136,26 @@ struct diag_dstate {
 	uint64_t	peak, dropped0;
 };
 
+/*
+ * The stage's memory of one host.  The stage (diag_new()) is the agent's
+ * own host's; the events about other hosts (esxwatch_input set: received,
+ * polled) each get one of their own, made when a host's first event comes
+ * (others[], at most DIAG_MAX_HOSTS; the one observed the longest ago is
+ * forgotten first, counted in hosts_forgotten): one host's NIC errors never
+ * explain another host's path loss.  What only the local host can answer
+ * (diag_wants) is never asked for another host: its rules go on without.
+ */
+#define DIAG_MAX_HOSTS		64
 struct diag {
 	struct diag_conf	conf;
-	void			*mtx;		/* pthread_mutex_t, kept opaque */
+	void			*mtx;		/* pthread_mutex_t, kept opaque;
+						 * other hosts' share the stage's */
+	char			host[DIAG_HOST_MAX];	/* "": the agent's own */
+	char			input[16];
+	int64_t			used;		/* last observed (ms, its events') */
+	struct diag		*others[DIAG_MAX_HOSTS];	/* the stage's only */
+	size_t			nothers;
+	uint64_t		hosts_forgotten;
 	int64_t			now;		/* newest event time seen */
 	struct diag_nic		nics[DIAG_MAX_NICS];
 	struct diag_store	stores[DIAG_MAX_STORES];

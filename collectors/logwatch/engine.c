@@ -36,11 +36,18 @@
 
 enum { TW_VOB = 1, TW_ESX = 2, TW_HOSTD = 4, TW_LINE = 8 };
 
+/*
+ * A storm and twin entity: the rule's first capture ("NAME\tVALUE"), after
+ * "@HOST\x1f" on a stream about another host (collector mode): one host's
+ * storm never holds back another host's alerts.
+ */
+#define LW_ENTITY_MAX	(RULES_CAP_VALUE_MAX + 48 + 260)
+
 struct lwe_twin {
 	const struct rule *rule;
 	int		 seen;		/* TW_* origins */
 	int64_t		 ts;
-	char		 entity[RULES_CAP_VALUE_MAX + 48];
+	char		 entity[LW_ENTITY_MAX];
 };
 
 struct lwe {
@@ -166,12 +173,19 @@ storm_summary(void *arg, const char *rule, const char *entity, uint64_t n,
 {
 	struct lwe *eng = arg;
 	const struct rule *ru = rule_named(eng, rule);
-	const char *tab = strchr(entity, '\t');
-	char count[32];
+	const char *tab, *us = entity[0] == '@' ? strchr(entity, '\x1f') : NULL;
+	char count[32], host[256];
 	struct event *ev;
 
 	if (eng->em == NULL)
 		return;
+	host[0] = '\0';
+	if (us != NULL) {	/* another host's (LW_ENTITY_MAX) */
+		snprintf(host, sizeof(host), "%.*s", (int)(us - entity - 1),
+		    entity + 1);
+		entity = us + 1;
+	}
+	tab = strchr(entity, '\t');
 	thousands(n, count, sizeof(count));
 	ev = ev_new("alert", ru ? ru->severity : "warning",
 	    "%s more match%s of rule %s%s%s in the last %lld s (not sent one by "
@@ -181,6 +195,9 @@ storm_summary(void *arg, const char *rule, const char *entity, uint64_t n,
 	if (ev == NULL)
 		return;
 	event_set(ev, "esxwatch_rule", rule);
+	event_set_builtin(ev, "esxwatch_collector", "logwatch");
+	if (host[0] != '\0')
+		event_set_builtin(ev, "hostname", host);
 	event_setf(ev, "esxwatch_repeat_count", "%llu", (unsigned long long)n);
 	event_setf(ev, "esxwatch_repeat_window_s", "%lld", (long long)(window_ms / 1000));
 	if (tab != NULL) {
@@ -300,9 +317,11 @@ make_event(struct lwe *eng, struct lwe_stream *st, const char *line, size_t len,
 	if (ev == NULL)
 		return NULL;
 	/* a new event: these are its first fields, none there yet */
+	event_add_builtin(ev, "esxwatch_collector", "logwatch");	/* whoever drives it */
 	event_add_builtin(ev, "esxwatch_kind", m ? "alert" : "sample");
 	event_add_builtin(ev, "esxwatch_severity", m ? m->rule->severity : "info");
-	event_add_builtin(ev, "appname", ll.appname[0] ? ll.appname : fc->name);
+	event_add_builtin(ev, "appname", st->appname != NULL ? st->appname :
+	    ll.appname[0] ? ll.appname : fc->name);
 	event_add_builtin(ev, "esxwatch_file", st->origin);
 	if (st->hostname != NULL)
 		event_add_builtin(ev, "hostname", st->hostname);
@@ -413,9 +432,9 @@ handle(struct lwe *eng, struct lwe_stream *st, const char *text, size_t len,
     bool truncated)
 {
 	struct rules_match m;
-	char entity[RULES_CAP_VALUE_MAX + 48];
+	char entity[LW_ENTITY_MAX];
 	struct event *ev;
-	int matched;
+	int matched, off;
 
 	if (len == 0)
 		return;
@@ -425,7 +444,9 @@ handle(struct lwe *eng, struct lwe_stream *st, const char *text, size_t len,
 	if (matched) {
 		st->matched++;
 		st->log->matched++;
-		entity_of(&m, entity, sizeof(entity));
+		off = st->hostname == NULL ? 0 : snprintf(entity,
+		    sizeof(entity), "@%.255s\x1f", st->hostname);
+		entity_of(&m, entity + off, sizeof(entity) - (size_t)off);
 		if (twin_seen(eng, m.rule, text, len, entity)) {
 			eng->counts.twins_dropped++;
 			matched = 0;	/* forwarded as a plain line, if at all */

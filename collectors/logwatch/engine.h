@@ -57,6 +57,9 @@ struct lwe_stream {
 	const char	*hostname;
 	const char	*input;
 	const char	*peer;
+	/* appname of its events (a received program); NULL: the line's own
+	 * program, else the filelog's name */
+	const char	*appname;
 	struct buf	 pending;	/* a multi-line event being assembled */
 	bool		 pending_trunc;
 	uint64_t	 lines, matched;	/* since the driver last took them */

@@ -57,6 +57,13 @@ int	syslog_parse(const char *buf, size_t len, int64_t now_ms,
 	    struct syslog_msg *out);
 
 /*
+ * A HOSTNAME the receiver must not key a host by (CONTRACT §5): absent,
+ * empty, or "localhost*" in any case ("localhost", "localhost.localdomain",
+ * "LOCALHOST").  The caller then uses the peer's address.
+ */
+bool	syslog_host_fallback(const struct syslog_span *host);
+
+/*
  * The framing of one TCP/TLS connection: octet counting (RFC 6587 3.4.1,
  * "LEN SP MSG") or LF-terminated (also NUL), detected from the first byte
  * of each frame.  Bytes go in with framer_feed(); whole messages come out
@@ -99,13 +106,25 @@ struct fold	*fold_new(size_t max_keys, int64_t deadline_ms);
 void		 fold_free(struct fold *);
 /* One parsed message's text for (host, program) at now_ms; records ready
  * go to cb (a message that is not a continuation goes to cb after the
- * record it ends). */
+ * record it ends: it starts the next record of its key, released in its
+ * turn by the next message of the key, the deadline or fold_due(all)).  A
+ * continuation with no open record starts one.  cb must not call fold_add
+ * or fold_due; host, program and text are valid during the call only. */
 void		 fold_add(struct fold *, const char *host, const char *program,
 		    const char *text, size_t len, bool continuation,
 		    int64_t now_ms, fold_cb cb, void *arg);
 /* Release the records whose deadline passed (all: every one). */
 void		 fold_due(struct fold *, int64_t now_ms, bool all, fold_cb cb,
 		    void *arg);
+struct fold_counts {
+	uint64_t	records;	/* records released */
+	uint64_t	continuations;	/* lines appended to a record */
+	uint64_t	truncated;	/* records cut at SYSLOG_MSG_MAX */
+	uint64_t	evicted;	/* released early: max_keys were open */
+};
+const struct fold_counts *fold_counts(const struct fold *);
+/* Records open now. */
+size_t		 fold_open(const struct fold *);
 /* Is msg (the parsed message proper) a continuation line? */
 bool		 syslog_is_continuation(const char *msg, size_t len);
 #endif

@@ -99,6 +99,8 @@ def test_contents_and_lintian(tmpdir):
 		listing[parts[-1].lstrip(".")] = (parts[0], parts[1])
 	for path, mode in (("/usr/bin/esxwatch", "-rwxr-xr-x"), ("/etc/esxwatch/agent.yaml", "-rw-r--r--"),
 			   ("/lib/systemd/system/esxwatch.service", "-rw-r--r--"),
+			   ("/etc/esxwatch/collector.yaml", "-rw-r--r--"),
+			   ("/lib/systemd/system/esxwatch-collector.service", "-rw-r--r--"),
 			   ("/usr/share/doc/esxwatch/copyright", "-rw-r--r--"),
 			   ("/usr/share/esxwatch/rules/esxi.yaml", "-rw-r--r--"),
 			   ("/usr/share/man/man1/esxwatch.1.gz", "-rw-r--r--")):
@@ -108,7 +110,8 @@ def test_contents_and_lintian(tmpdir):
 	ctl = os.path.join(tmpdir, "ctl")
 	run("dpkg-deb", "-e", deb, ctl)
 	with open(os.path.join(ctl, "conffiles")) as fh:
-		harness.eq(fh.read().split(), ["/etc/esxwatch/agent.yaml"], "conffiles")
+		harness.eq(fh.read().split(), ["/etc/esxwatch/agent.yaml", "/etc/esxwatch/collector.yaml"],
+			   "conffiles")
 	# The unit: what the issue asks for.
 	x = os.path.join(tmpdir, "x")
 	run("dpkg-deb", "-x", deb, x)
@@ -120,6 +123,7 @@ def test_contents_and_lintian(tmpdir):
 		if want + "\n" not in unit:
 			harness.fail("unit lacks %r" % want)
 	check_unit(unit, x)
+	check_collector_unit(x)
 	check_metadata(x)
 	check_man(x)
 	# The shipped config is valid for the shipped binary.
@@ -159,6 +163,27 @@ def unit_sections(text):
 			k, v = l.split("=", 1)
 			out[sec].append((k.strip(), v.strip()))
 	return out
+
+
+def check_collector_unit(x):
+	"""Collector mode's unit: no root, one capability (CAP_NET_BIND_SERVICE
+	for port 514), its own config, checked before the start; the shipped
+	collector.yaml is valid for the shipped binary."""
+	with open(os.path.join(x, "lib/systemd/system/esxwatch-collector.service")) as fh:
+		u = unit_sections(fh.read())
+
+	def values(key):
+		return [v for k, v in u.get("Service", []) if k == key]
+	conf = "/etc/esxwatch/collector.yaml"
+	harness.eq(values("ExecStartPre"), ["/usr/bin/esxwatch --check-config -c " + conf], "collector ExecStartPre")
+	harness.eq(values("ExecStart"), ["/usr/bin/esxwatch -c " + conf], "collector ExecStart")
+	harness.eq(values("DynamicUser"), ["yes"], "collector DynamicUser")
+	harness.eq(values("AmbientCapabilities"), ["CAP_NET_BIND_SERVICE"], "AmbientCapabilities")
+	harness.eq(values("CapabilityBoundingSet"), ["CAP_NET_BIND_SERVICE"], "CapabilityBoundingSet")
+	harness.eq(values("StateDirectory"), ["esxwatch-collector"], "collector StateDirectory")
+	p = run(os.path.join(x, "usr/bin/esxwatch"), "--check-config", "-c",
+		os.path.join(x, "etc/esxwatch/collector.yaml"), check=False)
+	harness.eq(p.returncode, 0, "--check-config of collector.yaml (%s)" % p.stderr)
 
 
 def check_unit(unit, x):
@@ -367,7 +392,8 @@ def test_install_run_remove_purge(tmpdir):
 				harness.fail("conffile removed by dpkg -r (only purge may)")
 			dpkg("--purge", "esxwatch")
 			for p in ("/etc/esxwatch/agent.yaml", "/etc/esxwatch", "/var/lib/esxwatch",
-				  "/lib/systemd/system/esxwatch.service"):
+				  "/lib/systemd/system/esxwatch.service", "/etc/esxwatch/collector.yaml",
+				  "/lib/systemd/system/esxwatch-collector.service"):
 				if os.path.exists(p):
 					harness.fail("%s still there after purge" % p)
 			harness.eq(installed(), False, "installed after purge")

@@ -165,6 +165,7 @@ check_defaults(const struct config *c)
 		{ "smart", 3600 }, { "agent", 300 }, { "logwatch", 1 },
 		{ "diagnosis", 10 },
 	};
+	const struct collector_conf *rc = config_collector(c, "receiver");
 	static const char *const fl[] = { "vmkernel", "vobd", "hostd" };
 
 	CHECK_STR(d->name, "server");
@@ -203,7 +204,9 @@ check_defaults(const struct config *c)
 	CHECK_STR(c->log_dir, "");
 	CHECK_STR(c->hostname, "");
 	CHECK_INT(c->tags.n, 0);
-	CHECK_INT(c->ncollectors, 7);
+	/* and receiver, off while receiver.syslog is empty */
+	CHECK_INT(c->ncollectors, 8);
+	CHECK(rc != NULL && !rc->enabled);
 	for (size_t i = 0; i < 7; i++) {
 		const struct collector_conf *cc = config_collector(c, col[i].n);
 

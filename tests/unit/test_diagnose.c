@@ -3,6 +3,8 @@
  * each case is the events the collectors emitted, in order, with their
  * times; the answers the host gave; and what the stage must conclude.
  */
+#include <pthread.h>
+
 #include "t.h"
 
 #include "../../collectors/host/diaghost.h"
@@ -285,6 +287,86 @@ TEST(memory_is_bounded)
 	diag_free(d);
 }
 
+/* Collector mode: another host's events (esxwatch_input) go to a memory
+ * of that host's: a NIC error on one host never explains another host's
+ * APD; the same on one host does, and the alert names it; nothing is
+ * asked of the local host for it. */
+TEST(other_hosts_have_their_own_memory)
+{
+	struct diag *d = diag_new(NULL);
+	struct diag_alert *out = calloc(8, sizeof(*out));
+	const struct step a_crc = NIC_CRC(0, "vmnic1", "120");
+	const struct step b_apd = APD(60, "naa.600a");
+	const struct step b_crc = NIC_CRC(50, "vmnic1", "9");
+	struct diag_want w[8];
+	struct event *ev;
+	size_t n;
+
+	ev = mk(&a_crc);
+	event_set(ev, "hostname", "esx-a");
+	event_set(ev, "esxwatch_input", "syslog");
+	diag_observe(d, ev);
+	event_free(ev);
+	ev = mk(&b_apd);
+	event_set(ev, "hostname", "esx-b");
+	event_set(ev, "esxwatch_input", "syslog");
+	diag_observe(d, ev);
+	event_free(ev);
+	n = diag_evaluate(d, T0 + 120 * 1000, out, 8);
+	CHECK_INT(n, 0);
+	CHECK_INT(d->nothers, 2);
+	/* the local host's NIC errors do not explain esx-b's APD either */
+	ev = mk(&a_crc);
+	diag_observe(d, ev);
+	event_free(ev);
+	CHECK_INT(diag_evaluate(d, T0 + 130 * 1000, out, 8), 0);
+	ev = mk(&b_crc);
+	event_set(ev, "hostname", "esx-b");
+	event_set(ev, "esxwatch_input", "syslog");
+	diag_observe(d, ev);
+	event_free(ev);
+	n = diag_evaluate(d, T0 + 140 * 1000, out, 8);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK_STR(out[0].rule, "path_loss_physical");
+		CHECK_STR(out[0].host, "esx-b");
+		CHECK_STR(out[0].input, "syslog");
+		CHECK_STR(out[0].nic, "vmnic1");
+	}
+	CHECK_INT(diag_wants(d, w, 8), 0);
+	CHECK_INT(diag_memory_bytes(d), 3 * sizeof(struct diag) + sizeof(pthread_mutex_t));
+	free(out);
+	diag_free(d);
+}
+
+/* At most DIAG_MAX_HOSTS other hosts: the one observed the longest ago
+ * is forgotten first. */
+TEST(other_hosts_are_bounded)
+{
+	struct diag *d = diag_new(NULL);
+	char f[128], host[32];
+
+	for (int i = 0; i < DIAG_MAX_HOSTS + 5; i++) {
+		struct step s = { i, "nic", "sample", f, "n" };
+		struct event *ev;
+
+		snprintf(f, sizeof(f), "esxwatch_nic=vmnic0|esxwatch_rx_crc_errors_delta=1|"
+		    "esxwatch_interval_s=60");
+		ev = mk(&s);
+		snprintf(host, sizeof(host), "esx%d", i);
+		event_set(ev, "hostname", host);
+		event_set(ev, "esxwatch_input", "vsphere");
+		diag_observe(d, ev);
+		event_free(ev);
+	}
+	CHECK_INT(d->nothers, DIAG_MAX_HOSTS);
+	CHECK_INT(d->hosts_forgotten, 5);
+	for (size_t i = 0; i < d->nothers; i++)
+		if (strcmp(d->others[i]->host, "esx0") == 0)
+			T_FAILF("esx0 (the oldest) is still remembered");
+	diag_free(d);
+}
+
 /* A full table gives up its least recently seen entry, not the oldest
  * one, and a new device starts with no SMART counts (-1), not zeros. */
 TEST(tables_evict_the_least_recently_seen)
@@ -375,6 +457,8 @@ main(void)
 	RUN(silent_host);
 	RUN(memory_is_bounded);
 	RUN(tables_evict_the_least_recently_seen);
+	RUN(other_hosts_have_their_own_memory);
+	RUN(other_hosts_are_bounded);
 	RUN(partition_tables);
 	RUN(every_rule_documented);
 	return t_done();
