@@ -168,6 +168,17 @@ rh_is_diag_event(const struct json_doc *d)
 	return json_str_is(d, json_get(d, 0, "esxwatch_collector"), "diagnosis");
 }
 
+/* A measurement (sample) or the agent about itself, not a finding (the
+ * findings are the alerts and changes, and any event of another kind:
+ * none is hidden). */
+bool
+rh_is_sample(const struct json_doc *d)
+{
+	int	 k = json_get(d, 0, "esxwatch_kind");
+
+	return json_str_is(d, k, "sample") || json_str_is(d, k, "status");
+}
+
 /* An event's timestamp; false when absent or not a number. */
 bool
 rh_ts(const struct json_doc *d, int64_t *ts)
@@ -294,6 +305,10 @@ scan_event(struct rh *r, const struct json_doc *d, long long idx)
 	r->nevents++;
 	if (r->diagnoses.p != NULL && rh_is_diag_event(d))
 		return 0;	/* shown with the diagnoses */
+	if (rh_is_sample(d)) {
+		r->nsamples++;
+		return 0;
+	}
 	r->nsev[rh_sev_of(d)]++;
 	r->nfindings++;
 	if (rh_ts(d, &ts))

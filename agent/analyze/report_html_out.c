@@ -138,6 +138,7 @@ write_summary(struct rh *r)
 		    "</span> %lld</a>\n", rh_sev_name[i], rh_sev_name[i],
 		    rh_sev_name[i], r->nsev[i]);
 	}
+	rh_printf(r, "<a href=\"#samples\">measurements: %lld</a>\n", r->nsamples);
 	rh_printf(r, "<a href=\"#logs\">logs read: %lld</a>\n"
 	    "<a href=\"#gaps\">gaps: %lld</a>\n</div>\n", r->nlogs, r->ngaps);
 	if (r->have_span) {
@@ -235,7 +236,7 @@ out_event(struct rh *r, const struct json_doc *d, long long idx)
 {
 	if (rh_sev_of(d) != r->cur_sev)
 		return 0;
-	if (r->diagnoses.p != NULL && rh_is_diag_event(d))
+	if ((r->diagnoses.p != NULL && rh_is_diag_event(d)) || rh_is_sample(d))
 		return 0;
 	write_finding(r, d, 'f', idx);
 	return 0;
@@ -263,6 +264,53 @@ write_findings(struct rh *r)
 			return -1;
 		rh_put(r, "</section>\n");
 	}
+	return 0;
+}
+
+/* One row per measurement: what the collectors saw in the bundle's command
+ * outputs (NICs, devices, datastores), for the findings' context. */
+static int
+out_sample(struct rh *r, const struct json_doc *d, long long idx)
+{
+	static const char *const ent[] = { "esxwatch_nic", "esxwatch_device",
+	    "esxwatch_datastore" };
+	int64_t	 ts;
+	char	 t[48];
+	size_t	 i;
+	int	 node = -1;
+
+	if (!rh_is_sample(d))
+		return 0;
+	for (i = 0; i < sizeof(ent) / sizeof(ent[0]) && node < 0; i++)
+		node = json_get(d, 0, ent[i]);
+	if (rh_ts(d, &ts))
+		rh_time(t, sizeof(t), ts, "%Y-%m-%d %H:%M:%S", false);
+	else
+		snprintf(t, sizeof(t), "no time");
+	rh_printf(r, "<tr id=\"s%lld\"><td>%s</td><td>", idx, t);
+	rh_esc_node(r, d, json_get(d, 0, "esxwatch_collector"), 64);
+	rh_put(r, "</td><td>");
+	rh_esc_node(r, d, node, 256);
+	rh_put(r, "</td><td>");
+	rh_esc_node(r, d, json_get(d, 0, "text"), 4096);
+	rh_put(r, "</td></tr>\n");
+	return 0;
+}
+
+static int
+write_samples(struct rh *r)
+{
+	rh_printf(r, "<section id=\"samples\">\n<h2>Measurements (%lld)</h2>\n",
+	    r->nsamples);
+	if (r->nsamples == 0) {
+		rh_put(r, "<p>None in the report.</p>\n</section>\n");
+		return 0;
+	}
+	rh_put(r, "<table class=\"logs\">\n<tr><th>time (UTC)</th><th>collector</th>"
+	    "<th>of</th><th>text</th></tr>\n");
+	if (rh_each(r, &r->events, JSON_OBJ, out_sample) == -1)
+		return -1;
+	rh_put(r, "</table>\n</section>\n");
 	return 0;
 }
 
@@ -321,7 +369,7 @@ rh_write_all(struct rh *r)
 	write_host(r);
 	write_summary(r);
 	if (rh_write_timeline(r) == -1 || write_findings(r) == -1 ||
-	    write_logs_gaps(r) == -1)
+	    write_samples(r) == -1 || write_logs_gaps(r) == -1)
 		return -1;
 	rh_printf(r, "<footer>%lld events in the report. Written by esxwatch "
 	    ESXWATCH_VERSION "; times in UTC.</footer>\n</body>\n</html>\n",

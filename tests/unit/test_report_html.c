@@ -152,7 +152,9 @@ static const char SMALL[] =
 	"   \"esxwatch_rule\": \"apd_start\", \"esxwatch_device\": \"naa.600a\", \"esxwatch_file\": \"var/run/log/vobd.log\"},"
 	"  {\"timestamp\": 1765000125000, \"text\": \"APD on naa.600a after CRC errors on vmnic1\","
 	"   \"esxwatch_collector\": \"diagnosis\", \"esxwatch_kind\": \"alert\", \"esxwatch_severity\": \"critical\","
-	"   \"esxwatch_diagnosis\": \"apd_after_nic_errors\", \"esxwatch_evidence\": \"apd_start naa.600a; nic vmnic1 crc\"}"
+	"   \"esxwatch_diagnosis\": \"apd_after_nic_errors\", \"esxwatch_evidence\": \"apd_start naa.600a; nic vmnic1 crc\"},"
+	"  {\"timestamp\": 1765001000000, \"text\": \"vmnic1 link up 10000 Mbps\", \"esxwatch_collector\": \"nic\","
+	"   \"esxwatch_kind\": \"sample\", \"esxwatch_severity\": \"info\", \"esxwatch_nic\": \"vmnic1\"}"
 	" ],"
 	" \"diagnoses\": ["
 	"  {\"timestamp\": 1765000125000, \"text\": \"APD on naa.600a after CRC errors on vmnic1\","
@@ -181,6 +183,13 @@ TEST(renders_host_summary_and_every_finding)
 	CHECK_INT(count(h, "id=\"f1\""), 1);
 	CHECK_INT(count(h, "id=\"f2\""), 1);
 	CHECK_INT(count(h, "id=\"f3\""), 0);
+	/* a sample is a measurement, not a finding */
+	CHECK_INT(count(h, "id=\"f4\""), 0);
+	CHECK_INT(count(h, "<article"), 4);
+	CHECK(strstr(h, "<tr id=\"s4\"><td>2025-12-06 06:03:20</td><td>nic</td><td>vmnic1</td>"
+	    "<td>vmnic1 link up 10000 Mbps</td></tr>") != NULL);
+	CHECK(strstr(h, "measurements: 1</a>") != NULL);
+	CHECK(strstr(h, "<span class=\"b\">info</span> 0</a>") != NULL);
 	CHECK_INT(count(h, "id=\"d0\""), 1);
 	CHECK_INT(count(h, "<pre class=\"text\">APD on naa.600a after CRC errors on vmnic1</pre>"), 1);
 	CHECK(strstr(h, "NMP device &quot;naa.600a&quot; state in doubt") != NULL);
