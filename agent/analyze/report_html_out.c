@@ -46,8 +46,11 @@ static const char rh_css[] =
 	".f pre{white-space:pre-wrap;word-break:break-all;margin:6px 0;"
 	"font:12.5px/1.4 ui-monospace,Menlo,Consolas,monospace;background:#fff;"
 	"border:1px solid var(--line);padding:4px 6px}\n"
-	".kv{font-size:12.5px}.kv th{font-weight:500;color:#555}"
-	".kv td{word-break:break-all;white-space:pre-wrap}\n"
+	"table.kv{font-size:13px}table.kv th{font-weight:500;color:#555}\n"
+	"div.kv{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12.5px}\n"
+	"div.kv span{word-break:break-all}.kv i,.note i{font-style:normal;color:#666;"
+	"margin-right:3px}\n"
+	".note{margin:3px 0;font-size:13px;white-space:pre-wrap}\n"
 	".tl{width:100%;height:auto;border:1px solid var(--line);background:#fff}\n"
 	".tl text{font:11px sans-serif;fill:#333}.tl .ax{stroke:#999}"
 	".tl .g{stroke:#e4e7eb}\n"
@@ -153,44 +156,65 @@ write_summary(struct rh *r)
 
 /* ---- one finding ----------------------------------------------------------- */
 
-/* Fields not repeated in a finding's table (they are in its header). */
-static bool
-field_hidden(const struct json_node *n)
-{
-	static const char *const hide[] = { "text", "timestamp",
-	    "esxwatch_severity", "esxwatch_version", "esxwatch_event_time" };
-	size_t	 i;
+/* Fields not repeated in a finding's list (they are in its header). */
+static const char *const rh_hidden[] = { "text", "timestamp",
+    "esxwatch_severity", "esxwatch_version", "esxwatch_event_time", NULL };
+/* First in the list, in this order: what the finding is about. */
+static const char *const rh_first[] = { "esxwatch_device", "esxwatch_datastore",
+    "esxwatch_nic", "esxwatch_file", "esxwatch_vob_id", "esxwatch_counter",
+    "esxwatch_value", NULL };
+/* Sentences, each on a line of its own after the list. */
+static const char *const rh_notes[] = { "esxwatch_evidence", "esxwatch_hint", NULL };
 
-	for (i = 0; i < sizeof(hide) / sizeof(hide[0]); i++)
-		if (n->keylen == strlen(hide[i]) &&
-		    memcmp(n->key, hide[i], n->keylen) == 0)
+static bool
+key_in(const struct json_node *n, const char *const *set)
+{
+	for (; *set != NULL; set++)
+		if (n->keylen == strlen(*set) && memcmp(n->key, *set, n->keylen) == 0)
 			return true;
 	return false;
 }
 
+/* One field: its name without the esxwatch_ prefix, its value. */
+static void
+write_field(struct rh *r, const struct json_doc *d, int c, bool note)
+{
+	const char *k = d->n[c].key;
+	size_t	 kn = d->n[c].keylen;
+
+	if (kn > 9 && memcmp(k, "esxwatch_", 9) == 0) {
+		k += 9;
+		kn -= 9;
+	}
+	rh_put(r, note ? "<p class=\"note\"><i>" : "<span><i>");
+	rh_esc(r, k, kn);
+	rh_put(r, "</i> ");
+	rh_esc_node(r, d, c, 65536);
+	rh_put(r, note ? "</p>\n" : "</span>\n");
+}
+
+/* Every field of a finding: what it is about first, then the rest, then
+ * the sentences (hint, evidence). */
 static void
 write_fields(struct rh *r, const struct json_doc *d)
 {
-	int	 c;
+	const struct json_node *n = d->n;
+	int	 c, i;
 
-	rh_put(r, "<table class=\"kv\">\n");
-	for (c = d->n[0].child; c >= 0; c = d->n[c].next) {
-		const char *k = d->n[c].key;
-		size_t	 kn = d->n[c].keylen;
-
-		if (field_hidden(&d->n[c]))
-			continue;
-		if (kn > 9 && memcmp(k, "esxwatch_", 9) == 0) {
-			k += 9;
-			kn -= 9;
-		}
-		rh_put(r, "<tr><th>");
-		rh_esc(r, k, kn);
-		rh_put(r, "</th><td>");
-		rh_esc_node(r, d, c, 65536);
-		rh_put(r, "</td></tr>\n");
+	rh_put(r, "<div class=\"kv\">\n");
+	for (i = 0; rh_first[i] != NULL; i++) {
+		c = json_get(d, 0, rh_first[i]);
+		if (c >= 0)
+			write_field(r, d, c, false);
 	}
-	rh_put(r, "</table>\n");
+	for (c = n[0].child; c >= 0; c = n[c].next)
+		if (!key_in(&n[c], rh_hidden) && !key_in(&n[c], rh_first) &&
+		    !key_in(&n[c], rh_notes))
+			write_field(r, d, c, false);
+	rh_put(r, "</div>\n");
+	for (c = n[0].child; c >= 0; c = n[c].next)
+		if (key_in(&n[c], rh_notes))
+			write_field(r, d, c, true);
 }
 
 /* id: 'f' (an event, its index in events) or 'd' (a diagnosis). */

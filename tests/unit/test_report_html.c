@@ -194,8 +194,11 @@ TEST(renders_host_summary_and_every_finding)
 	CHECK_INT(count(h, "<pre class=\"text\">APD on naa.600a after CRC errors on vmnic1</pre>"), 1);
 	CHECK(strstr(h, "NMP device &quot;naa.600a&quot; state in doubt") != NULL);
 	CHECK(strstr(h, "<b class=\"rule\">apd_after_nic_errors</b>") != NULL);
-	CHECK(strstr(h, "<th>evidence</th><td>apd_start naa.600a; nic vmnic1 crc</td>") != NULL);
-	CHECK(strstr(h, "<th>rx_crc_errors</th><td>4711</td>") != NULL);
+	CHECK(strstr(h, "<p class=\"note\"><i>evidence</i> apd_start naa.600a; nic vmnic1 crc</p>") != NULL);
+	CHECK(strstr(h, "<span><i>rx_crc_errors</i> 4711</span>") != NULL);
+	/* what a finding is about comes first */
+	CHECK(strstr(h, "<div class=\"kv\">\n<span><i>device</i> naa.600a</span>\n"
+	    "<span><i>file</i> var/run/log/vobd.log</span>\n<span><i>collector</i> logwatch</span>") != NULL);
 	/* grouped by severity: critical before error before warning */
 	CHECK(strstr(h, "id=\"f2\"") < strstr(h, "id=\"f1\""));
 	CHECK(strstr(h, "id=\"f1\"") < strstr(h, "id=\"f0\""));
@@ -260,8 +263,8 @@ TEST(escapes_hostile_strings)
 	CHECK(strstr(h, "<pre class=\"text\">&lt;/pre&gt;&lt;script&gt;alert(&#39;x&#39;)"
 	    "&lt;/script&gt; &amp; https://evil.example/x.js \xef\xbf\xbd\xef\xbf\xbd end</pre>") != NULL);
 	CHECK(strstr(h, "<b class=\"rule\">&lt;b&gt;r&lt;/b&gt;</b>") != NULL);
-	CHECK(strstr(h, "<th>x\\&quot;&gt;&lt;svg onload=1&gt;</th><td>&lt;script&gt; "
-	    "\xf0\x9f\x98\x80 \xef\xbf\xbd \xef\xbf\xbd /</td>") != NULL);
+	CHECK(strstr(h, "<span><i>x\\&quot;&gt;&lt;svg onload=1&gt;</i> &lt;script&gt; "
+	    "\xf0\x9f\x98\x80 \xef\xbf\xbd \xef\xbf\xbd /</span>") != NULL);
 	CHECK(strstr(h, "<td>&lt;iframe&gt;</td><td class=\"num\">1&lt;2</td>") != NULL);
 	CHECK(strstr(h, "<li>&lt;style&gt;body{display:none}&lt;/style&gt;</li>") != NULL);
 	CHECK(utf8_valid(h, strlen(h)));
