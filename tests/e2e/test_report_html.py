@@ -185,10 +185,10 @@ def expected(report):
     return sorted(want)
 
 
-def test_every_finding_shown_offline(d):
-    with open(REPORT) as f:
-        report = json.load(f)
-    page = render(d)
+def check_page(d, report, page):
+    """The page in the offline browser against its JSON report: every
+    finding and diagnosis shown with its text; nothing loaded or asked
+    for.  Returns the screenshot (PNG)."""
     b = Browser(d)
     try:
         b.offline()
@@ -200,8 +200,6 @@ def test_every_finding_shown_offline(d):
     finally:
         b.close()
     want = expected(report)
-    if len(want) < 20:
-        fail("the fixture has only %d findings" % len(want))
     got = sorted((f["id"], f["badge"], f["text"]) for f in dom["findings"])
     eq(got, want, "findings on the page (id, severity, text)")
     hidden = [f["id"] for f in dom["findings"] if not f["shown"]]
@@ -230,6 +228,15 @@ def test_every_finding_shown_offline(d):
         fail("the network log did not see the page itself: %r" % reqs)
     if shot[:8] != b"\x89PNG\r\n\x1a\n" or len(shot) < 20000:
         fail("screenshot is not a PNG of a page (%d bytes)" % len(shot))
+    return shot
+
+
+def test_every_finding_shown_offline(d):
+    with open(REPORT) as f:
+        report = json.load(f)
+    if len(expected(report)) < 20 or not report["diagnoses"]:
+        fail("the fixture has too few findings or no diagnosis")
+    shot = check_page(d, report, render(d))
     keep = os.environ.get("ESXWATCH_SCREENSHOT")
     if keep:
         with open(keep, "wb") as f:
@@ -264,6 +271,43 @@ def test_hook_refuses_a_non_report(d):
     eq(p.returncode, 2, "exit status")
     if "not a report" not in p.stderr:
         fail("stderr: %r" % p.stderr)
+
+
+def analyze_kit():
+    """bundleutil (tests/e2e/bundleutil.py) when this tree has --analyze
+    (branch anacore), else None."""
+    try:
+        import bundleutil
+    except ImportError:
+        return None
+    p = subprocess.run([harness.BIN, "--help"], capture_output=True, text=True, timeout=30)
+    return bundleutil if "--analyze" in p.stdout + p.stderr else None
+
+
+BU = analyze_kit()
+if BU is not None:
+    def test_analyze_format_html(d):
+        """The real thing: `esxwatch --analyze BUNDLE --format html` on a
+        bundle of real captures (vmnic0 with CRC errors; the PDL and link
+        down/up logs) shows in the browser every finding of `--format json`
+        on the same bundle, offline."""
+        with open(os.path.join(harness.FIXTURES, "logs", "vmkernel-log", "esxi50-pdl.log")) as f:
+            pdl = f.read()
+        with open(os.path.join(harness.FIXTURES, "logs", "vobd-log", "esxi6-link-down-up.log")) as f:
+            link = f.read()
+        tgz = BU.write_tgz(os.path.join(d, "b.tgz"), BU.members(
+            BU.base_commands(crc=12873), [("vmkernel.log", pdl), ("vobd.log", link)]))
+        a = harness.Agent(d, "storage: {directory: @STORAGE@}\n")
+        out = {}
+        for fmt in ("json", "html"):
+            out[fmt] = os.path.join(d, "report." + fmt)
+            rc, _, err = a.run("--analyze", tgz, "--format", fmt, "-o", out[fmt])
+            eq(rc, 1, "--format %s exit status (stderr %s)" % (fmt, err[-300:]))
+        with open(out["json"]) as f:
+            report = json.load(f)
+        if len(expected(report)) < 5:
+            fail("too few findings: %r" % expected(report))
+        check_page(d, report, out["html"])
 
 
 if __name__ == "__main__":
