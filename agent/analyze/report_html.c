@@ -191,6 +191,19 @@ rh_ts(const struct json_doc *d, int64_t *ts)
 	return true;
 }
 
+/* A node for the JSON string at v[0..n) (quotes included, n >= 2: a
+ * string alone, which json_parse does not take). */
+void
+rh_str_node(struct json_node *one, const char *v, size_t n)
+{
+	memset(one, 0, sizeof(*one));
+	one->type = JSON_STR;
+	one->s = v + 1;
+	one->len = n - 2;
+	one->child = -1;
+	one->next = -1;
+}
+
 /*
  * Call fn on every element of the array at span (NULL: none), each parsed
  * alone: -1 (errno EINVAL) when the span is not an array or an element is
@@ -217,12 +230,12 @@ rh_each(struct rh *r, const struct rh_span *span, enum json_type want,
 		if (rc != 1)
 			break;
 		if (want == JSON_STR) {
-			/* a string alone (json_parse wants a container) */
-			struct json_node one = { JSON_STR, NULL, 0, v + 1, vn - 2, -1, -1 };
+			struct json_node one;
 			struct json_doc sd = { &one, 1 };
 
 			if (v[0] != '"')
 				goto bad;
+			rh_str_node(&one, v, vn);
 			res = fn(r, &sd, idx++);
 		} else {
 			if (json_parse(v, vn, &doc, err, sizeof(err)) == -1)

@@ -64,6 +64,7 @@ int		 rh_sev_of(const struct json_doc *);
 bool		 rh_is_diag_event(const struct json_doc *);
 bool		 rh_is_sample(const struct json_doc *);
 bool		 rh_ts(const struct json_doc *, int64_t *);
+void		 rh_str_node(struct json_node *, const char *v, size_t n);
 int		 rh_each(struct rh *, const struct rh_span *, enum json_type want,
 		    int (*fn)(struct rh *, const struct json_doc *, long long idx));
 /* The timeline (report_html_tl.c). */

@@ -109,8 +109,12 @@ write_host(struct rh *r)
 	rh_put(r, " &middot; vm-support bundle analysed by esxwatch</div>\n"
 	    "<table class=\"kv host\">\n");
 	if (r->bundle.p != NULL) {
+		struct json_node one;
+		struct json_doc bd = { &one, 1 };
+
+		rh_str_node(&one, r->bundle.p, r->bundle.len);
 		rh_put(r, "<tr><th>bundle</th><td>");
-		rh_esc(r, r->bundle.p + 1, r->bundle.len - 2);
+		rh_esc_node(r, &bd, 0, 4096);
 		rh_put(r, "</td></tr>\n");
 	}
 	for (c = d->n[0].child; c >= 0; c = d->n[c].next) {

@@ -243,7 +243,7 @@ TEST(no_external_resource_and_strict_csp)
 TEST(escapes_hostile_strings)
 {
 	static const char J[] =
-		"{\"host\": {\"hostname\": \"<img src=x onerror=alert(1)>\", \"version\": \"8\\\"'\"},"
+		"{\"bundle\": \"/tmp/a\\\"<b>.tgz\", \"host\": {\"hostname\": \"<img src=x onerror=alert(1)>\", \"version\": \"8\\\"'\"},"
 		" \"events\": [{\"timestamp\": 1765000000000,"
 		"  \"text\": \"</pre><script>alert('x')</script> & https://evil.example/x.js \xff\xfe end\","
 		"  \"esxwatch_severity\": \"error\", \"esxwatch_rule\": \"<b>r</b>\","
@@ -260,6 +260,7 @@ TEST(escapes_hostile_strings)
 	CHECK(strstr(h, "<title>esxwatch analysis: &lt;img src=x onerror=alert(1)&gt;</title>") != NULL);
 	CHECK(strstr(h, "<h1 id=\"host\">&lt;img src=x onerror=alert(1)&gt;</h1>") != NULL);
 	CHECK(strstr(h, "ESXi 8&quot;&#39;, build <i>unknown</i>") != NULL);
+	CHECK(strstr(h, "<tr><th>bundle</th><td>/tmp/a&quot;&lt;b&gt;.tgz</td></tr>") != NULL);
 	CHECK(strstr(h, "<pre class=\"text\">&lt;/pre&gt;&lt;script&gt;alert(&#39;x&#39;)"
 	    "&lt;/script&gt; &amp; https://evil.example/x.js \xef\xbf\xbd\xef\xbf\xbd end</pre>") != NULL);
 	CHECK(strstr(h, "<b class=\"rule\">&lt;b&gt;r&lt;/b&gt;</b>") != NULL);
