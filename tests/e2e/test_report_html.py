@@ -19,6 +19,7 @@ kept in docs/.
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -197,6 +198,7 @@ def check_page(d, report, page):
         dom = b.js(DOM)
         reqs = b.requests()
         shot = base64.b64decode(b.s("GET", "/screenshot"))
+        pdf = base64.b64decode(b.s("POST", "/print", {"background": True}))
     finally:
         b.close()
     want = expected(report)
@@ -226,6 +228,11 @@ def check_page(d, report, page):
     eq([u for u in reqs if u != "file://" + page], [], "requests but the page")
     if "file://" + page not in reqs:
         fail("the network log did not see the page itself: %r" % reqs)
+    # printable: the W3C Print Page command gives a PDF of several pages
+    # (https://www.w3.org/TR/webdriver2/#print-page)
+    pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf))
+    if pdf[:5] != b"%PDF-" or pages < 2:
+        fail("print: not a PDF of the report (%d bytes, %d pages)" % (len(pdf), pages))
     if shot[:8] != b"\x89PNG\r\n\x1a\n" or len(shot) < 20000:
         fail("screenshot is not a PNG of a page (%d bytes)" % len(shot))
     return shot
