@@ -20,6 +20,8 @@ if [ "$what" = test ]; then
 	# the vSphere API tests: VMware's simulator (govmomi's vcsim package,
 	# Go source) built by tests/vcsim/build.sh
 	pkgs="$pkgs golang-go golang-github-vmware-govmomi-dev"
+	# the --analyze HTML report in a headless browser (test_report_html.py)
+	pkgs="$pkgs chromium chromium-driver"
 fi
 if [ "$what" = bench ]; then
 	# the peers measured in the same run (bench/bench_logwatch.py,

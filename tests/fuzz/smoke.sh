@@ -24,6 +24,7 @@ seeds() {	# target -> seed files: fixtures, and tests/fuzz/seeds/TARGET/*
 	logline|rules) ls $f/logs/*/* ;;
 	config) ls $f/config/* agent.yaml ;;
 	syslogwire|framing) ls $f/syslog/*.log ;;
+	report_html) ls $f/analyze/*.json ;;
 	*) ;;
 	esac 2>/dev/null
 }
