@@ -634,10 +634,10 @@ read_logs_and_commands(struct an *a, int *rc)
 	lwe_storm_due(a->eng, true);
 	lwe_emit(a->eng);
 	if (r == 1) {
-		fprintf(stderr, "esxwatch: %s: %s (what was read before is "
-		    "reported)\n", a->path, a->b.err);
-		snprintf(line, sizeof(line), "the bundle: %s; what was read before "
-		    "is used", a->b.err);
+		fprintf(stderr, "esxwatch: %s: %s (the report covers what could "
+		    "be read)\n", a->path, a->b.err);
+		snprintf(line, sizeof(line), "the bundle: %s; the report covers "
+		    "what could be read", a->b.err);
 		an_gap(a, line);
 		*rc = 2;
 	}

@@ -342,9 +342,13 @@ m_end(void *arg)
 }
 
 static void
-m_refused(void *arg, const char *path, const char *why)
+m_refused(void *arg, const char *path, const char *why, bool hostile)
 {
-	gapf(arg, "%s: %s", path, why);
+	struct rd *r = arg;
+
+	gapf(r, "%s: %s", path, why);
+	if (hostile && r->b->hostile[0] == '\0')
+		snprintf(r->b->hostile, sizeof(r->b->hostile), "%.200s: %s", path, why);
 }
 
 /* ---- a .tgz -------------------------------------------------------- */
@@ -386,6 +390,13 @@ read_archive(struct rd *r, int fd)
 		snprintf(r->b->err, sizeof(r->b->err), "%s", tgz_error(g));
 	if (rc == 1 && tar_members(t) == 0)
 		rc = -1;
+	if (r->b->hostile[0] != '\0') {
+		size_t el = rc == 0 ? 0 : strlen(r->b->err);
+
+		snprintf(r->b->err + el, sizeof(r->b->err) - el, "%sa hostile member: %s",
+		    el ? "; and " : "", r->b->hostile);
+		rc = rc == 0 ? 1 : rc;
+	}
 	tgz_free(g);
 	tar_free(t);
 	free(buf);
@@ -505,8 +516,14 @@ list_dir(struct rd *r, int root, const char *sub, struct dlist *l)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		snprintf(rel, sizeof(rel), "%s%s%s", sub, *sub ? "/" : "", de->d_name);
-		if (S_ISLNK(st.st_mode))
-			gapf(r, "%s: %s", rel, "a symbolic link (not followed)");
+		if (S_ISLNK(st.st_mode)) {
+			char target[TAR_PATH_MAX];
+			ssize_t tl = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+
+			target[tl > 0 ? tl : 0] = '\0';
+			m_refused(r, rel, "a symbolic link (not followed)",
+			    tl <= 0 || target[0] == '/' || strstr(target, "..") != NULL);
+		}
 		else if (S_ISREG(st.st_mode) && (*sub != '\0' ||
 		    strcmp(de->d_name, "vm-support-incident-key") == 0))
 			(void)dlist_add(l, rel, &st);
@@ -613,6 +630,11 @@ read_directory(struct rd *r, const char *path)
 	free(buf);
 	free(l.v);
 	close(root);
+	if (r->b->hostile[0] != '\0') {
+		snprintf(r->b->err, sizeof(r->b->err), "a hostile entry: %s",
+		    r->b->hostile);
+		return 1;
+	}
 	return 0;
 }
 
@@ -666,11 +688,12 @@ bundle_read(const char *path, const struct bundle_log_cb *cb, struct bundle *b)
 	lg_close(r);
 	n = frag_join(&r->cmds, &b->cmds, cmd_gap, r);
 	b->ncmds = n > 0 ? (size_t)n : 0;
-	if (rc >= 0 && b->ncmds == 0 && b->logs_seen == 0 && !b->incident_key) {
+	if (rc == 0 && b->ncmds == 0 && b->logs_seen == 0 && !b->incident_key) {
 		snprintf(b->err, sizeof(b->err), "not a vm-support bundle (no "
 		    "commands/ output nor var/run/log/ or var/log/ log in it)");
 		rc = -1;
-	}
+	} else if (rc == 1 && b->ncmds == 0 && b->logs_seen == 0 && !b->incident_key)
+		rc = -1;	/* nothing usable before what went wrong: b->err */
 	buf_free(&r->acc);
 	frag_store_free(&r->cmds);
 	free(r);

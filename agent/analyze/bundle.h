@@ -50,6 +50,7 @@ struct bundle {
 	uint64_t		 logs_seen;
 	bool			 incident_key;	/* vm-support-incident-key present */
 	char			 err[512];	/* why it is not (wholly) readable */
+	char			 hostile[400];	/* the first hostile member */
 };
 
 /*

@@ -233,7 +233,7 @@ regular(struct tar *t, const char *raw, uint64_t size, int64_t mtime)
 	if (tar_path_clean(raw, clean, sizeof(clean)) == -1) {
 		if (t->cb.refused)
 			t->cb.refused(t->cb.arg, raw, "a path outside the archive "
-			    "(absolute or with ..): refused");
+			    "(absolute or with ..): refused", true);
 		return 0;
 	}
 	if (size > t->max_member) {
@@ -243,7 +243,7 @@ regular(struct tar *t, const char *raw, uint64_t size, int64_t mtime)
 		    "skipped", (unsigned long long)size,
 		    (unsigned long long)t->max_member);
 		if (t->cb.refused)
-			t->cb.refused(t->cb.arg, clean, why);
+			t->cb.refused(t->cb.arg, clean, why, true);
 		return 0;
 	}
 	e.path = clean;
@@ -311,8 +311,17 @@ header(struct tar *t)
 		start_skip(t, 0);
 		return 0;
 	}
-	if (t->cb.refused)
-		t->cb.refused(t->cb.arg, name, type_refusal(type));
+	if (t->cb.refused) {
+		char target[101], clean[TAR_PATH_MAX];
+		/* a link inside the archive is only left out; one that points
+		 * out of it, a device or a FIFO is hostile */
+		bool inside = (type == '1' || type == '2') &&
+		    (field_str(t->hdr + 157, 100, target), target[0] != '/') &&
+		    strstr(target, "..") == NULL &&
+		    tar_path_clean(name, clean, sizeof(clean)) == 0;
+
+		t->cb.refused(t->cb.arg, name, type_refusal(type), !inside);
+	}
 	/* links and devices carry no data; skip what the size says */
 	start_skip(t, type == '1' || type == '2' ? 0 : size);
 	return 0;

@@ -40,8 +40,11 @@ struct tar_cb {
 	int	(*data)(void *arg, const char *p, size_t n);
 	/* The member's data is complete. */
 	int	(*end)(void *arg);
-	/* A member not handed on, and why (one line). */
-	void	(*refused)(void *arg, const char *path, const char *why);
+	/* A member not handed on, and why (one line); hostile: what no
+	 * honest archive holds (a path or link out of it, a device, a FIFO,
+	 * a member over the cap). */
+	void	(*refused)(void *arg, const char *path, const char *why,
+		    bool hostile);
 	void	 *arg;
 };
 
