@@ -90,9 +90,13 @@ find_line(const char *p, const char *end, const char *needle, bool anywhere)
 	return NULL;
 }
 
-/* From p to the first blank line (or end) after at least one non-blank. */
+/*
+ * From p to the first blank line (or end) after at least one non-blank;
+ * indented: also to the first line at column 0 after the first (a block's
+ * "   Key: value" lines end where the script's next echo starts).
+ */
 static size_t
-block_len(const char *p, const char *end)
+block_len(const char *p, const char *end, bool indented)
 {
 	const char *q = p;
 	bool seen = false;
@@ -105,7 +109,7 @@ block_len(const char *p, const char *end)
 		for (const char *s = q; s < le; s++)
 			if (*s != ' ' && *s != '\t' && *s != '\r')
 				blank = false;
-		if (blank && seen)
+		if (seen && (blank || (indented && *q != ' ' && *q != '\t')))
 			return (size_t)(q - p);
 		seen |= !blank;
 		q = e ? e + 1 : end;
@@ -119,6 +123,7 @@ section(const char *const args[], const char *text, size_t len, size_t *slen)
 {
 	const char *end = text + len, *p = NULL;
 	char want[160];
+	bool indented = false;
 
 	if (is_args(args, "network", "nic", "list", NULL)) {
 		/* the table: its header starts with Name, dashes follow */
@@ -132,6 +137,7 @@ section(const char *const args[], const char *text, size_t len, size_t *slen)
 	} else if (is_args(args, "network", "nic", "stats", "get") &&
 	    args[4] && args[5] && strcmp(args[4], "-n") == 0) {
 		snprintf(want, sizeof(want), "NIC statistics for %s", args[5]);
+		indented = true;
 		p = find_line(text, end, want, false);
 		/* "... for vmnic1" must not match vmnic10 */
 		while (p != NULL) {
@@ -152,7 +158,7 @@ section(const char *const args[], const char *text, size_t len, size_t *slen)
 	}
 	if (p == NULL)
 		return NULL;
-	*slen = block_len(p, end);
+	*slen = block_len(p, end, indented);
 	return *slen > 0 ? p : NULL;
 }
 

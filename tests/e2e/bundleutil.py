@@ -39,14 +39,17 @@ def nic_stats(nic="vmnic0", crc=0, dropped=None):
     return t
 
 
+NIC_GET = fixture("esxi/esxcli-network-nic-get/esxi90-vmxnet3.txt")
+
+
 def nicinfo(crc=0, dropped=None):
-    """commands/nicinfo.sh.txt: the NIC table, then per NIC its block
-    (the shape the parsers in SOURCES.md read: a title line, the table,
-    "NIC:" sections with "NIC statistics for vmnicN:")."""
-    st = nic_stats("vmnic0", crc, dropped).splitlines()
-    st[0] = st[0] + ":"
+    """commands/nicinfo.sh.txt as ESXi's nicinfo.sh writes it (SOURCES.md):
+    a title, `localcli network nic list`, then per NIC "NIC:  vmnicN",
+    `network nic get`, `network nic stats get -n vmnicN`, and its private
+    statistics right after (no blank line between)."""
     return ("Network Interface Cards Information.\n\n" + NIC_LIST + "\n" +
-            "NIC:  vmnic0\n\n" + "\n".join(st) + "\n\n")
+            "NIC:  vmnic0\n\n" + NIC_GET + nic_stats("vmnic0", crc, dropped) +
+            "NIC Private statistics:\n   rx_packets : 6801\n   tx_packets : 4218\n\n")
 
 
 def base_commands(crc=0, dropped=None):

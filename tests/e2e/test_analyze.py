@@ -104,6 +104,9 @@ def test_same_findings_as_the_live_agent(d):
         fail("the live agent found nothing: the comparison would be empty")
     eq(got, want, "logwatch alerts, bundle vs live")
     eq(facts(rep["events"]), facts(live_ev), "nic/datastore/vsan events")
+    for c in ("nic", "vsan", "datastore"):
+        if not any(f[0] == c for f in facts(live_ev)):
+            fail("no %s event to compare: %r" % (c, facts(live_ev)))
     for e in rep["events"]:
         eq(e["hostname"], "esx01.lab", "hostname")
         eq(e.get("esxwatch_input"), "bundle", "esxwatch_input")
