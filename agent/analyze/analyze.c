@@ -522,7 +522,8 @@ ev_cmp(const void *x, const void *y)
 static void
 sort_events(struct an *a)
 {
-	qsort(a->ev, a->nev, sizeof(*a->ev), ev_cmp);
+	if (a->nev > 1)
+		qsort(a->ev, a->nev, sizeof(*a->ev), ev_cmp);
 }
 
 #define DIAG_EVERY_MS	10000	/* as the live diagnosis collector's interval */

@@ -623,7 +623,8 @@ read_directory(struct rd *r, const char *path)
 	}
 	for (int i = 0; subs[i] != NULL; i++)
 		list_dir(r, root, subs[i], &l);
-	qsort(l.v, l.n, sizeof(*l.v), dent_cmp);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), dent_cmp);
 	buf = malloc(1 << 16);
 	for (size_t i = 0; buf != NULL && i < l.n; i++)
 		feed_file(r, root, &l.v[i], buf, 1 << 16);

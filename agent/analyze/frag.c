@@ -159,7 +159,8 @@ frag_join(struct frag_store *s, struct frag_file **out,
 		frag_store_free(s);
 		return -1;
 	}
-	qsort(s->v, s->n, sizeof(*s->v), piece_cmp);
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), piece_cmp);
 	while (i < s->n) {
 		const char *why;
 
