@@ -48,6 +48,17 @@ def make_bundle(tmp, log):
     return bundle, gz
 
 
+def run_rss(argv):
+    """Run argv to its end: (exit code, CPU seconds, peak RSS in MB, stderr)."""
+    import subprocess
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read().decode(errors="replace")
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    p.stderr.close()
+    return p.returncode, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, err
+
+
 def spread(xs):
     return "%.0f (%.0f..%.0f)" % (tb.median(xs), min(xs), max(xs))
 
@@ -81,9 +92,11 @@ def main():
         with open(cfg, "w") as f:
             f.write("storage: {directory: %s/st}\n" % tmp)
         rate = {"esxwatch": [], "zcat|grep": []}
+        rss = []
         for _ in range(o.runs):
-            rc, cpu, _, err = tb.run_cpu([binary, "-c", cfg, "--analyze", bundle,
-                                          "--format", "json", "-o", out])
+            rc, cpu, mb, err = run_rss([binary, "-c", cfg, "--analyze", bundle,
+                                        "--format", "json", "-o", out])
+            rss.append(mb)
             if rc not in (0, 1):
                 raise tb.BenchError("--analyze: exit %d: %s" % (rc, err[-400:]))
             with open(out) as f:
@@ -103,10 +116,11 @@ def main():
         print("lines per CPU-second, median (min..max) of %d runs:" % o.runs)
         for k in rate:
             print("  %-12s %s" % (k, spread(rate[k])))
+        print("  --analyze peak RSS: %.1f MB (max of the runs)" % max(rss))
         ratio = tb.median(rate["esxwatch"]) / tb.median(rate["zcat|grep"])
         print("  esxwatch / zcat|grep: %.2f (target >= 0.5)" % ratio)
-        print("RESULT bench_analyze lines=%d esxwatch_lps=%.0f zcatgrep_lps=%.0f ratio=%.2f"
-              % (o.n, tb.median(rate["esxwatch"]), tb.median(rate["zcat|grep"]), ratio))
+        print("RESULT bench_analyze lines=%d esxwatch_lps=%.0f zcatgrep_lps=%.0f ratio=%.2f rss_mb=%.1f"
+              % (o.n, tb.median(rate["esxwatch"]), tb.median(rate["zcat|grep"]), ratio, max(rss)))
 
 
 if __name__ == "__main__":
