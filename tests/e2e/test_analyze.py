@@ -207,6 +207,41 @@ def test_healthy_bundle_exits_0(d):
         fail("text report: %s" % text[:600])
 
 
+def test_diagnosis_over_the_timeline(d):
+    """Link changes of one NIC, re-timed from the vobd capture, 20 s apart:
+    the diagnosis stage, fed the timeline in order, finds link flapping at
+    the lines' time (not the analysis' time), with its evidence, in
+    `diagnoses` and in the text report."""
+    import datetime
+    down, up = LINK.splitlines()[1], LINK.splitlines()[3]
+    t0 = datetime.datetime(2020, 4, 30, 7, 25, 58, tzinfo=datetime.timezone.utc)
+    lines = []
+    for i in range(8):
+        t = t0 + datetime.timedelta(seconds=20 * i)
+        body = (down if i % 2 == 0 else up).split("Z: ", 1)[1]
+        lines.append(t.strftime("%Y-%m-%dT%H:%M:%S.000Z: ") + body)
+    tgz = bu.write_tgz(os.path.join(d, "flap.tgz"), bu.members(
+        bu.base_commands(), [("vobd.log", "\n".join(lines) + "\n")]))
+    rc, rep, err = analyze(d, tgz)
+    eq(rc, 1, "exit status (stderr %s)" % err[-300:])
+    flaps = [e for e in rep["diagnoses"] if e.get("esxwatch_diagnosis") == "link_flapping"]
+    if len(flaps) != 1:
+        fail("want one link_flapping diagnosis, got %r" % [e["text"] for e in rep["diagnoses"]])
+    f = flaps[0]
+    eq((f["esxwatch_nic"], f["esxwatch_severity"], f["esxwatch_collector"]),
+       ("vmnic6", "error", "diagnosis"), "the diagnosis")
+    first, last = line_ms(lines[0]), line_ms(lines[-1])
+    if not first <= f["timestamp"] <= last + 10000:
+        fail("diagnosis time %d outside the lines' span %d..%d" % (f["timestamp"], first, last))
+    if "linkstate" not in f.get("esxwatch_evidence", ""):
+        fail("no evidence: %r" % f.get("esxwatch_evidence"))
+    if f not in rep["events"]:
+        fail("the diagnosis is not among the events")
+    rc, text, _ = analyze(d, tgz, fmt="text")
+    if "diagnosis link_flapping  vmnic6" not in text or "evidence: " not in text:
+        fail("text report: %s" % text[:1500])
+
+
 def hostile(d, name, build):
     """Run --analyze on a hostile archive from cwd d/run: exit 2, one clear
     line, nothing written but -o."""
