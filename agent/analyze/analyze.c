@@ -2,6 +2,7 @@
  * analyze: the --analyze run (analyze.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -754,6 +755,25 @@ finish(struct an *a, const char *format, const char *out, int rc)
 	return rc != 0 ? rc : serious ? 1 : 0;
 }
 
+/* Whether -o OUT would land inside the bundle (a directory): never. */
+static bool
+out_inside(const char *bundle, const char *out)
+{
+	char b[PATH_MAX], o[PATH_MAX], dir[PATH_MAX];
+	const char *slash;
+	size_t n;
+
+	if (out == NULL || strcmp(out, "-") == 0 || realpath(bundle, b) == NULL)
+		return false;
+	slash = strrchr(out, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - out) : 1,
+	    slash ? (slash == out ? "/" : out) : ".");
+	if (realpath(dir, o) == NULL)
+		return false;
+	n = strlen(b);
+	return strncmp(o, b, n) == 0 && (o[n] == '\0' || o[n] == '/');
+}
+
 int
 analyze_main(const struct config *cfg, const char *bundle, const char *format,
     const char *out)
@@ -761,6 +781,11 @@ analyze_main(const struct config *cfg, const char *bundle, const char *format,
 	struct an *a;
 	int rc = 0;
 
+	if (out_inside(bundle, out)) {
+		fprintf(stderr, "esxwatch: -o %s is inside the bundle %s: the "
+		    "bundle is never written to\n", out, bundle);
+		return 2;
+	}
 	if (format == NULL)
 		format = "text";
 	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0 &&

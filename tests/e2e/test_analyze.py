@@ -193,6 +193,11 @@ def test_60_layout_directory_and_a_symlink_not_followed(d):
         fail("the symlink is not in gaps: %r" % rep["gaps"])
     if not any(e.get("esxwatch_rule") == "pdl_device_lost" for e in rep["events"]):
         fail("no PDL alert from var/log/vmkernel.0")
+    a = Agent(d, CONF)
+    rc, _, err = a.run("--analyze", root, "-o", os.path.join(top, "commands", "r.txt"))
+    eq(rc, 2, "-o inside the bundle: exit status")
+    if "inside the bundle" not in err or os.path.exists(os.path.join(top, "commands", "r.txt")):
+        fail("-o inside the bundle: %r" % err)
 
 
 def test_healthy_bundle_exits_0(d):
