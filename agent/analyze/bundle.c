@@ -273,6 +273,19 @@ log_data(struct rd *r, const char *p, size_t n)
 
 /* ---- members ------------------------------------------------------- */
 
+/* vmkwarning.log: the VMkernel's warning and alert lines, a copy of what
+ * vmkernel.log holds (docs/analyze.md). */
+static bool
+is_vmkwarning(const char *rel)
+{
+	char prog[256];
+	int rot;
+	bool gz;
+
+	return bundle_log_name(rel, prog, sizeof(prog), &rot, &gz) == 0 &&
+	    strcmp(prog, "vmkwarning") == 0;
+}
+
 static int
 m_member(void *arg, const struct tar_entry *e)
 {
@@ -296,6 +309,11 @@ m_member(void *arg, const struct tar_entry *e)
 			r->b->time_s = e->mtime;
 		return 1;
 	case K_LOG:
+		if (is_vmkwarning(rel)) {
+			gapf(r, "%s: not read: its lines are vmkernel's warnings, "
+			    "read in vmkernel.log (%s)", rel, "no alert twice");
+			return 0;
+		}
 		lg_open(r, rel);
 		return 1;
 	default:
