@@ -72,6 +72,28 @@ iso_ms(int64_t ms, char *out, size_t len)
 
 /* ---- the emitter: events kept for the report ------------------------ */
 
+/*
+ * An event made by the engine rather than from a line (a storm summary)
+ * has the time it was made: in a bundle that is the time of the last line
+ * it counts ("... the last: LINE"), else the current line's.
+ */
+static void
+summary_time(struct an *a, struct event *ev)
+{
+	const char *last = strstr(ev->text, "; the last: ");
+	struct logline ll;
+
+	ll.ts_ms = 0;
+	if (last != NULL) {
+		last += strlen("; the last: ");
+		logline_parse(last, strlen(last), a->now > 0 ? a->now : a->start_ms, &ll);
+	}
+	if (ll.ts_ms > 0)
+		ev->timestamp_ms = ll.ts_ms;
+	else if (a->now > 0)
+		ev->timestamp_ms = a->now;
+}
+
 static int
 enrich(struct an *a, struct event *ev)
 {
@@ -81,8 +103,8 @@ enrich(struct an *a, struct event *ev)
 
 	if (!a->from_log)
 		ev->timestamp_ms = a->time_ms;	/* a command output's time */
-	else if (ev->timestamp_ms >= a->start_ms && a->now > 0)
-		ev->timestamp_ms = a->now;	/* a storm summary: the line's */
+	else if (ev->timestamp_ms >= a->start_ms)
+		summary_time(a, ev);
 	iso_ms(ev->timestamp_ms, iso, sizeof(iso));
 	/* the host's name is known once commands/ is read: set then */
 	if ((a->hostname[0] && event_set_builtin(ev, "hostname", a->hostname) == -1) ||
@@ -247,7 +269,7 @@ on_line(void *arg, const char *p, size_t n, bool truncated)
 	}
 	lwe_begin(a->eng, &a->em, a->now > 0 ? a->now : a->start_ms);
 	lwe_line(a->eng, &a->st, p, n, truncated);
-	if (a->now - a->last_due >= 1000) {
+	if (a->now - a->last_due >= 1000 || a->now < a->last_due) {
 		lwe_storm_due(a->eng, false);
 		a->last_due = a->now;
 	}

@@ -247,6 +247,35 @@ def test_diagnosis_over_the_timeline(d):
         fail("text report: %s" % text[:1500])
 
 
+def test_the_agents_configuration_applies(d):
+    """-c: an extra rule, a disabled one, a rule's storm limit and tags act
+    on the bundle as on the host; the storm summary has the lines' time."""
+    conf = CONF + ("tags: {site: lab7}\n"
+                   "rules:\n"
+                   "  - {name: latency_changed, match: 'user latency of', severity: error}\n"
+                   "  - {name: stack_frame, match: ' stack: 0x', severity: warning,\n"
+                   "     storm: {max: 1, window: 60}}\n"
+                   "  - {name: nic_link_down, enabled: no}\n")
+    tgz = bu.write_tgz(os.path.join(d, "b.tgz"), bu.members(
+        bu.base_commands(), [("vmkernel.log", E1000E + PDL), ("vobd.log", LINK)]))
+    rc, rep, err = analyze(d, tgz, conf=conf)
+    eq(rc, 1, "exit status (stderr %s)" % err[-300:])
+    rules = [e.get("esxwatch_rule") for e in rep["events"]]
+    eq(rules.count("latency_changed"), 1, "the extra rule")
+    if "nic_link_down" in rules:
+        fail("a disabled rule fired")
+    frames = [l for l in E1000E.splitlines() if " stack: 0x" in l]
+    st = [e for e in rep["events"] if e.get("esxwatch_rule") == "stack_frame"]
+    eq([bool(e.get("esxwatch_repeat_count")) for e in st], [False, True],
+       "stack_frame: one sent, the rest in one storm summary")
+    eq(int(st[1]["esxwatch_repeat_count"]), len(frames) - 1, "repeat count")
+    if not line_ms(frames[-1]) <= st[1]["timestamp"] <= line_ms(E1000E.splitlines()[-1]) + 60000:
+        fail("the storm summary's time %d is not the lines' (%d)" % (
+            st[1]["timestamp"], line_ms(frames[-1])))
+    for e in rep["events"]:
+        eq(e.get("site"), "lab7", "tag on " + e["text"][:40])
+
+
 def hostile(d, name, build):
     """Run --analyze on a hostile archive from cwd d/run: exit 2, one clear
     line, nothing written but -o."""
