@@ -17,7 +17,11 @@
 #include "bundle.h"
 #include "tarstream.h"
 
-enum kind { K_OTHER, K_CMD, K_LOG, K_KEY };
+enum kind { K_OTHER, K_CMD, K_LOG, K_LOGBUF, K_KEY };
+
+/* Log pieces that came before the piece they follow: kept until it comes
+ * (at most this much), then read in order. */
+#define PENDING_MAX	(64u * 1024 * 1024)
 
 struct logrd {
 	bool		 open;
@@ -40,6 +44,8 @@ struct rd {
 	struct buf	 acc;
 	bool		 acc_over;
 	struct logrd	 lg;
+	struct frag_store pend;		/* log pieces waiting for their turn */
+	struct buf	 pbuf;
 	uint64_t	 bytes;
 	uint64_t	 next_progress;
 };
@@ -273,6 +279,80 @@ log_data(struct rd *r, const char *p, size_t n)
 
 /* ---- members ------------------------------------------------------- */
 
+/*
+ * A log piece that does not follow the one being read (a tar of an
+ * unpacked bundle holds them in directory order): kept in memory, within
+ * PENDING_MAX, until the piece before it has been read.
+ */
+static bool
+early_piece(struct rd *r, const char *rel, uint64_t size)
+{
+	char base[TAR_PATH_MAX];
+	int idx;
+
+	(void)frag_split(rel, base, sizeof(base), &idx);
+	if (idx <= 0 || (r->lg.open && strcmp(base, r->lg.base) == 0 &&
+	    idx == r->lg.frag + 1))
+		return false;
+	return size <= PENDING_MAX - r->pend.bytes;
+}
+
+/* The kept pieces that now follow the one read last, in turn. */
+static void
+drain(struct rd *r)
+{
+	bool more = true;
+
+	while (more && r->lg.open) {
+		more = false;
+		for (size_t i = 0; i < r->pend.n; i++) {
+			struct frag_piece *p = &r->pend.v[i];
+
+			if (p->data == NULL || p->idx != r->lg.frag + 1 ||
+			    strcmp(p->base, r->lg.base) != 0)
+				continue;
+			r->lg.frag = p->idx;
+			log_data(r, p->data, p->len);
+			r->pend.bytes -= p->len;
+			free(p->data);
+			p->data = NULL;
+			more = true;
+		}
+	}
+}
+
+static int
+pend_cmp(const void *a, const void *b)
+{
+	const struct frag_piece *x = a, *y = b;
+	int c = strcmp(x->base, y->base);
+
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* At the end: pieces whose turn never came (one before them is missing),
+ * read in order, each gap said by lg_open(). */
+static void
+flush_pending(struct rd *r)
+{
+	char name[TAR_PATH_MAX + 16];
+
+	if (r->pend.n > 1)
+		qsort(r->pend.v, r->pend.n, sizeof(*r->pend.v), pend_cmp);
+	for (size_t i = 0; i < r->pend.n; i++) {
+		struct frag_piece *p = &r->pend.v[i];
+
+		if (p->data == NULL)
+			continue;
+		snprintf(name, sizeof(name), "%s.FRAG-%05d", p->base, p->idx);
+		lg_open(r, name);
+		log_data(r, p->data, p->len);
+		free(p->data);
+		p->data = NULL;
+	}
+	lg_close(r);
+}
+
 /* vmkwarning.log: the VMkernel's warning and alert lines, a copy of what
  * vmkernel.log holds (docs/analyze.md). */
 static bool
@@ -314,6 +394,12 @@ m_member(void *arg, const struct tar_entry *e)
 			    "read in vmkernel.log (%s)", rel, "no alert twice");
 			return 0;
 		}
+		if (early_piece(r, rel, e->size)) {
+			r->kind = K_LOGBUF;
+			snprintf(r->name, sizeof(r->name), "%s", rel);
+			buf_reset(&r->pbuf);
+			return 1;
+		}
 		lg_open(r, rel);
 		return 1;
 	default:
@@ -333,6 +419,8 @@ m_data(void *arg, const char *p, size_t n)
 	}
 	if (r->kind == K_LOG)
 		log_data(r, p, n);
+	else if (r->kind == K_LOGBUF)
+		(void)buf_append(&r->pbuf, p, n);	/* sized up front */
 	else if (r->kind == K_CMD && !r->acc_over && buf_append(&r->acc, p, n) == -1)
 		r->acc_over = true;
 	return 0;
@@ -345,6 +433,16 @@ m_end(void *arg)
 	size_t len = r->acc.len;
 	char *d;
 
+	if (r->kind == K_LOG)
+		drain(r);
+	if (r->kind == K_LOGBUF) {
+		size_t pl = r->pbuf.len;
+		char *pd = pl ? buf_steal(&r->pbuf) : calloc(1, 1);
+
+		if (pd == NULL || frag_add(&r->pend, r->name, pd, pl) == -1)
+			gapf(r, "%s: %s", r->name, "a piece that came early could "
+			    "not be kept: not read");
+	}
 	if (r->kind != K_CMD)
 		return 0;
 	if (r->acc_over) {
@@ -363,8 +461,14 @@ static void
 m_refused(void *arg, const char *path, const char *why, bool hostile)
 {
 	struct rd *r = arg;
+	const char *rel = relpath(r, path);
 
 	gapf(r, "%s: %s", path, why);
+	/* ESXi 6.5 and later keep /var/log/NAME as links to /var/run/log and
+	 * /scratch/log: one under var/log/ is left out, never followed, and
+	 * not held against the bundle */
+	if (hostile && strncmp(rel, "var/log/", 8) == 0 && strstr(why, "link") != NULL)
+		hostile = false;
 	if (hostile && r->b->hostile[0] == '\0')
 		snprintf(r->b->hostile, sizeof(r->b->hostile), "%.200s: %s", path, why);
 }
@@ -540,7 +644,7 @@ list_dir(struct rd *r, int root, const char *sub, struct dlist *l)
 
 			target[tl > 0 ? tl : 0] = '\0';
 			m_refused(r, rel, "a symbolic link (not followed)",
-			    tl <= 0 || target[0] == '/' || strstr(target, "..") != NULL);
+			    tl <= 0 || !tar_link_inside(rel, target, false));
 		}
 		else if (S_ISREG(st.st_mode) && (*sub != '\0' ||
 		    strcmp(de->d_name, "vm-support-incident-key") == 0))
@@ -685,7 +789,9 @@ bundle_read(const char *path, const struct bundle_log_cb *cb, struct bundle *b)
 	r->cb = cb;
 	r->b = b;
 	frag_store_init(&r->cmds, BUNDLE_CMDS_MAX);
+	frag_store_init(&r->pend, PENDING_MAX);
 	buf_init(&r->acc, BUNDLE_CMD_MAX);
+	buf_init(&r->pbuf, PENDING_MAX);
 	if (stat(path, &st) == -1) {
 		snprintf(b->err, sizeof(b->err), "%s", log_errstr(errno));
 		rc = -1;
@@ -705,6 +811,7 @@ bundle_read(const char *path, const struct bundle_log_cb *cb, struct bundle *b)
 		}
 	}
 	lg_close(r);
+	flush_pending(r);
 	n = frag_join(&r->cmds, &b->cmds, cmd_gap, r);
 	b->ncmds = n > 0 ? (size_t)n : 0;
 	if (rc == 0 && b->ncmds == 0 && b->logs_seen == 0 && !b->incident_key) {
@@ -714,7 +821,9 @@ bundle_read(const char *path, const struct bundle_log_cb *cb, struct bundle *b)
 	} else if (rc == 1 && b->ncmds == 0 && b->logs_seen == 0 && !b->incident_key)
 		rc = -1;	/* nothing usable before what went wrong: b->err */
 	buf_free(&r->acc);
+	buf_free(&r->pbuf);
 	frag_store_free(&r->cmds);
+	frag_store_free(&r->pend);
 	free(r);
 	return rc;
 }

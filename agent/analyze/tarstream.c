@@ -121,6 +121,38 @@ tar_path_clean(const char *in, char *out, size_t outlen)
 	return 0;
 }
 
+bool
+tar_link_inside(const char *name, const char *target, bool hard)
+{
+	char joined[2 * TAR_PATH_MAX + 2];
+	const char *slash = strrchr(name, '/');
+	int depth = 0;
+
+	if (target[0] == '/' || target[0] == '\0')
+		return false;
+	/* a hard link names a member (from the top), a symlink a path from
+	 * its own folder */
+	if (hard || slash == NULL)
+		snprintf(joined, sizeof(joined), "%s", target);
+	else
+		snprintf(joined, sizeof(joined), "%.*s/%s", (int)(slash - name),
+		    name, target);
+	for (const char *p = joined; *p;) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return false;
+		} else if (n > 0 && !(n == 1 && p[0] == '.'))
+			depth++;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return true;
+}
+
 /* A numeric field: octal digits (space/NUL padded) or GNU base-256. */
 static int
 num_field(const char *f, size_t len, uint64_t *out)
@@ -316,9 +348,9 @@ header(struct tar *t)
 		/* a link inside the archive is only left out; one that points
 		 * out of it, a device or a FIFO is hostile */
 		bool inside = (type == '1' || type == '2') &&
-		    (field_str(t->hdr + 157, 100, target), target[0] != '/') &&
-		    strstr(target, "..") == NULL &&
-		    tar_path_clean(name, clean, sizeof(clean)) == 0;
+		    tar_path_clean(name, clean, sizeof(clean)) == 0 &&
+		    (field_str(t->hdr + 157, 100, target),
+		    tar_link_inside(clean, target, type == '1'));
 
 		t->cb.refused(t->cb.arg, name, type_refusal(type), !inside);
 	}

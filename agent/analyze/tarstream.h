@@ -75,4 +75,9 @@ const char	*tgz_error(const struct tgz *);
  * component or a NUL/control byte (what a bundle never holds). */
 int		 tar_path_clean(const char *in, char *out, size_t outlen);
 
+/* Whether a link member NAME (clean) to TARGET stays inside the archive:
+ * never when absolute; a symlink resolved from NAME's folder, a hard link
+ * from the top, ".." never climbing out. */
+bool		 tar_link_inside(const char *name, const char *target, bool hard);
+
 #endif

@@ -213,6 +213,13 @@ TEST(path_clean)
 	CHECK_INT(tar_path_clean("./", out, sizeof(out)), -1);
 	CHECK_INT(tar_path_clean("a..b/c", out, sizeof(out)), 0);
 	CHECK_INT(tar_path_clean("a\nb", out, sizeof(out)), -1);
+	CHECK(tar_link_inside("top/var/log/a.log", "../run/log/a.log", false));
+	CHECK(tar_link_inside("top/var/log/a.log", "../../../etc/passwd", false));
+	CHECK(!tar_link_inside("top/var/log/a.log", "../../../../etc/passwd", false));
+	CHECK(!tar_link_inside("top/a", "/etc/passwd", false));
+	CHECK(tar_link_inside("top/a", "top/b", true));
+	CHECK(!tar_link_inside("top/a", "../b", true));
+	CHECK(!tar_link_inside("a", "..", false));
 }
 
 /* ---- the joiner ---------------------------------------------------- */
