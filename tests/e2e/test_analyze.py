@@ -168,6 +168,15 @@ def test_frag_split_bundle_gives_the_same_report(d):
         eq(r2[k], r1[k], k)
     if not any(e.get("esxwatch_counter") == "rx_crc_errors" for e in r1["events"]):
         fail("nicinfo.sh.txt in pieces did not give the NIC counters")
+    # pieces stored last first (a tar of an unpacked bundle keeps directory
+    # order): the same report
+    rev = bu.write_tgz(os.path.join(d, "rev.tgz"), [mems[0]] + mems[1:][::-1])
+    rc3, r3, _ = analyze(d, rev)
+    eq(rc3, rc1, "exit status, pieces in reverse")
+    for k in ("events", "gaps", "host", "summary"):
+        eq(r3[k], r1[k], k + ", pieces in reverse")
+    key = lambda l: l["file"]
+    eq(sorted(r3["logs"], key=key), sorted(r1["logs"], key=key), "logs, pieces in reverse")
 
 
 def test_60_layout_directory_and_a_symlink_not_followed(d):
