@@ -291,6 +291,21 @@ def test_the_agents_configuration_applies(d):
         eq(e.get("site"), "lab7", "tag on " + e["text"][:40])
 
 
+def test_progress_line_only_on_a_terminal(d):
+    """stderr a terminal (script(1), util-linux): a progress line; a pipe:
+    nothing but what went wrong."""
+    tgz = bu.write_tgz(os.path.join(d, "b.tgz"), bu.members(
+        bu.base_commands(), [("vobd.log", LINK)]))
+    out = os.path.join(d, "r.txt")
+    cmd = "%s --analyze %s -o %s" % (harness.BIN, tgz, out)
+    p = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, timeout=60)
+    tty = p.stdout.decode(errors="replace")
+    if "analyze: " not in tty or "log lines" not in tty:
+        fail("no progress line on a terminal: %r" % tty)
+    p = subprocess.run([harness.BIN, "--analyze", tgz, "-o", out], capture_output=True, timeout=60)
+    eq(p.stderr.decode(), "", "stderr when it is not a terminal")
+
+
 def hostile(d, name, build):
     """Run --analyze on a hostile archive from cwd d/run: exit 2, one clear
     line, nothing written but -o."""
