@@ -472,3 +472,233 @@ json_str_is(const struct json_doc *d, int node, const char *s)
 		return false;
 	return d->n[node].len == n && memcmp(d->n[node].s, s, n) == 0;
 }
+
+/* ---- reading: a string with every escape undone ---------------------------- */
+
+static int
+hex4(const char *s, size_t n, uint32_t *v)
+{
+	size_t	 i;
+
+	if (n < 4)
+		return -1;
+	*v = 0;
+	for (i = 0; i < 4; i++) {
+		int c = (unsigned char)s[i];
+
+		if (!isxdigit(c))
+			return -1;
+		*v = *v * 16 + (uint32_t)(isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10));
+	}
+	return 0;
+}
+
+/* The code point cp as UTF-8 at o (room for 4); returns the length. */
+static size_t
+cp_put(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | (cp >> 12));
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | (cp >> 18));
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* At s[0..n) just after "\u": the code point (a pair joined, a lone
+ * surrogate or bad hex as U+FFFD); returns the bytes used after "\u". */
+static size_t
+u_escape(const char *s, size_t n, uint32_t *cp)
+{
+	uint32_t lo;
+
+	if (hex4(s, n, cp) == -1) {
+		*cp = 0xfffd;
+		return 0;
+	}
+	if (*cp >= 0xdc00 && *cp <= 0xdfff) {
+		*cp = 0xfffd;
+		return 4;
+	}
+	if (*cp < 0xd800 || *cp > 0xdbff)
+		return 4;
+	if (n >= 10 && s[4] == '\\' && s[5] == 'u' && hex4(s + 6, n - 6, &lo) == 0 &&
+	    lo >= 0xdc00 && lo <= 0xdfff) {
+		*cp = 0x10000 + ((*cp - 0xd800) << 10) + (lo - 0xdc00);
+		return 10;
+	}
+	*cp = 0xfffd;
+	return 4;
+}
+
+bool
+json_str_buf(const struct json_doc *d, int node, struct buf *b)
+{
+	const struct json_node *nd;
+	size_t	 i = 0, run, len0 = b->len;
+	char	 u[4], c;
+	uint32_t cp;
+
+	if (d == NULL || node < 0 || node >= d->count || d->n[node].type != JSON_STR)
+		return false;
+	nd = &d->n[node];
+	while (i < nd->len) {
+		for (run = i; i < nd->len && nd->s[i] != '\\'; i++)
+			;
+		if (i > run && buf_append(b, nd->s + run, i - run) == -1)
+			goto full;
+		if (i + 1 >= nd->len) {
+			i = nd->len;	/* a trailing lone backslash: dropped */
+			break;
+		}
+		c = nd->s[i + 1];
+		i += 2;
+		switch (c) {
+		case 'n':	c = '\n'; break;
+		case 't':	c = '\t'; break;
+		case 'r':	c = '\r'; break;
+		case 'b':	c = '\b'; break;
+		case 'f':	c = '\f'; break;
+		case 'u':
+			i += u_escape(nd->s + i, nd->len - i, &cp);
+			if (buf_append(b, u, cp_put(u, cp)) == -1)
+				goto full;
+			continue;
+		default:
+			break;
+		}
+		if (buf_putc(b, c) == -1)
+			goto full;
+	}
+	return true;
+full:
+	b->len = len0;
+	if (b->data)
+		b->data[len0] = '\0';
+	return false;
+}
+
+/* ---- walking a document without building it -------------------------------- */
+
+int
+json_walk_init(struct json_walk *w, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	if (p >= end || (*p != '{' && *p != '['))
+		return -1;
+	w->obj = *p == '{';
+	w->done = false;
+	w->p = p + 1;
+	w->end = end;
+	return 0;
+}
+
+/* After the opening quote at p: just past the closing one, or NULL. */
+static const char *
+walk_string(const char *p, const char *end)
+{
+	while (p < end && *p != '"')
+		p += *p == '\\' ? 2 : 1;
+	return p < end ? p + 1 : NULL;
+}
+
+/* The end of the value starting at p (not whitespace), or NULL: brackets
+ * must pair up, nesting at most JSON_MAX_DEPTH. */
+static const char *
+walk_value(const char *p, const char *end)
+{
+	char	 open[JSON_MAX_DEPTH];
+	int	 depth = 0;
+
+	if (*p == '"')
+		return walk_string(p + 1, end);
+	if (*p != '{' && *p != '[') {
+		const char *s = p;
+
+		while (p < end && (isalnum((unsigned char)*p) || *p == '-' ||
+		    *p == '+' || *p == '.'))
+			p++;
+		return p > s ? p : NULL;
+	}
+	while (p < end) {
+		if (*p == '"') {
+			p = walk_string(p + 1, end);
+			if (p == NULL)
+				return NULL;
+			continue;
+		}
+		if (*p == '{' || *p == '[') {
+			if (depth == JSON_MAX_DEPTH)
+				return NULL;
+			open[depth++] = *p == '{' ? '}' : ']';
+		} else if (*p == '}' || *p == ']') {
+			if (open[--depth] != *p)
+				return NULL;
+			if (depth == 0)
+				return p + 1;
+		}
+		p++;
+	}
+	return NULL;
+}
+
+int
+json_walk_next(struct json_walk *w, const char **key, size_t *keylen,
+    const char **val, size_t *vallen)
+{
+	const char *q;
+
+	*key = NULL;
+	*keylen = 0;
+	if (w->done)
+		return 0;
+	while (w->p < w->end && (isspace((unsigned char)*w->p) || *w->p == ','))
+		w->p++;
+	if (w->p >= w->end)
+		return -1;
+	if (*w->p == (w->obj ? '}' : ']')) {
+		w->done = true;
+		return 0;
+	}
+	if (w->obj) {
+		if (*w->p != '"')
+			return -1;
+		q = walk_string(w->p + 1, w->end);
+		if (q == NULL)
+			return -1;
+		*key = w->p + 1;
+		*keylen = (size_t)(q - 1 - *key);
+		for (w->p = q; w->p < w->end && isspace((unsigned char)*w->p); w->p++)
+			;
+		if (w->p >= w->end || *w->p != ':')
+			return -1;
+		for (w->p++; w->p < w->end && isspace((unsigned char)*w->p); w->p++)
+			;
+		if (w->p >= w->end)
+			return -1;
+	}
+	q = walk_value(w->p, w->end);
+	if (q == NULL)
+		return -1;
+	*val = w->p;
+	*vallen = (size_t)(q - w->p);
+	w->p = q;
+	return 1;
+}

@@ -68,5 +68,28 @@ bool		 json_str(const struct json_doc *, int node, char *out, size_t outlen);
 bool		 json_bool(const struct json_doc *, int node, bool *);
 /* Is the value the string s, as written (no escapes undone)? */
 bool		 json_str_is(const struct json_doc *, int node, const char *s);
+/* Value as a string, every escape undone (\uXXXX and surrogate pairs as
+ * UTF-8, a lone surrogate as U+FFFD), appended to the buffer (not cut):
+ * false if not a string or past the buffer's limit. */
+bool		 json_str_buf(const struct json_doc *, int node, struct buf *);
+
+/*
+ * Walking a document too big for json_parse (a report of 100,000 events)
+ * one value at a time: the members of the object (or the elements of the
+ * array) at the start of text[0..len), each as its name (as written, NULL
+ * in an array) and the source span of its value, for json_parse or for
+ * another walk.  Tolerant as the reader; no node is built, nesting is
+ * bounded by JSON_MAX_DEPTH.
+ */
+struct json_walk {
+	const char	*p, *end;
+	bool		 obj, done;
+};
+
+/* 0, or -1 when the text is not an object or an array. */
+int		 json_walk_init(struct json_walk *, const char *text, size_t len);
+/* 1: one member, 0: the end of the container, -1: malformed JSON. */
+int		 json_walk_next(struct json_walk *, const char **key, size_t *keylen,
+		    const char **val, size_t *vallen);
 
 #endif

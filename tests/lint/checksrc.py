@@ -79,6 +79,7 @@ LAYERS = (
     ("agent/config/", "config"),
     ("agent/spool/", "spool"),
     ("agent/diagnosis/", "diagnosis"),
+    ("agent/analyze/", "analyze"),
     ("agent/", "core"),
     ("collectors/host/", "host"),
     ("collectors/", "collectors"),
@@ -93,8 +94,10 @@ MAY_INCLUDE = {
     "host": {"lib", "event", "config"},
     "collectors": {"lib", "event", "config", "diagnosis", "host"},
     "output": {"lib", "event", "config"},
+    "analyze": {"lib", "event", "config", "diagnosis", "host",
+                "collectors", "output"},
     "core": {"lib", "event", "config", "spool", "diagnosis", "host",
-             "collectors", "output"},
+             "collectors", "output", "analyze"},
 }
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

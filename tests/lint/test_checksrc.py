@@ -154,6 +154,8 @@ def test_layers():
          '#include "../collectors/collector.h"\n'),
         ("output_to_spool", "output/x.c", '#include "../agent/spool/queue.h"\n'),
         ("host_to_collectors", "collectors/host/x.c", '#include "../nic.h"\n'),
+        ("analyze_to_core", "agent/analyze/x.c", '#include "../status.h"\n'),
+        ("lib_to_analyze", "agent/lib/x.c", '#include "../analyze/report_html.h"\n'),
     ]
     for name, rel, inc in bad:
         rc, out = one_file("#include <stdio.h>\n" + inc, rel)
@@ -168,6 +170,9 @@ def test_layers():
         ("logwatch_to_collector", "collectors/logwatch/x.c",
          '#include "../collector.h"\n'),
         ("output_to_config", "output/x.c", '#include "../agent/config/config.h"\n'),
+        ("analyze_to_logwatch", "agent/analyze/x.c",
+         '#include "../../collectors/logwatch/logline.h"\n#include "../lib/json.h"\n'),
+        ("core_to_analyze", "agent/x.c", '#include "analyze/report_html.h"\n'),
         ("core_to_all", "agent/x.c",
          '#include "../collectors/collector.h"\n#include "../output/sink.h"\n'),
     ]
