@@ -10,12 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__has_include)
-#if __has_include("report_html.h")
-#include "report_html.h"
-#define AN_HAVE_HTML 1
-#endif
-#endif
 
 #include "../../collectors/host/bundle.h"
 #include "../../collectors/host/host.h"
@@ -27,6 +21,7 @@
 #include "../lib/log.h"
 #include "analyze.h"
 #include "analyze_int.h"
+#include "report_html.h"
 
 void
 an_gap(struct an *a, const char *line)
@@ -730,15 +725,9 @@ write_report(const struct an *a, const char *format, FILE *f)
 		r = an_report_text(a, &b);
 	else
 		r = an_report_json(a, &b);
-	if (r == 0 && strcmp(format, "html") == 0) {
-#ifdef AN_HAVE_HTML
+	if (r == 0 && strcmp(format, "html") == 0)
 		r = report_html_write(f, b.data, b.len);
-#else
-		fprintf(stderr, "esxwatch: --format html: the HTML report is "
-		    "not in this build\n");
-		r = -1;
-#endif
-	} else if (r == 0 && fwrite(b.data, 1, b.len, f) != b.len)
+	else if (r == 0 && fwrite(b.data, 1, b.len, f) != b.len)
 		r = -1;
 	buf_free(&b);
 	return r;

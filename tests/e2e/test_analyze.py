@@ -306,6 +306,31 @@ def test_progress_line_only_on_a_terminal(d):
     eq(p.stderr.decode(), "", "stderr when it is not a terminal")
 
 
+def test_html_report_from_the_json(d):
+    """--format html: the same report (agent/analyze/report_html.c renders
+    the JSON of --format json), one file, nothing fetched from elsewhere;
+    every finding's rule and entity in it."""
+    import html as htmlmod
+    tgz = bu.write_tgz(os.path.join(d, "b.tgz"), bu.members(
+        bu.base_commands(crc=4000), [("vmkernel.log", PDL), ("vobd.log", LINK)]))
+    rc, rep, _ = analyze(d, tgz)
+    rc2, page, err = analyze(d, tgz, fmt="html")
+    eq(rc2, rc, "exit status (stderr %s)" % err[-300:])
+    if not page.lstrip().lower().startswith("<!doctype html"):
+        fail("not an HTML document: %r" % page[:80])
+    for bad in ("<script src", "<link ", "url(http", "src=\"http", "@import"):
+        if bad in page:
+            fail("the page fetches something: %r" % bad)
+    text = htmlmod.unescape(page)
+    for e in rep["events"]:
+        if e.get("esxwatch_kind") in ("alert", "change"):
+            for k in ("esxwatch_rule", "esxwatch_nic", "esxwatch_device"):
+                if e.get(k) and e[k] not in text:
+                    fail("%s %r not in the HTML report" % (k, e[k]))
+    if "esx01.lab" not in text:
+        fail("the host is not in the HTML report")
+
+
 def hostile(d, name, build):
     """Run --analyze on a hostile archive from cwd d/run: exit 2, one clear
     line, nothing written but -o."""
