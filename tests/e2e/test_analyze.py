@@ -331,6 +331,29 @@ def test_html_report_from_the_json(d):
         fail("the host is not in the HTML report")
 
 
+def test_real_bundle_lines_be2net(d):
+    """vmkernel.log lines of a real vm-support bundle (ESXi 5.1, be2net and
+    lpfc820, a Virtual Connect module pulled; SOURCES.md): the NICs' link
+    down and up and the FC devloss, each at its line's time."""
+    with open(os.path.join(harness.FIXTURES, "bundle", "vmkernel-esxi51-be2net-vcm-pull.log")) as f:
+        text = f.read()
+    tgz = bu.write_tgz(os.path.join(d, "b.tgz"), bu.members(
+        bu.base_commands(), [("vmkernel.log", text)]))
+    rc, rep, err = analyze(d, tgz)
+    eq(rc, 1, "exit status (stderr %s)" % err[-300:])
+    got = [(e.get("esxwatch_rule"), e.get("esxwatch_nic"), e["timestamp"])
+           for e in rep["events"] if e["esxwatch_collector"] == "logwatch"]
+    lines = text.splitlines()
+    want = [("nic_driver_link_down", "vmnic%d" % n, line_ms(lines[0])) for n in (0, 2, 4)]
+    want += [("nic_driver_link_up", "vmnic%d" % n, line_ms(lines[8 + i]))
+             for i, n in enumerate((0, 2, 4))]
+    for w in want:
+        if w not in got:
+            fail("%r not found in %r" % (w, got))
+    if sum(1 for g in got if g[0] == "fc_devloss_timeout") != 2:
+        fail("FC devloss: %r" % got)
+
+
 def hostile(d, name, build):
     """Run --analyze on a hostile archive from cwd d/run: exit 2, one clear
     line, nothing written but -o."""
