@@ -354,6 +354,40 @@ def test_real_bundle_lines_be2net(d):
         fail("FC devloss: %r" % got)
 
 
+def test_smart_from_smartinfo_same_as_live(d):
+    """A SATA drive's SMART table (the real Exos capture) in
+    commands/smartinfo.txt after the drive's id (the layout assumed,
+    SOURCES.md), and the live agent asking `smart get -d` of the same
+    drive: the same smart events."""
+    from storage_host import device_record
+    dev = "naa.5000c500e5b8c3f1"
+    devs = device_record(dev, vendor="ATA", model="ST16000NM001G-2K", display="Local ATA Disk")
+    table = bu.fixture("esxi/esxcli-storage-core-device-smart-get/esxi803-sata-hdd-exos.txt")
+    conf = CONF.replace("smart: {enabled: no}", "smart: {enabled: yes}")
+    live = os.path.join(d, "live")
+    os.makedirs(os.path.join(live, "log"))
+    h = FakeHost(os.path.join(live, "host"))
+    h.set_both("storage core device list", text=devs)
+    h.set_both("storage core device smart get -d " + dev, text=table)
+    a = Agent(live, conf.replace("storage: {", "host: {platform: esxi, tools_dir: %s, "
+                                 "hostname: esx01.lab}\nstorage: {" % h.tools_dir))
+    rc, _, err = a.run("--once")
+    eq(rc, 0, "live --once (stderr %s)" % err[-400:])
+    want = [e for e in harness.file_events(os.path.join(live, "out.jsonl"))
+            if e.get("esxwatch_collector") == "smart"]
+    cmds = {"uname_-a.txt": bu.UNAME, "vmware_-vl.txt": bu.VMWARE_VL,
+            "localcli_storage-core-device-list.txt": devs,
+            "smartinfo.txt": "%s\n%s\n" % (dev, table)}
+    tgz = bu.write_tgz(os.path.join(d, "b.tgz"), bu.members(cmds, []))
+    rc, rep, err = analyze(d, tgz, conf=conf)
+    got = [e for e in rep["events"] if e.get("esxwatch_collector") == "smart"]
+    if not any(e.get("esxwatch_device") == dev and e.get("esxwatch_kind") == "sample" for e in want):
+        fail("the live agent gave no SMART sample: %r" % [e["text"] for e in want])
+    strip = lambda evs: sorted(tuple(sorted((k, v) for k, v in e.items() if k not in (
+        "timestamp", "esxwatch_event_time", "esxwatch_input", "hostname"))) for e in evs)
+    eq(strip(got), strip(want), "smart events, bundle vs live")
+
+
 def hostile(d, name, build):
     """Run --analyze on a hostile archive from cwd d/run: exit 2, one clear
     line, nothing written but -o."""
