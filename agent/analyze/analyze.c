@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -774,8 +775,14 @@ out_inside(const char *bundle, const char *out)
 	const char *slash;
 	size_t n;
 
+	struct stat so, sb;
+
 	if (out == NULL || strcmp(out, "-") == 0 || realpath(bundle, b) == NULL)
 		return false;
+	/* the bundle file itself (or a link to it) */
+	if (stat(out, &so) == 0 && stat(bundle, &sb) == 0 &&
+	    so.st_dev == sb.st_dev && so.st_ino == sb.st_ino)
+		return true;
 	slash = strrchr(out, '/');
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - out) : 1,
 	    slash ? (slash == out ? "/" : out) : ".");

@@ -465,6 +465,13 @@ def test_hostile_archives_are_refused_cleanly(d):
     if "cap" not in err and "truncated" not in err:
         fail("huge: %r" % err)
 
+    # -o the bundle itself: refused before anything is read or written
+    tgz = bu.write_tgz(os.path.join(d, "self.tgz"), good)
+    size = os.path.getsize(tgz)
+    p = subprocess.run([harness.BIN, "--analyze", tgz, "-o", tgz], capture_output=True, timeout=60)
+    eq(p.returncode, 2, "-o the bundle: exit status")
+    eq(os.path.getsize(tgz), size, "-o the bundle: the bundle left as it was")
+
     def notbundle(p):
         open(p, "w").write("just some text, not an archive\n" * 20)
     err, _ = hostile(d, "notes.txt", notbundle)
