@@ -15,6 +15,8 @@ if [ "$what" = test ]; then
 	pkgs="$pkgs busybox dpkg-dev lintian"
 	# fuzz targets (libFuzzer with ASan/UBSan)
 	pkgs="$pkgs clang libclang-rt-14-dev"
+	# the --analyze HTML report in a headless browser (test_report_html.py)
+	pkgs="$pkgs chromium chromium-driver"
 fi
 if [ "$what" = bench ]; then
 	# the peers measured in the same run (bench/bench_logwatch.py,

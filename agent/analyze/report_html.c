@@ -168,6 +168,17 @@ rh_is_diag_event(const struct json_doc *d)
 	return json_str_is(d, json_get(d, 0, "esxwatch_collector"), "diagnosis");
 }
 
+/* A measurement (sample) or the agent about itself, not a finding (the
+ * findings are the alerts and changes, and any event of another kind:
+ * none is hidden). */
+bool
+rh_is_sample(const struct json_doc *d)
+{
+	int	 k = json_get(d, 0, "esxwatch_kind");
+
+	return json_str_is(d, k, "sample") || json_str_is(d, k, "status");
+}
+
 /* An event's timestamp; false when absent or not a number. */
 bool
 rh_ts(const struct json_doc *d, int64_t *ts)
@@ -178,6 +189,19 @@ rh_ts(const struct json_doc *d, int64_t *ts)
 		return false;
 	*ts = (int64_t)v;
 	return true;
+}
+
+/* A node for the JSON string at v[0..n) (quotes included, n >= 2: a
+ * string alone, which json_parse does not take). */
+void
+rh_str_node(struct json_node *one, const char *v, size_t n)
+{
+	memset(one, 0, sizeof(*one));
+	one->type = JSON_STR;
+	one->s = v + 1;
+	one->len = n - 2;
+	one->child = -1;
+	one->next = -1;
 }
 
 /*
@@ -206,12 +230,12 @@ rh_each(struct rh *r, const struct rh_span *span, enum json_type want,
 		if (rc != 1)
 			break;
 		if (want == JSON_STR) {
-			/* a string alone (json_parse wants a container) */
-			struct json_node one = { JSON_STR, NULL, 0, v + 1, vn - 2, -1, -1 };
+			struct json_node one;
 			struct json_doc sd = { &one, 1 };
 
 			if (v[0] != '"')
 				goto bad;
+			rh_str_node(&one, v, vn);
 			res = fn(r, &sd, idx++);
 		} else {
 			if (json_parse(v, vn, &doc, err, sizeof(err)) == -1)
@@ -294,6 +318,10 @@ scan_event(struct rh *r, const struct json_doc *d, long long idx)
 	r->nevents++;
 	if (r->diagnoses.p != NULL && rh_is_diag_event(d))
 		return 0;	/* shown with the diagnoses */
+	if (rh_is_sample(d)) {
+		r->nsamples++;
+		return 0;
+	}
 	r->nsev[rh_sev_of(d)]++;
 	r->nfindings++;
 	if (rh_ts(d, &ts))

@@ -41,7 +41,7 @@ struct rh {
 	size_t		 len;
 	struct rh_span	 bundle, host, events, diagnoses, logs, gaps;
 	struct json_doc	 hostdoc;
-	long long	 nevents, nfindings, ndiag, nlogs, ngaps, untimed;
+	long long	 nevents, nsamples, nfindings, ndiag, nlogs, ngaps, untimed;
 	long long	 nsev[RH_SEV_N];
 	bool		 have_span;
 	int64_t		 t0, t1;
@@ -62,7 +62,9 @@ void		 rh_time(char *out, size_t outlen, int64_t ms, const char *fmt,
 		    bool with_ms);
 int		 rh_sev_of(const struct json_doc *);
 bool		 rh_is_diag_event(const struct json_doc *);
+bool		 rh_is_sample(const struct json_doc *);
 bool		 rh_ts(const struct json_doc *, int64_t *);
+void		 rh_str_node(struct json_node *, const char *v, size_t n);
 int		 rh_each(struct rh *, const struct rh_span *, enum json_type want,
 		    int (*fn)(struct rh *, const struct json_doc *, long long idx));
 /* The timeline (report_html_tl.c). */

@@ -46,8 +46,11 @@ static const char rh_css[] =
 	".f pre{white-space:pre-wrap;word-break:break-all;margin:6px 0;"
 	"font:12.5px/1.4 ui-monospace,Menlo,Consolas,monospace;background:#fff;"
 	"border:1px solid var(--line);padding:4px 6px}\n"
-	".kv{font-size:12.5px}.kv th{font-weight:500;color:#555}"
-	".kv td{word-break:break-all;white-space:pre-wrap}\n"
+	"table.kv{font-size:13px}table.kv th{font-weight:500;color:#555}\n"
+	"div.kv{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12.5px}\n"
+	"div.kv span{word-break:break-all}.kv i,.note i{font-style:normal;color:#666;"
+	"margin-right:3px}\n"
+	".note{margin:3px 0;font-size:13px;white-space:pre-wrap}\n"
 	".tl{width:100%;height:auto;border:1px solid var(--line);background:#fff}\n"
 	".tl text{font:11px sans-serif;fill:#333}.tl .ax{stroke:#999}"
 	".tl .g{stroke:#e4e7eb}\n"
@@ -106,8 +109,12 @@ write_host(struct rh *r)
 	rh_put(r, " &middot; vm-support bundle analysed by esxwatch</div>\n"
 	    "<table class=\"kv host\">\n");
 	if (r->bundle.p != NULL) {
+		struct json_node one;
+		struct json_doc bd = { &one, 1 };
+
+		rh_str_node(&one, r->bundle.p, r->bundle.len);
 		rh_put(r, "<tr><th>bundle</th><td>");
-		rh_esc(r, r->bundle.p + 1, r->bundle.len - 2);
+		rh_esc_node(r, &bd, 0, 4096);
 		rh_put(r, "</td></tr>\n");
 	}
 	for (c = d->n[0].child; c >= 0; c = d->n[c].next) {
@@ -138,6 +145,7 @@ write_summary(struct rh *r)
 		    "</span> %lld</a>\n", rh_sev_name[i], rh_sev_name[i],
 		    rh_sev_name[i], r->nsev[i]);
 	}
+	rh_printf(r, "<a href=\"#samples\">measurements: %lld</a>\n", r->nsamples);
 	rh_printf(r, "<a href=\"#logs\">logs read: %lld</a>\n"
 	    "<a href=\"#gaps\">gaps: %lld</a>\n</div>\n", r->nlogs, r->ngaps);
 	if (r->have_span) {
@@ -152,44 +160,65 @@ write_summary(struct rh *r)
 
 /* ---- one finding ----------------------------------------------------------- */
 
-/* Fields not repeated in a finding's table (they are in its header). */
-static bool
-field_hidden(const struct json_node *n)
-{
-	static const char *const hide[] = { "text", "timestamp",
-	    "esxwatch_severity", "esxwatch_version", "esxwatch_event_time" };
-	size_t	 i;
+/* Fields not repeated in a finding's list (they are in its header). */
+static const char *const rh_hidden[] = { "text", "timestamp",
+    "esxwatch_severity", "esxwatch_version", "esxwatch_event_time", NULL };
+/* First in the list, in this order: what the finding is about. */
+static const char *const rh_first[] = { "esxwatch_device", "esxwatch_datastore",
+    "esxwatch_nic", "esxwatch_file", "esxwatch_vob_id", "esxwatch_counter",
+    "esxwatch_value", NULL };
+/* Sentences, each on a line of its own after the list. */
+static const char *const rh_notes[] = { "esxwatch_evidence", "esxwatch_hint", NULL };
 
-	for (i = 0; i < sizeof(hide) / sizeof(hide[0]); i++)
-		if (n->keylen == strlen(hide[i]) &&
-		    memcmp(n->key, hide[i], n->keylen) == 0)
+static bool
+key_in(const struct json_node *n, const char *const *set)
+{
+	for (; *set != NULL; set++)
+		if (n->keylen == strlen(*set) && memcmp(n->key, *set, n->keylen) == 0)
 			return true;
 	return false;
 }
 
+/* One field: its name without the esxwatch_ prefix, its value. */
+static void
+write_field(struct rh *r, const struct json_doc *d, int c, bool note)
+{
+	const char *k = d->n[c].key;
+	size_t	 kn = d->n[c].keylen;
+
+	if (kn > 9 && memcmp(k, "esxwatch_", 9) == 0) {
+		k += 9;
+		kn -= 9;
+	}
+	rh_put(r, note ? "<p class=\"note\"><i>" : "<span><i>");
+	rh_esc(r, k, kn);
+	rh_put(r, "</i> ");
+	rh_esc_node(r, d, c, 65536);
+	rh_put(r, note ? "</p>\n" : "</span>\n");
+}
+
+/* Every field of a finding: what it is about first, then the rest, then
+ * the sentences (hint, evidence). */
 static void
 write_fields(struct rh *r, const struct json_doc *d)
 {
-	int	 c;
+	const struct json_node *n = d->n;
+	int	 c, i;
 
-	rh_put(r, "<table class=\"kv\">\n");
-	for (c = d->n[0].child; c >= 0; c = d->n[c].next) {
-		const char *k = d->n[c].key;
-		size_t	 kn = d->n[c].keylen;
-
-		if (field_hidden(&d->n[c]))
-			continue;
-		if (kn > 9 && memcmp(k, "esxwatch_", 9) == 0) {
-			k += 9;
-			kn -= 9;
-		}
-		rh_put(r, "<tr><th>");
-		rh_esc(r, k, kn);
-		rh_put(r, "</th><td>");
-		rh_esc_node(r, d, c, 65536);
-		rh_put(r, "</td></tr>\n");
+	rh_put(r, "<div class=\"kv\">\n");
+	for (i = 0; rh_first[i] != NULL; i++) {
+		c = json_get(d, 0, rh_first[i]);
+		if (c >= 0)
+			write_field(r, d, c, false);
 	}
-	rh_put(r, "</table>\n");
+	for (c = n[0].child; c >= 0; c = n[c].next)
+		if (!key_in(&n[c], rh_hidden) && !key_in(&n[c], rh_first) &&
+		    !key_in(&n[c], rh_notes))
+			write_field(r, d, c, false);
+	rh_put(r, "</div>\n");
+	for (c = n[0].child; c >= 0; c = n[c].next)
+		if (key_in(&n[c], rh_notes))
+			write_field(r, d, c, true);
 }
 
 /* id: 'f' (an event, its index in events) or 'd' (a diagnosis). */
@@ -235,7 +264,7 @@ out_event(struct rh *r, const struct json_doc *d, long long idx)
 {
 	if (rh_sev_of(d) != r->cur_sev)
 		return 0;
-	if (r->diagnoses.p != NULL && rh_is_diag_event(d))
+	if ((r->diagnoses.p != NULL && rh_is_diag_event(d)) || rh_is_sample(d))
 		return 0;
 	write_finding(r, d, 'f', idx);
 	return 0;
@@ -263,6 +292,53 @@ write_findings(struct rh *r)
 			return -1;
 		rh_put(r, "</section>\n");
 	}
+	return 0;
+}
+
+/* One row per measurement: what the collectors saw in the bundle's command
+ * outputs (NICs, devices, datastores), for the findings' context. */
+static int
+out_sample(struct rh *r, const struct json_doc *d, long long idx)
+{
+	static const char *const ent[] = { "esxwatch_nic", "esxwatch_device",
+	    "esxwatch_datastore" };
+	int64_t	 ts;
+	char	 t[48];
+	size_t	 i;
+	int	 node = -1;
+
+	if (!rh_is_sample(d))
+		return 0;
+	for (i = 0; i < sizeof(ent) / sizeof(ent[0]) && node < 0; i++)
+		node = json_get(d, 0, ent[i]);
+	if (rh_ts(d, &ts))
+		rh_time(t, sizeof(t), ts, "%Y-%m-%d %H:%M:%S", false);
+	else
+		snprintf(t, sizeof(t), "no time");
+	rh_printf(r, "<tr id=\"s%lld\"><td>%s</td><td>", idx, t);
+	rh_esc_node(r, d, json_get(d, 0, "esxwatch_collector"), 64);
+	rh_put(r, "</td><td>");
+	rh_esc_node(r, d, node, 256);
+	rh_put(r, "</td><td>");
+	rh_esc_node(r, d, json_get(d, 0, "text"), 4096);
+	rh_put(r, "</td></tr>\n");
+	return 0;
+}
+
+static int
+write_samples(struct rh *r)
+{
+	rh_printf(r, "<section id=\"samples\">\n<h2>Measurements (%lld)</h2>\n",
+	    r->nsamples);
+	if (r->nsamples == 0) {
+		rh_put(r, "<p>None in the report.</p>\n</section>\n");
+		return 0;
+	}
+	rh_put(r, "<table class=\"logs\">\n<tr><th>time (UTC)</th><th>collector</th>"
+	    "<th>of</th><th>text</th></tr>\n");
+	if (rh_each(r, &r->events, JSON_OBJ, out_sample) == -1)
+		return -1;
+	rh_put(r, "</table>\n</section>\n");
 	return 0;
 }
 
@@ -321,7 +397,7 @@ rh_write_all(struct rh *r)
 	write_host(r);
 	write_summary(r);
 	if (rh_write_timeline(r) == -1 || write_findings(r) == -1 ||
-	    write_logs_gaps(r) == -1)
+	    write_samples(r) == -1 || write_logs_gaps(r) == -1)
 		return -1;
 	rh_printf(r, "<footer>%lld events in the report. Written by esxwatch "
 	    ESXWATCH_VERSION "; times in UTC.</footer>\n</body>\n</html>\n",

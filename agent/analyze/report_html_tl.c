@@ -68,7 +68,7 @@ slot_add(struct rh *r, int lane, const struct json_doc *d, long long idx,
 static int
 tl_event(struct rh *r, const struct json_doc *d, long long idx)
 {
-	if (r->diagnoses.p != NULL && rh_is_diag_event(d))
+	if ((r->diagnoses.p != NULL && rh_is_diag_event(d)) || rh_is_sample(d))
 		return 0;
 	slot_add(r, 1 + rh_sev_of(d), d, idx, "esxwatch_rule");
 	return 0;

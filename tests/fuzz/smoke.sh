@@ -23,6 +23,7 @@ seeds() {	# target -> seed files: fixtures, and tests/fuzz/seeds/TARGET/*
 	datastore) ls $f/esxi/esxcli-storage-*/* ;;
 	logline|rules) ls $f/logs/*/* ;;
 	config) ls $f/config/* agent.yaml ;;
+	report_html) ls $f/analyze/*.json ;;
 	*) ;;
 	esac 2>/dev/null
 }

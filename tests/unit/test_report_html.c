@@ -152,7 +152,9 @@ static const char SMALL[] =
 	"   \"esxwatch_rule\": \"apd_start\", \"esxwatch_device\": \"naa.600a\", \"esxwatch_file\": \"var/run/log/vobd.log\"},"
 	"  {\"timestamp\": 1765000125000, \"text\": \"APD on naa.600a after CRC errors on vmnic1\","
 	"   \"esxwatch_collector\": \"diagnosis\", \"esxwatch_kind\": \"alert\", \"esxwatch_severity\": \"critical\","
-	"   \"esxwatch_diagnosis\": \"apd_after_nic_errors\", \"esxwatch_evidence\": \"apd_start naa.600a; nic vmnic1 crc\"}"
+	"   \"esxwatch_diagnosis\": \"apd_after_nic_errors\", \"esxwatch_evidence\": \"apd_start naa.600a; nic vmnic1 crc\"},"
+	"  {\"timestamp\": 1765001000000, \"text\": \"vmnic1 link up 10000 Mbps\", \"esxwatch_collector\": \"nic\","
+	"   \"esxwatch_kind\": \"sample\", \"esxwatch_severity\": \"info\", \"esxwatch_nic\": \"vmnic1\"}"
 	" ],"
 	" \"diagnoses\": ["
 	"  {\"timestamp\": 1765000125000, \"text\": \"APD on naa.600a after CRC errors on vmnic1\","
@@ -181,12 +183,22 @@ TEST(renders_host_summary_and_every_finding)
 	CHECK_INT(count(h, "id=\"f1\""), 1);
 	CHECK_INT(count(h, "id=\"f2\""), 1);
 	CHECK_INT(count(h, "id=\"f3\""), 0);
+	/* a sample is a measurement, not a finding */
+	CHECK_INT(count(h, "id=\"f4\""), 0);
+	CHECK_INT(count(h, "<article"), 4);
+	CHECK(strstr(h, "<tr id=\"s4\"><td>2025-12-06 06:03:20</td><td>nic</td><td>vmnic1</td>"
+	    "<td>vmnic1 link up 10000 Mbps</td></tr>") != NULL);
+	CHECK(strstr(h, "measurements: 1</a>") != NULL);
+	CHECK(strstr(h, "<span class=\"b\">info</span> 0</a>") != NULL);
 	CHECK_INT(count(h, "id=\"d0\""), 1);
 	CHECK_INT(count(h, "<pre class=\"text\">APD on naa.600a after CRC errors on vmnic1</pre>"), 1);
 	CHECK(strstr(h, "NMP device &quot;naa.600a&quot; state in doubt") != NULL);
 	CHECK(strstr(h, "<b class=\"rule\">apd_after_nic_errors</b>") != NULL);
-	CHECK(strstr(h, "<th>evidence</th><td>apd_start naa.600a; nic vmnic1 crc</td>") != NULL);
-	CHECK(strstr(h, "<th>rx_crc_errors</th><td>4711</td>") != NULL);
+	CHECK(strstr(h, "<p class=\"note\"><i>evidence</i> apd_start naa.600a; nic vmnic1 crc</p>") != NULL);
+	CHECK(strstr(h, "<span><i>rx_crc_errors</i> 4711</span>") != NULL);
+	/* what a finding is about comes first */
+	CHECK(strstr(h, "<div class=\"kv\">\n<span><i>device</i> naa.600a</span>\n"
+	    "<span><i>file</i> var/run/log/vobd.log</span>\n<span><i>collector</i> logwatch</span>") != NULL);
 	/* grouped by severity: critical before error before warning */
 	CHECK(strstr(h, "id=\"f2\"") < strstr(h, "id=\"f1\""));
 	CHECK(strstr(h, "id=\"f1\"") < strstr(h, "id=\"f0\""));
@@ -231,7 +243,7 @@ TEST(no_external_resource_and_strict_csp)
 TEST(escapes_hostile_strings)
 {
 	static const char J[] =
-		"{\"host\": {\"hostname\": \"<img src=x onerror=alert(1)>\", \"version\": \"8\\\"'\"},"
+		"{\"bundle\": \"/tmp/a\\\"<b>.tgz\", \"host\": {\"hostname\": \"<img src=x onerror=alert(1)>\", \"version\": \"8\\\"'\"},"
 		" \"events\": [{\"timestamp\": 1765000000000,"
 		"  \"text\": \"</pre><script>alert('x')</script> & https://evil.example/x.js \xff\xfe end\","
 		"  \"esxwatch_severity\": \"error\", \"esxwatch_rule\": \"<b>r</b>\","
@@ -248,11 +260,12 @@ TEST(escapes_hostile_strings)
 	CHECK(strstr(h, "<title>esxwatch analysis: &lt;img src=x onerror=alert(1)&gt;</title>") != NULL);
 	CHECK(strstr(h, "<h1 id=\"host\">&lt;img src=x onerror=alert(1)&gt;</h1>") != NULL);
 	CHECK(strstr(h, "ESXi 8&quot;&#39;, build <i>unknown</i>") != NULL);
+	CHECK(strstr(h, "<tr><th>bundle</th><td>/tmp/a&quot;&lt;b&gt;.tgz</td></tr>") != NULL);
 	CHECK(strstr(h, "<pre class=\"text\">&lt;/pre&gt;&lt;script&gt;alert(&#39;x&#39;)"
 	    "&lt;/script&gt; &amp; https://evil.example/x.js \xef\xbf\xbd\xef\xbf\xbd end</pre>") != NULL);
 	CHECK(strstr(h, "<b class=\"rule\">&lt;b&gt;r&lt;/b&gt;</b>") != NULL);
-	CHECK(strstr(h, "<th>x\\&quot;&gt;&lt;svg onload=1&gt;</th><td>&lt;script&gt; "
-	    "\xf0\x9f\x98\x80 \xef\xbf\xbd \xef\xbf\xbd /</td>") != NULL);
+	CHECK(strstr(h, "<span><i>x\\&quot;&gt;&lt;svg onload=1&gt;</i> &lt;script&gt; "
+	    "\xf0\x9f\x98\x80 \xef\xbf\xbd \xef\xbf\xbd /</span>") != NULL);
 	CHECK(strstr(h, "<td>&lt;iframe&gt;</td><td class=\"num\">1&lt;2</td>") != NULL);
 	CHECK(strstr(h, "<li>&lt;style&gt;body{display:none}&lt;/style&gt;</li>") != NULL);
 	CHECK(utf8_valid(h, strlen(h)));
