@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/analyze.h"
 #include "config/config_host.h"
 #include "../collectors/collector.h"
 #include "../collectors/host/esxcli.h"
@@ -85,7 +86,8 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: esxwatch [-c FILE] [--once] [--check-config] [--print-config [--show-secrets]]\n"
 	    "                [--status [--json]] [--trust-reset NAME]\n"
-	    "                [--export-loginsight alerts|content-pack [-o FILE]] [-v]... [-V] [-h]\n"
+	    "                [--export-loginsight alerts|content-pack [-o FILE]]\n"
+	    "                [--analyze BUNDLE [--format text|json|html] [-o FILE]] [-v]... [-V] [-h]\n"
 	    "\n"
 	    "  -c, --config FILE   configuration file (agent.yaml or liagent.ini)\n"
 	    "      --once          run every collector once, deliver, exit (0 = all delivered)\n"
@@ -100,6 +102,9 @@ usage(FILE *f)
 	    "                      (server for the primary) and exit\n"
 	    "      --export-loginsight alerts|content-pack [-o FILE]\n"
 	    "                      print Log Insight alert definitions or a content pack\n"
+	    "      --analyze BUNDLE [--format text|json|html] [-o FILE]\n"
+	    "                      explain a vm-support bundle (.tgz or its directory):\n"
+	    "                      exit 0 no error finding, 1 at least one, 2 not a bundle\n"
 	    "  -v                  more logging (repeatable; overrides logging.debug_level)\n"
 	    "  -V, --version       print the version and exit\n"
 	    "  -h, --help          this help\n");
@@ -454,6 +459,8 @@ struct args {
 	const char	*trust_name;	/* --trust-reset NAME */
 	const char	*export;	/* --export-loginsight WHAT */
 	const char	*out;		/* -o FILE */
+	const char	*analyze;	/* --analyze BUNDLE */
+	const char	*format;	/* --format text|json|html */
 	bool		 once, check, print, status, json, secrets;
 	int		 verbose;
 };
@@ -462,8 +469,12 @@ struct args {
 static int
 args_check(int argc, char **argv, struct args *a)
 {
-	if (a->out != NULL && a->export == NULL) {
-		fprintf(stderr, "esxwatch: -o goes with --export-loginsight\n");
+	if (a->out != NULL && a->export == NULL && a->analyze == NULL) {
+		fprintf(stderr, "esxwatch: -o goes with --export-loginsight or --analyze\n");
+		return 2;
+	}
+	if (a->format != NULL && a->analyze == NULL) {
+		fprintf(stderr, "esxwatch: --format goes with --analyze\n");
 		return 2;
 	}
 	if (a->secrets && !a->print) {
@@ -503,6 +514,8 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "show-secrets", no_argument, NULL, 'K' },
 		{ "trust-reset", required_argument, NULL, 'T' },
 		{ "export-loginsight", required_argument, NULL, 'E' },
+		{ "analyze", required_argument, NULL, 'A' },
+		{ "format", required_argument, NULL, 'F' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -527,6 +540,12 @@ parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'o':
 			a->out = optarg;
+			break;
+		case 'A':
+			a->analyze = optarg;
+			break;
+		case 'F':
+			a->format = optarg;
 			break;
 		case 'C':
 			a->check = true;
@@ -758,6 +777,19 @@ stop_all(struct running *r, int rc)
 	return rc;
 }
 
+/* --analyze BUNDLE: the agent's own log only with -v (the report is the
+ * output); nothing is started, nothing written but the report. */
+static int
+run_analyze(struct config *cfg, const struct args *a)
+{
+	int rc;
+
+	log_init(a->verbose > 0 ? a->verbose : 0, a->verbose > 0 ? NULL : "/dev/null");
+	rc = analyze_main(cfg, a->analyze, a->format, a->out);
+	config_free(cfg);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -790,6 +822,8 @@ main(int argc, char **argv)
 	}
 	if (r.cfg == NULL)
 		return 2;
+	if (a.analyze != NULL)
+		return run_analyze(r.cfg, &a);
 	if (a.trust_name != NULL) {
 		char msg[1200];
 

@@ -11,9 +11,11 @@
 #include "host.h"
 
 extern const struct host_kind host_kind_local;
+extern const struct host_kind host_kind_bundle;
 
 static const struct host_kind *const kinds_all[] = {
 	&host_kind_local,
+	&host_kind_bundle,
 	NULL
 };
 
