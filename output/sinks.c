@@ -17,12 +17,14 @@ extern const struct sink sink_file;
 extern const struct sink sink_cfapi;
 extern const struct sink sink_syslog;
 extern const struct sink sink_http;
+extern const struct sink sink_otlp;
 
 static const struct sink *const sinks_all[] = {
 	&sink_file,
 	&sink_cfapi,
 	&sink_syslog,
 	&sink_http,
+	&sink_otlp,
 	NULL
 };
 

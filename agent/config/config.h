@@ -29,7 +29,9 @@ struct kvlist {
 	size_t		 n;
 };
 
-enum dest_proto { PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE };
+enum dest_proto { PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE,
+	/* issue 31 part b, numbered apart from part a's */
+	PROTO_OTLP = 8, PROTO_LOKI, PROTO_GELF };
 
 /* A destination's filter: liagent's {type; name; expression} clauses,
  * as written (agent/config/dfilter.h says what they mean). */
