@@ -18,6 +18,7 @@ extern const struct sink sink_cfapi;
 extern const struct sink sink_syslog;
 extern const struct sink sink_http;
 extern const struct sink sink_otlp;
+extern const struct sink sink_loki;
 
 static const struct sink *const sinks_all[] = {
 	&sink_file,
@@ -25,6 +26,7 @@ static const struct sink *const sinks_all[] = {
 	&sink_syslog,
 	&sink_http,
 	&sink_otlp,
+	&sink_loki,
 	NULL
 };
 

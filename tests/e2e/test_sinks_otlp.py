@@ -119,8 +119,7 @@ def test_outage_of_20s_loses_nothing(d):
                     f.write("2026-11-30T10:01:%02d.%03dZ cpu1:1)during the outage %d\n" % (i, i, i))
             wait_for(lambda: len([e for e in harness.file_events(out) if "outage" in e["text"]]) >= 39,
                      timeout=15, what="the outage lines in the file copy")
-            wait_for(lambda: "otlp" in a.stderr_text() and a.stderr_text().count("server") > 0 and
-                     time.time() - t0 >= 20, timeout=25, what="20 s of outage")
+            wait_for(lambda: time.time() - t0 >= 20, timeout=25, what="20 s of outage")
             r.restore()
 
             def caught_up():
