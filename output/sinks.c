@@ -19,6 +19,7 @@ extern const struct sink sink_syslog;
 extern const struct sink sink_http;
 extern const struct sink sink_otlp;
 extern const struct sink sink_loki;
+extern const struct sink sink_gelf;
 
 static const struct sink *const sinks_all[] = {
 	&sink_file,
@@ -27,6 +28,7 @@ static const struct sink *const sinks_all[] = {
 	&sink_http,
 	&sink_otlp,
 	&sink_loki,
+	&sink_gelf,
 	NULL
 };
 
