@@ -56,8 +56,6 @@ struct loki_sink {
 	struct curl_slist	*hdrs;
 	struct buf		 body;
 	struct buf		 zbody;
-	size_t			*order;
-	size_t			 order_cap;
 	bool			 metadata;	/* structured metadata, else JSON lines */
 };
 
@@ -70,41 +68,35 @@ loki_is_label(const char *name)
 	return false;
 }
 
-static const char *
-label_of(const struct event *ev, size_t i)
-{
-	const char *v = event_get(ev, label_names[i]);
-
-	return v != NULL ? v : "";
-}
-
-/* qsort's context (one thread per destination). */
-static __thread const struct batch *sort_batch;
+/* A batch's event with its labels looked up once, for sorting. */
+struct lkey {
+	const char	*lab[NLABELS];
+	int64_t		 ts;
+	size_t		 i;
+};
 
 /* By label set, then time, then position: streams with ordered entries. */
 static int
 by_stream(const void *a, const void *b)
 {
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	const struct event *x = sort_batch->events[i];
-	const struct event *y = sort_batch->events[j];
+	const struct lkey *x = a, *y = b;
 	int c;
 
 	for (size_t k = 0; k < NLABELS; k++) {
-		c = strcmp(label_of(x, k), label_of(y, k));
+		c = strcmp(x->lab[k], y->lab[k]);
 		if (c != 0)
 			return c;
 	}
-	if (x->timestamp_ms != y->timestamp_ms)
-		return x->timestamp_ms < y->timestamp_ms ? -1 : 1;
-	return i < j ? -1 : i > j;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
 }
 
 static bool
-same_stream(const struct event *x, const struct event *y)
+same_stream(const struct lkey *x, const struct lkey *y)
 {
 	for (size_t k = 0; k < NLABELS; k++)
-		if (strcmp(label_of(x, k), label_of(y, k)) != 0)
+		if (strcmp(x->lab[k], y->lab[k]) != 0)
 			return false;
 	return true;
 }
@@ -166,33 +158,44 @@ put_value(struct buf *b, const struct event *ev, bool metadata)
 }
 
 int
-loki_encode(const struct batch *bt, size_t *order, bool metadata,
-    struct buf *b)
+loki_encode(const struct batch *bt, bool metadata, struct buf *b)
 {
-	const struct event *prev = NULL;
+	struct lkey *keys = bt->n ? calloc(bt->n, sizeof(*keys)) : NULL;
+	const struct lkey *prev = NULL;
+	int rc = -1;
 
-	for (size_t i = 0; i < bt->n; i++)
-		order[i] = i;
-	sort_batch = bt;
-	qsort(order, bt->n, sizeof(order[0]), by_stream);
-	sort_batch = NULL;
-	if (buf_puts(b, "{\"streams\":[") == -1)
+	if (bt->n > 0 && keys == NULL)
 		return -1;
+	for (size_t i = 0; i < bt->n; i++) {
+		for (size_t k = 0; k < NLABELS; k++) {
+			const char *v = event_get(bt->events[i], label_names[k]);
+
+			keys[i].lab[k] = v != NULL ? v : "";
+		}
+		keys[i].ts = bt->events[i]->timestamp_ms;
+		keys[i].i = i;
+	}
+	qsort(keys, bt->n, sizeof(keys[0]), by_stream);
+	if (buf_puts(b, "{\"streams\":[") == -1)
+		goto out;
 	for (size_t k = 0; k < bt->n; k++) {
-		const struct event *ev = bt->events[order[k]];
-		bool same = prev != NULL && same_stream(prev, ev);
+		const struct event *ev = bt->events[keys[k].i];
+		bool same = prev != NULL && same_stream(prev, &keys[k]);
 
 		if (prev != NULL && buf_puts(b, same ? "," : "]},") == -1)
-			return -1;
+			goto out;
 		if (!same && put_stream(b, ev) == -1)
-			return -1;
+			goto out;
 		if (put_value(b, ev, metadata) == -1)
-			return -1;
-		prev = ev;
+			goto out;
+		prev = &keys[k];
 	}
 	if (prev != NULL && buf_puts(b, "]}") == -1)
-		return -1;
-	return buf_puts(b, "]}");
+		goto out;
+	rc = buf_puts(b, "]}");
+out:
+	free(keys);
+	return rc;
 }
 
 static void
@@ -205,7 +208,6 @@ loki_free(struct loki_sink *s)
 	curl_slist_free_all(s->hdrs);
 	buf_free(&s->body);
 	buf_free(&s->zbody);
-	free(s->order);
 	free(s);
 }
 
@@ -375,16 +377,8 @@ loki_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 	ctx->error[0] = '\0';
 	if (b->n == 0)
 		return SEND_OK;
-	if (b->n > s->order_cap) {
-		size_t *p = realloc(s->order, b->n * sizeof(*p));
-
-		if (p == NULL)
-			goto nomem;
-		s->order = p;
-		s->order_cap = b->n;
-	}
 	buf_reset(&s->body);
-	if (loki_encode(b, s->order, s->metadata, &s->body) == -1)
+	if (loki_encode(b, s->metadata, &s->body) == -1)
 		goto nomem;
 	payload = s->body.data;
 	plen = s->body.len;

@@ -24,8 +24,7 @@ struct loki_opts *loki_opts(const struct dest_conf *d);
 
 /* Is this field one of the stream labels? */
 bool	 loki_is_label(const char *name);
-/* Append the push body of b; order has room for b->n. */
-int	 loki_encode(const struct batch *b, size_t *order, bool metadata,
-	    struct buf *out);
+/* Append the push body of b. */
+int	 loki_encode(const struct batch *b, bool metadata, struct buf *out);
 
 #endif

@@ -57,8 +57,6 @@ struct otlp_sink {
 	struct curl_slist	*hdrs;
 	struct buf		 body;
 	struct buf		 zbody;
-	size_t			*order;		/* events by host */
-	size_t			 order_cap;
 	const struct batch	*cur;
 };
 
@@ -159,19 +157,21 @@ host_of(const struct event *ev)
 	return h != NULL ? h : "";
 }
 
-/* qsort's context: the batch being encoded (one thread per sink). */
-static __thread const struct batch *sort_batch;
+/* A batch's event with its host looked up once, for sorting. */
+struct hkey {
+	const char	*host;
+	size_t		 i;
+};
 
 static int
 by_host(const void *a, const void *b)
 {
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	int c = strcmp(host_of(sort_batch->events[i]),
-	    host_of(sort_batch->events[j]));
+	const struct hkey *x = a, *y = b;
+	int c = strcmp(x->host, y->host);
 
 	if (c != 0)
 		return c;
-	return i < j ? -1 : i > j;
+	return x->i < y->i ? -1 : x->i > y->i;
 }
 
 static int
@@ -191,33 +191,39 @@ put_resource(struct buf *b, const char *host)
 /* The ExportLogsServiceRequest of b: one ResourceLogs per host, records
  * in batch order within it. */
 int
-otlp_encode(const struct batch *bt, size_t *order, struct buf *b)
+otlp_encode(const struct batch *bt, struct buf *b)
 {
+	struct hkey *keys = bt->n ? calloc(bt->n, sizeof(*keys)) : NULL;
 	const char *host = NULL;
+	int rc = -1;
 
-	for (size_t i = 0; i < bt->n; i++)
-		order[i] = i;
-	sort_batch = bt;
-	qsort(order, bt->n, sizeof(order[0]), by_host);
-	sort_batch = NULL;
-	if (buf_puts(b, "{\"resourceLogs\":[") == -1)
+	if (bt->n > 0 && keys == NULL)
 		return -1;
+	for (size_t i = 0; i < bt->n; i++) {
+		keys[i].host = host_of(bt->events[i]);
+		keys[i].i = i;
+	}
+	qsort(keys, bt->n, sizeof(keys[0]), by_host);
+	if (buf_puts(b, "{\"resourceLogs\":[") == -1)
+		goto out;
 	for (size_t k = 0; k < bt->n; k++) {
-		const struct event *ev = bt->events[order[k]];
-		const char *h = host_of(ev);
+		const char *h = keys[k].host;
 		bool same = host != NULL && strcmp(h, host) == 0;
 
 		if (host != NULL && (buf_puts(b, same ? "," : "]}]},") == -1))
-			return -1;
+			goto out;
 		if (!same && put_resource(b, h) == -1)
-			return -1;
+			goto out;
 		host = h;
-		if (put_record(b, ev) == -1)
-			return -1;
+		if (put_record(b, bt->events[keys[k].i]) == -1)
+			goto out;
 	}
 	if (host != NULL && buf_puts(b, "]}]}") == -1)
-		return -1;
-	return buf_puts(b, "]}");
+		goto out;
+	rc = buf_puts(b, "]}");
+out:
+	free(keys);
+	return rc;
 }
 
 static void
@@ -230,7 +236,6 @@ otlp_free(struct otlp_sink *s)
 	curl_slist_free_all(s->hdrs);
 	buf_free(&s->body);
 	buf_free(&s->zbody);
-	free(s->order);
 	free(s);
 }
 
@@ -370,16 +375,8 @@ otlp_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 	ctx->error[0] = '\0';
 	if (b->n == 0)
 		return SEND_OK;
-	if (b->n > s->order_cap) {
-		size_t *p = realloc(s->order, b->n * sizeof(*p));
-
-		if (p == NULL)
-			goto nomem;
-		s->order = p;
-		s->order_cap = b->n;
-	}
 	buf_reset(&s->body);
-	if (otlp_encode(b, s->order, &s->body) == -1)
+	if (otlp_encode(b, &s->body) == -1)
 		goto nomem;
 	payload = s->body.data;
 	plen = s->body.len;

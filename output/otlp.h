@@ -26,7 +26,7 @@ struct otlp_opts *otlp_opts(const struct dest_conf *d);
 int	 otlp_severity_number(const char *severity);
 /* s is a canonical decimal int64 (sent as intValue). */
 bool	 otlp_is_int(const char *s);
-/* Append the ExportLogsServiceRequest JSON of b; order has room for b->n. */
-int	 otlp_encode(const struct batch *b, size_t *order, struct buf *out);
+/* Append the ExportLogsServiceRequest JSON of b. */
+int	 otlp_encode(const struct batch *b, struct buf *out);
 
 #endif

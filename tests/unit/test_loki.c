@@ -13,7 +13,6 @@ TEST(streams_labels_and_order)
 {
 	struct event *e[3];
 	struct batch b = { e, 3, 0, 0 };
-	size_t order[3];
 	struct buf out = BUF_INIT;
 	struct json_doc d;
 	char err[64];
@@ -27,7 +26,7 @@ TEST(streams_labels_and_order)
 		event_set(e[i], "appname", "vmkernel");
 		event_set(e[i], "esxwatch_nic", "vmnic0");
 	}
-	CHECK_INT(loki_encode(&b, order, true, &out), 0);
+	CHECK_INT(loki_encode(&b, true, &out), 0);
 	CHECK_INT(json_parse(out.data, out.len, &d, err, sizeof(err)), 0);
 	json_free(&d);
 	CHECK(strstr(out.data, "{\"stream\":{\"hostname\":\"esx01\",\"appname\":\"vmkernel\"},"
@@ -39,7 +38,7 @@ TEST(streams_labels_and_order)
 	CHECK(loki_is_label("esxwatch_severity"));
 	CHECK(!loki_is_label("esxwatch_nic"));
 	buf_reset(&out);
-	CHECK_INT(loki_encode(&b, order, false, &out), 0);
+	CHECK_INT(loki_encode(&b, false, &out), 0);
 	CHECK(strstr(out.data, "[\"1000000000\",\"{\\\"timestamp\\\":1000,\\\"text\\\":"
 	    "\\\"earlier\\\"") != NULL);
 	buf_free(&out);
@@ -52,10 +51,9 @@ TEST(an_event_without_labels_still_has_one)
 	struct event *e = event_new(1, "x");
 	struct event *ev[1] = { e };
 	struct batch b = { ev, 1, 0, 0 };
-	size_t order[1];
 	struct buf out = BUF_INIT;
 
-	CHECK_INT(loki_encode(&b, order, true, &out), 0);
+	CHECK_INT(loki_encode(&b, true, &out), 0);
 	CHECK_STR(out.data, "{\"streams\":[{\"stream\":{\"appname\":\"esxwatch\"},"
 	    "\"values\":[[\"1000000\",\"x\",{}]]}]}");
 	buf_free(&out);

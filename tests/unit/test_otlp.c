@@ -39,7 +39,6 @@ TEST(request_grouped_by_host)
 {
 	struct event *e[3];
 	struct batch b = { e, 3, 0, 0 };
-	size_t order[3];
 	struct buf out = BUF_INIT;
 	struct json_doc d;
 	char err[64];
@@ -55,7 +54,7 @@ TEST(request_grouped_by_host)
 	event_set(e[0], "esxwatch_severity", "error");
 	event_set(e[0], "esxwatch_mtu", "9000");
 	event_set(e[0], "esxwatch_mac", "007");
-	CHECK_INT(otlp_encode(&b, order, &out), 0);
+	CHECK_INT(otlp_encode(&b, &out), 0);
 	CHECK_INT(json_parse(out.data, out.len, &d, err, sizeof(err)), 0);
 	/* esx01 first (sorted), then esx02 with e[0] and e[2] in order */
 	at = json_get(&d, 0, "resourceLogs");
@@ -88,10 +87,9 @@ TEST(empty_host_has_no_host_name)
 	struct event *e = event_new(1000, "x");
 	struct event *ev[1] = { e };
 	struct batch b = { ev, 1, 0, 0 };
-	size_t order[1];
 	struct buf out = BUF_INIT;
 
-	CHECK_INT(otlp_encode(&b, order, &out), 0);
+	CHECK_INT(otlp_encode(&b, &out), 0);
 	CHECK(strstr(out.data, "host.name") == NULL);
 	CHECK(strstr(out.data, "\"timeUnixNano\":\"1000000000\"") != NULL);
 	CHECK(strstr(out.data, "severityNumber") == NULL);
