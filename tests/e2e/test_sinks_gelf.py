@@ -119,7 +119,7 @@ def test_closed_between_batches_noticed_before_the_next_write(d):
 
 def test_closed_mid_batch_resends_the_batch(d):
     with GelfInput("tcp", close_after=20) as r:
-        copy, err = once(d, r, ndisks=3000)
+        copy, err = once(d, r, ndisks=1500)
         wait_for(lambda: len({key(flat(m)) for m in r.messages}) >= len(copy), timeout=20,
                  what="every event")
         eq(r.closed_mid_batch, 1, "connections closed in the middle of a batch")

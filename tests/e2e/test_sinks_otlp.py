@@ -100,6 +100,18 @@ def test_partial_success_counted_and_poison_dropped_alone(d):
         eq((dest["not_ingested"], dest["dropped_poison"]), (n, 1), "not_ingested, dropped_poison")
 
 
+def test_protobuf_refused_by_check_config(d):
+    """encoding: protobuf needs a protobuf library this build does not
+    link: --check-config refuses it and says json is what it speaks."""
+    h = sinkutil.make_host(d, ndisks=1)
+    a = Agent(d, sinkutil.config(h, '{proto: otlp, url: "http://127.0.0.1:1/v1/logs", ssl: no, '
+                                    'encoding: protobuf}'))
+    rc, out, err = a.run("--check-config", timeout=30)
+    eq(rc, 2, "--check-config exit status")
+    if "'encoding': protobuf" not in err or "json is what this build speaks" not in err:
+        fail("no clear refusal: %r" % err[-400:])
+
+
 def test_outage_of_20s_loses_nothing(d):
     h = sinkutil.make_host(d, ndisks=20)
     fl, rules = sinkutil.logwatch(d)
