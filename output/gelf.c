@@ -75,8 +75,11 @@ gelf_format(const struct event *ev, const char *fallback_host, struct buf *b)
 	    json_put_str(b, ev->text[0] ? ev->text : "-",
 	    ev->text[0] ? strlen(ev->text) : 1) == -1)
 		return -1;
-	if (buf_printf(b, ",\"timestamp\":%lld.%03d,\"level\":%d",
-	    (long long)(ms / 1000), (int)(ms % 1000),
+	/* a time before 1970 is left out: the input stamps it on arrival */
+	if (ms >= 0 && buf_printf(b, ",\"timestamp\":%lld.%03d",
+	    (long long)(ms / 1000), (int)(ms % 1000)) == -1)
+		return -1;
+	if (buf_printf(b, ",\"level\":%d",
 	    syslog_severity_code(event_get(ev, "esxwatch_severity"))) == -1)
 		return -1;
 	for (size_t i = 0; i < ev->nfields; i++) {

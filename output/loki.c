@@ -129,7 +129,10 @@ put_value(struct buf *b, const struct event *ev, bool metadata)
 {
 	bool first = true;
 
-	if (buf_printf(b, "[\"%lld000000\",", (long long)ev->timestamp_ms) == -1)
+	/* a time before 1970 goes as 0: Loki refuses it (too old), and the
+	 * shipper drops and counts it */
+	if (buf_printf(b, "[\"%lld000000\",", ev->timestamp_ms < 0 ? 0LL :
+	    (long long)ev->timestamp_ms) == -1)
 		return -1;
 	if (!metadata) {
 		struct buf j = BUF_INIT;

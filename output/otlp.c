@@ -123,7 +123,12 @@ put_record(struct buf *b, const struct event *ev)
 	int64_t ms = ev->timestamp_ms;
 	bool first = true;
 
-	if (buf_printf(b, "{\"timeUnixNano\":\"%lld000000\","
+	/* a time before 1970 cannot be a fixed64: unknown (0 = absent),
+	 * observed now (the logs data model's rule for a missing time) */
+	if (ms < 0 && buf_printf(b, "{\"observedTimeUnixNano\":\"%lld000000\"",
+	    (long long)now_ms()) == -1)
+		return -1;
+	if (ms >= 0 && buf_printf(b, "{\"timeUnixNano\":\"%lld000000\","
 	    "\"observedTimeUnixNano\":\"%lld000000\"", (long long)ms,
 	    (long long)ms) == -1)
 		return -1;
