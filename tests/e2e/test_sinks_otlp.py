@@ -14,6 +14,7 @@ import harness
 import sinkutil
 from harness import Agent, eq, fail, wait_for
 
+import certs
 from otlp_server import OtlpReceiver, flat
 
 TOKEN = "Bearer otlp-s3cret"
@@ -98,6 +99,23 @@ def test_partial_success_counted_and_poison_dropped_alone(d):
         rc, st, _ = a.run("--status", "--json")
         dest = {x["name"]: x for x in json.loads(st)["destinations"]}["server"]
         eq((dest["not_ingested"], dest["dropped_poison"]), (n, 1), "not_ingested, dropped_poison")
+
+
+def test_https_through_the_one_transport(d):
+    """https:// in url: TLS verified against ssl_ca_path (the transport's
+    checks, as for every HTTP sink)."""
+    c = certs.make(os.path.join(d, "pki"))
+    h = sinkutil.make_host(d, ndisks=10)
+    with OtlpReceiver(tls=(c.server_crt, c.server_key)) as r:
+        out, servers = copy_conf(d)
+        a = Agent(d, sinkutil.config(h, '{proto: otlp, url: "https://127.0.0.1:%d/v1/logs", '
+                                        'ssl_ca_path: %s}' % (r.port, c.ca), servers=servers))
+        rc, _, err = a.run("--once", timeout=60)
+        eq(rc, 0, "--once over https (stderr: %s)" % err[-600:])
+        if r.violations:
+            fail("receiver violations: %s" % r.violations[:5])
+        eq(sorted(map(key, map(flat, r.stored))), sorted(map(key, harness.file_events(out))),
+           "records over https vs the file copy")
 
 
 def test_protobuf_refused_by_check_config(d):
