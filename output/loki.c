@@ -73,6 +73,7 @@ struct lkey {
 	const char	*lab[NLABELS];
 	int64_t		 ts;
 	size_t		 i;
+	unsigned	 ns_off;	/* below the millisecond, put_value() */
 };
 
 /* By label set, then time, then position: streams with ordered entries. */
@@ -89,6 +90,8 @@ by_stream(const void *a, const void *b)
 	}
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
+	if (x->ns_off != y->ns_off)
+		return x->ns_off < y->ns_off ? -1 : 1;
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
@@ -123,16 +126,24 @@ put_stream(struct buf *b, const struct event *ev)
 	return buf_puts(b, "},\"values\":[");
 }
 
-/* One value: [ "ns", "line", {metadata} ]. */
+/*
+ * One value: [ "ns", "line", {metadata} ].  ns is the millisecond and,
+ * below it, the event's queue record number modulo 10^6 (ns_off): Loki
+ * keeps one entry per stream, timestamp and line, so two equal lines of
+ * one millisecond need distinct nanoseconds, and a resent event the same
+ * ones (its record number does not change) to be dropped as the duplicate
+ * it is.
+ */
 static int
-put_value(struct buf *b, const struct event *ev, bool metadata)
+put_value(struct buf *b, const struct event *ev, unsigned ns_off,
+    bool metadata)
 {
 	bool first = true;
 
 	/* a time before 1970 goes as 0: Loki refuses it (too old), and the
 	 * shipper drops and counts it */
-	if (buf_printf(b, "[\"%lld000000\",", ev->timestamp_ms < 0 ? 0LL :
-	    (long long)ev->timestamp_ms) == -1)
+	if (buf_printf(b, "[\"%lld%06u\",", ev->timestamp_ms < 0 ? 0LL :
+	    (long long)ev->timestamp_ms, ns_off) == -1)
 		return -1;
 	if (!metadata) {
 		struct buf j = BUF_INIT;
@@ -176,6 +187,9 @@ loki_encode(const struct batch *bt, bool metadata, struct buf *b)
 			keys[i].lab[k] = v != NULL ? v : "";
 		}
 		keys[i].ts = bt->events[i]->timestamp_ms;
+		/* 0 when the queue cannot say which records these are */
+		keys[i].ns_off = bt->src != 0 ?
+		    (unsigned)((bt->seq0 + i) % 1000000) : 0;
 		keys[i].i = i;
 	}
 	qsort(keys, bt->n, sizeof(keys[0]), by_stream);
@@ -189,7 +203,7 @@ loki_encode(const struct batch *bt, bool metadata, struct buf *b)
 			goto out;
 		if (!same && put_stream(b, ev) == -1)
 			goto out;
-		if (put_value(b, ev, metadata) == -1)
+		if (put_value(b, ev, keys[k].ns_off, metadata) == -1)
 			goto out;
 		prev = &keys[k];
 	}

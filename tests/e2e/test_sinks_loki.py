@@ -42,6 +42,10 @@ def test_every_event_once_labels_bounded(d):
     with open(pwf, "w") as f:
         f.write(PASSWORD + "\n")
     os.chmod(pwf, 0o600)
+    with open(os.path.join(d, "logs", "test.log"), "a") as f:
+        # the same line twice: two events, one stream, one millisecond —
+        # Loki keeps one entry per (stream, timestamp, line)
+        f.write("2026-11-30T10:00:05.000Z cpu1:123)twice\n" * 2)
     with LokiReceiver(tenant="esx-team", basic=("esxwatch", PASSWORD),
                       script=["429:ra=1", "503"]) as r:
         out, servers = copy_conf(d)
@@ -65,7 +69,8 @@ def test_every_event_once_labels_bounded(d):
         for e in r.stored:
             if set(e["_labels"]) - set(LABELS):
                 fail("labels beyond %s: %r" % (LABELS, e["_labels"]))
-            eq(e["_ns"] % 1000000, 0, "nanoseconds from milliseconds")
+        eq(len([e for e in r.stored if e["text"].endswith(")twice")]), 2,
+           "two equal lines of one millisecond, two entries")
         sets = {key(e["_labels"]) for e in r.stored}
         want = {key({k: e[k] for k in LABELS if e.get(k)}) for e in copy}
         eq(sets, want, "stream label sets = the distinct (host, program, collector, severity)")

@@ -60,11 +60,31 @@ TEST(an_event_without_labels_still_has_one)
 	event_free(e);
 }
 
+/* Equal lines of one millisecond: distinct nanoseconds from their
+ * record numbers, the same ones when the batch is sent again. */
+TEST(record_numbers_below_the_millisecond)
+{
+	struct event *e[2];
+	struct batch b = { e, 2, 7, 1999999 };
+	struct buf out = BUF_INIT;
+
+	e[0] = event_new(5000, "same");
+	e[1] = event_new(5000, "same");
+	CHECK_INT(loki_encode(&b, true, &out), 0);
+	/* 1999999 % 10^6 = 999999, then 2000000 % 10^6 = 0: by nanosecond */
+	CHECK(strstr(out.data, "[[\"5000000000\",\"same\",{}],"
+	    "[\"5000999999\",\"same\",{}]]") != NULL);
+	buf_free(&out);
+	for (int i = 0; i < 2; i++)
+		event_free(e[i]);
+}
+
 int
 main(void)
 {
 	T_PROG("test_loki");
 	RUN(streams_labels_and_order);
 	RUN(an_event_without_labels_still_has_one);
+	RUN(record_numbers_below_the_millisecond);
 	return t_done();
 }
