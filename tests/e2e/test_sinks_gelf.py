@@ -67,6 +67,12 @@ def test_tcp_every_event_once_in_its_place(d):
            "level = syslog warning, host")
         if not w[0]["short_message"].startswith(sinkutil.LOG_TEXT.split("\n")[0]):
             fail("short_message %r" % w[0]["short_message"][:200])
+        # --status per destination, as for every sink
+        a = Agent(d, open(os.path.join(d, "agent.yaml")).read())
+        rc, st, _ = a.run("--status", "--json")
+        dest = {x["name"]: x for x in json.loads(st)["destinations"]}["server"]
+        eq((dest["sent_events"], dest["backlog_events"], dest["dropped_poison"]),
+           (len(copy), 0, 0), "--status: sent, backlog, dropped")
 
 
 def test_tls(d):
