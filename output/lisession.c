@@ -128,6 +128,13 @@ password_get(const struct dest_conf *d, char *out, size_t outlen,
 	return 0;
 }
 
+int
+dest_password(const struct dest_conf *d, char *out, size_t outlen,
+    char *why, size_t whylen)
+{
+	return password_get(d, out, outlen, why, whylen);
+}
+
 static void
 refuse(struct lisession *s, const char *why)
 {

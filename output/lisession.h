@@ -51,6 +51,13 @@ int	 lisession_ensure(struct lisession *, char *err, size_t errlen);
 /* The server said 401/440 to the session: forget it (the next ensure
  * logs in again).  Returns true if there was a session to forget. */
 bool	 lisession_expired(struct lisession *);
+/*
+ * A destination's password: `password`, or the first line of
+ * `password_file` (a regular file of mode 0600).  0, or -1 with why
+ * (never the password).  For the sinks that log in with Basic auth.
+ */
+int	 dest_password(const struct dest_conf *, char *out, size_t outlen,
+	    char *why, size_t whylen);
 /* "Authorization: Bearer <id>" or NULL when unauthenticated. */
 const char *lisession_header(const struct lisession *);
 

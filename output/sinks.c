@@ -19,6 +19,9 @@ extern const struct sink sink_syslog;
 extern const struct sink sink_http;
 extern const struct sink sink_splunk_hec;
 extern const struct sink sink_elasticsearch;
+extern const struct sink sink_otlp;
+extern const struct sink sink_loki;
+extern const struct sink sink_gelf;
 
 static const struct sink *const sinks_all[] = {
 	&sink_file,
@@ -27,6 +30,9 @@ static const struct sink *const sinks_all[] = {
 	&sink_http,
 	&sink_splunk_hec,
 	&sink_elasticsearch,
+	&sink_otlp,
+	&sink_loki,
+	&sink_gelf,
 	NULL
 };
 

@@ -42,6 +42,7 @@
 #include "../agent/lib/log.h"
 #include "../agent/lib/utf8.h"
 #include "../agent/lib/platform.h"
+#include "netconn.h"
 #include "syslog.h"
 #include "transport.h"
 
@@ -62,21 +63,11 @@ struct syslog_sink {
 	struct syslog_fmt	 fmt;
 	char			 hostname[256];
 	char			 sd_id[64];
-	/* UDP, and the host's syslog (a unix socket, stream or datagram) */
-	int			 fd;
-	struct sockaddr_storage	 addr;
-	socklen_t		 addrlen;
+	/* UDP, TCP/TLS, and the host's syslog (nc.fd: a unix socket,
+	 * stream or datagram) */
+	struct netconn		 nc;
 	bool			 local_stream;
 	char			 local_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	/* TCP / TLS */
-	struct trust		 trust;
-	bool			 pin_applied;	/* this handle checks the pin */
-	CURL			*curl;
-	struct curl_slist	*connect_to;
-	curl_socket_t		 sock;
-	char			*url;
-	char			 errbuf[CURL_ERROR_SIZE];
-	time_t			 opened;
 	struct buf		 msg;
 	struct buf		 out;
 };
@@ -320,72 +311,6 @@ syslog_format_local(const struct syslog_fmt *f, const struct event *ev,
 
 /* ---- connections ---- */
 
-static void
-conn_close(struct syslog_sink *s)
-{
-	if (s->curl != NULL)
-		curl_easy_cleanup(s->curl);
-	s->curl = NULL;
-	curl_slist_free_all(s->connect_to);
-	s->connect_to = NULL;
-	s->sock = CURL_SOCKET_BAD;
-	if (s->fd != -1)
-		close(s->fd);
-	s->fd = -1;
-}
-
-static int
-udp_open(struct sink_ctx *ctx, struct syslog_sink *s)
-{
-	const struct dest_conf *d = ctx->conf;
-	struct addrinfo hints, *res = NULL, *ai;
-	char port[16];
-	int rc;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_DGRAM;
-	snprintf(port, sizeof(port), "%d", dest_port(d));
-	rc = getaddrinfo(d->hostname, port, &hints, &res);
-	if (rc != 0) {
-		snprintf(ctx->error, sizeof(ctx->error), "cannot resolve %s: %s",
-		    d->hostname, gai_strerror(rc));
-		return -1;
-	}
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		s->fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (s->fd == -1)
-			continue;
-		memcpy(&s->addr, ai->ai_addr, ai->ai_addrlen);
-		s->addrlen = ai->ai_addrlen;
-		break;
-	}
-	freeaddrinfo(res);
-	if (s->fd == -1) {
-		snprintf(ctx->error, sizeof(ctx->error), "cannot open a UDP "
-		    "socket to %s:%s: %s", d->hostname, port,
-		    log_errstr(errno));
-		return -1;
-	}
-	s->opened = time(NULL);
-	return 0;
-}
-
-/* Wait until fd takes more, at most timeout_ms: poll()'s answer (0 on a
- * timeout), its revents in *rev. */
-static int
-wait_writable(int fd, int timeout_ms, short *rev)
-{
-	struct pollfd pfd;
-	int prc;
-
-	pfd.fd = fd;
-	pfd.events = POLLOUT;
-	pfd.revents = 0;
-	prc = poll(&pfd, 1, timeout_ms);
-	*rev = pfd.revents;
-	return prc;
-}
-
 /*
  * The host's syslog socket, as syslog(3) opens it: datagram, or stream
  * when the daemon listens so (EPROTOTYPE).
@@ -401,19 +326,19 @@ local_open(struct sink_ctx *ctx, struct syslog_sink *s)
 	un.sun_family = AF_UNIX;
 	memcpy(un.sun_path, s->local_path, sizeof(un.sun_path));
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		s->fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
-		if (s->fd == -1) {
+		s->nc.fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
+		if (s->nc.fd == -1) {
 			e = errno;
 			break;
 		}
-		if (connect(s->fd, (struct sockaddr *)&un, sizeof(un)) == 0) {
+		if (connect(s->nc.fd, (struct sockaddr *)&un, sizeof(un)) == 0) {
 			s->local_stream = types[i] == SOCK_STREAM;
-			s->opened = time(NULL);
+			s->nc.opened = time(NULL);
 			return 0;
 		}
 		e = errno;
-		close(s->fd);
-		s->fd = -1;
+		close(s->nc.fd);
+		s->nc.fd = -1;
 		if (e != EPROTOTYPE)
 			break;
 	}
@@ -435,7 +360,7 @@ local_write(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
 	int prc, e;
 
 	while (len > 0) {
-		n = send(s->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = send(s->nc.fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n >= 0) {
 			p += n;
 			len -= (size_t)n;
@@ -456,7 +381,8 @@ local_write(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
 		if (e == ENOBUFS)
 			prc = poll(NULL, 0, 10);
 		else
-			prc = wait_writable(s->fd, (int)(end - mono_ms()), &rev);
+			prc = netconn_wait_writable(s->nc.fd,
+			    (int)(end - mono_ms()), &rev);
 		if (prc == -1 && errno != EINTR)
 			break;
 	}
@@ -473,7 +399,7 @@ send_local(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
 	long pid = (long)getpid();
 	size_t i;
 
-	if (s->fd == -1 && local_open(ctx, s) == -1)
+	if (s->nc.fd == -1 && local_open(ctx, s) == -1)
 		return SEND_RETRY;
 	for (i = 0; i < b->n; i++) {
 		int r;
@@ -499,7 +425,7 @@ send_local(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
 			if (ctx->error[0] == '\0')
 				snprintf(ctx->error, sizeof(ctx->error),
 				    "out of memory");
-			conn_close(s);
+			netconn_close(&s->nc);
 			return SEND_RETRY;
 		}
 	}
@@ -528,121 +454,6 @@ local_setup(struct sink_ctx *ctx, struct syslog_sink *s)
 	return 0;
 }
 
-static int
-stream_open(struct sink_ctx *ctx, struct syslog_sink *s)
-{
-	CURLcode rc;
-
-	s->curl = curl_easy_init();
-	if (s->curl == NULL) {
-		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
-		return -1;
-	}
-	s->pin_applied = s->trust.pin[0] != '\0';
-	if (transport_setup_trust(s->curl, ctx->conf, &s->trust, s->url,
-	    &s->connect_to, s->errbuf, ctx->error, sizeof(ctx->error)) == -1)
-		goto err;
-	curl_easy_setopt(s->curl, CURLOPT_CONNECT_ONLY, 1L);
-	curl_easy_setopt(s->curl, CURLOPT_PROXY, "");
-	rc = curl_easy_perform(s->curl);
-	if (rc != CURLE_OK) {
-		transport_describe_trust(rc, s->errbuf, ctx->conf, &s->trust,
-		    s->url, ctx->error, sizeof(ctx->error));
-		goto err;
-	}
-	if (trust_connected(&s->trust, s->curl, &s->pin_applied, ctx->error,
-	    sizeof(ctx->error)) == -1)
-		goto err;
-	if (curl_easy_getinfo(s->curl, CURLINFO_ACTIVESOCKET, &s->sock) !=
-	    CURLE_OK || s->sock == CURL_SOCKET_BAD) {
-		snprintf(ctx->error, sizeof(ctx->error), "no socket after connect");
-		goto err;
-	}
-	s->opened = time(NULL);
-	return 0;
-err:
-	conn_close(s);
-	return -1;
-}
-
-/*
- * Is the stream still usable?  A peer that closed shows up as readable
- * with recv() returning 0; anything it sent (syslog servers send nothing,
- * TLS may send session tickets) is read and dropped.
- */
-static bool
-stream_alive(struct syslog_sink *s)
-{
-	struct pollfd pfd;
-	char junk[4096];
-	size_t n;
-	CURLcode rc;
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		pfd.fd = s->sock;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (poll(&pfd, 1, 0) == 0)
-			return true;
-		if (pfd.revents & (POLLERR | POLLNVAL))
-			return false;
-		n = 0;
-		rc = curl_easy_recv(s->curl, junk, sizeof(junk), &n);
-		if (rc == CURLE_AGAIN)
-			return true;
-		if (rc != CURLE_OK || n == 0)
-			return false;
-	}
-	return true;
-}
-
-static int
-stream_send(struct sink_ctx *ctx, struct syslog_sink *s, const char *p,
-    size_t len)
-{
-	int timeout_ms = transport_timeout(ctx->conf) * 1000;
-	size_t n;
-	CURLcode rc;
-	short rev;
-	int prc;
-
-	while (len > 0) {
-		n = 0;
-		rc = curl_easy_send(s->curl, p, len, &n);
-		if (rc == CURLE_OK) {
-			p += n;
-			len -= n;
-			continue;
-		}
-		if (rc != CURLE_AGAIN) {
-			snprintf(ctx->error, sizeof(ctx->error),
-			    "sending to %s:%d failed: %s", ctx->conf->hostname,
-			    dest_port(ctx->conf), s->errbuf[0] ? s->errbuf :
-			    curl_easy_strerror(rc));
-			return -1;
-		}
-		prc = wait_writable(s->sock, timeout_ms, &rev);
-		if (prc == -1 && errno == EINTR)
-			continue;
-		if (prc <= 0) {
-			snprintf(ctx->error, sizeof(ctx->error),
-			    "sending to %s:%d: %s", ctx->conf->hostname,
-			    dest_port(ctx->conf), prc == 0 ?
-			    "timed out waiting for the receiver" :
-			    log_errstr(errno));
-			return -1;
-		}
-		if (rev & (POLLERR | POLLHUP | POLLNVAL)) {
-			snprintf(ctx->error, sizeof(ctx->error),
-			    "connection to %s:%d closed by the receiver",
-			    ctx->conf->hostname, dest_port(ctx->conf));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* ---- the sink ---- */
 
 static void
@@ -650,8 +461,7 @@ syslog_free(struct syslog_sink *s)
 {
 	if (s == NULL)
 		return;
-	conn_close(s);
-	free(s->url);
+	netconn_free(&s->nc);
 	buf_free(&s->msg);
 	buf_free(&s->out);
 	free(s);
@@ -714,8 +524,7 @@ syslog_open(struct sink_ctx *ctx)
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 		return -1;
 	}
-	s->fd = -1;
-	s->sock = CURL_SOCKET_BAD;
+	netconn_init(&s->nc);
 	buf_init(&s->msg, 1024 * 1024);
 	buf_init(&s->out, 256u * 1024 * 1024);
 	if (d->host_syslog) {
@@ -737,14 +546,14 @@ syslog_open(struct sink_ctx *ctx)
 			    "out of memory");
 			goto err;
 		}
-		s->url = buf_steal(&url);
-		if (s->url == NULL) {
+		s->nc.url = buf_steal(&url);
+		if (s->nc.url == NULL) {
 			snprintf(ctx->error, sizeof(ctx->error),
 			    "out of memory");
 			goto err;
 		}
 	}
-	if (trust_init(&s->trust, ctx->cfg, d, ctx->name,
+	if (trust_init(&s->nc.trust, ctx->cfg, d, ctx->name,
 	    s->transport == SL_TLS, ctx->error, sizeof(ctx->error)) == -1)
 		goto err;
 	log_info("%s: syslog %s to %s:%d (%s%s)", ctx->name,
@@ -766,7 +575,8 @@ send_udp(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
 	size_t i;
 	ssize_t n;
 
-	if (s->fd == -1 && udp_open(ctx, s) == -1)
+	if (s->nc.fd == -1 && netconn_udp_open(&s->nc, ctx->conf, ctx->error,
+	    sizeof(ctx->error)) == -1)
 		return SEND_RETRY;
 	for (i = 0; i < b->n; i++) {
 		buf_reset(&s->msg);
@@ -775,14 +585,14 @@ send_udp(struct sink_ctx *ctx, struct syslog_sink *s, const struct batch *b)
 			return SEND_RETRY;
 		}
 		do
-			n = sendto(s->fd, s->msg.data, s->msg.len, 0,
-			    (struct sockaddr *)&s->addr, s->addrlen);
+			n = sendto(s->nc.fd, s->msg.data, s->msg.len, 0,
+			    (struct sockaddr *)&s->nc.addr, s->nc.addrlen);
 		while (n == -1 && errno == EINTR);
 		if (n == -1) {
 			snprintf(ctx->error, sizeof(ctx->error),
 			    "sending to %s:%d over UDP: %s", ctx->conf->hostname,
 			    dest_port(ctx->conf), log_errstr(errno));
-			conn_close(s);
+			netconn_close(&s->nc);
 			return SEND_RETRY;
 		}
 	}
@@ -800,9 +610,9 @@ syslog_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 	ctx->error[0] = '\0';
 	if (b->n == 0)
 		return SEND_OK;
-	if (reconnect_s > 0 && (s->fd != -1 || s->curl != NULL) &&
-	    time(NULL) - s->opened >= reconnect_s)
-		conn_close(s);
+	if (reconnect_s > 0 && (s->nc.fd != -1 || s->nc.curl != NULL) &&
+	    time(NULL) - s->nc.opened >= reconnect_s)
+		netconn_close(&s->nc);
 	if (s->transport == SL_UDP)
 		return send_udp(ctx, s, b);
 	if (s->transport == SL_LOCAL)
@@ -822,16 +632,18 @@ syslog_send(struct sink_ctx *ctx, const struct batch *b, int *retry_after)
 		    buf_putc(&s->out, '\n') == -1)
 			goto nomem;
 	}
-	if (s->curl != NULL && !stream_alive(s)) {
+	if (s->nc.curl != NULL && !netconn_alive(&s->nc)) {
 		log_limited(LOG_INFO, "syslog:peer-closed", 60,
 		    "%s: the receiver closed the connection; reconnecting",
 		    ctx->name);
-		conn_close(s);
+		netconn_close(&s->nc);
 	}
-	if (s->curl == NULL && stream_open(ctx, s) == -1)
+	if (s->nc.curl == NULL && netconn_stream_open(&s->nc, ctx->conf,
+	    ctx->error, sizeof(ctx->error)) == -1)
 		return SEND_RETRY;
-	if (stream_send(ctx, s, s->out.data, s->out.len) == -1) {
-		conn_close(s);
+	if (netconn_send(&s->nc, ctx->conf, s->out.data, s->out.len,
+	    ctx->error, sizeof(ctx->error)) == -1) {
+		netconn_close(&s->nc);
 		return SEND_RETRY;
 	}
 	return SEND_OK;

@@ -31,8 +31,7 @@ struct kvlist {
 
 enum dest_proto {
 	PROTO_CFAPI, PROTO_SYSLOG, PROTO_HTTP, PROTO_FILE,
-	PROTO_SPLUNK_HEC = 4,
-	PROTO_ELASTICSEARCH = 5,
+	PROTO_SPLUNK_HEC, PROTO_ELASTICSEARCH, PROTO_OTLP, PROTO_LOKI, PROTO_GELF,
 };
 
 /* A destination's filter: liagent's {type; name; expression} clauses,

@@ -5,7 +5,7 @@
  * spool's binary event form (event_deserialize); and what they write from
  * events: every encoder (cfapi JSON, the flat JSON of the file and http
  * sinks, RFC 5424 and 3164 syslog, json_put_str, gzip) must accept any bytes
- * and stay in bounds.
+ * and stay in bounds (and the gelf, otlp and loki bodies parse as JSON).
  *
  * Beyond "never crash": the JSON is valid UTF-8 without raw control bytes;
  * syslog has no line break unless told to keep them and fits max_msg
@@ -23,6 +23,9 @@
 #include "../../output/gzip.h"
 #include "../../agent/lib/json.h"
 #include "../../output/cfapi.h"
+#include "../../output/gelf.h"
+#include "../../output/loki.h"
+#include "../../output/otlp.h"
 #include "../../output/syslog.h"
 #include "../../output/transport.h"
 
@@ -88,6 +91,35 @@ encode_all(const struct event *ev, size_t fl)
 	if (event_to_json(ev, &b) == 0)
 		check_json(&b);
 	buf_reset(&b);
+	{
+		/* the round-three encoders: valid JSON, parsed back */
+		struct event *one[1] = { (struct event *)ev };
+		struct batch bt = { one, 1, 0, 0 };
+		struct json_doc d;
+		char err[64];
+
+		if (gelf_format(ev, "h", &b) == 0) {
+			check_json(&b);
+			if (json_parse(b.data, b.len, &d, err, sizeof(err)) == -1)
+				abort();
+			json_free(&d);
+		}
+		buf_reset(&b);
+		if (otlp_encode(&bt, &b) == 0) {
+			check_json(&b);
+			if (json_parse(b.data, b.len, &d, err, sizeof(err)) == -1)
+				abort();
+			json_free(&d);
+		}
+		buf_reset(&b);
+		if (loki_encode(&bt, (fl & 8) == 0, &b) == 0) {
+			check_json(&b);
+			if (json_parse(b.data, b.len, &d, err, sizeof(err)) == -1)
+				abort();
+			json_free(&d);
+		}
+		buf_reset(&b);
+	}
 	memset(&fmt, 0, sizeof(fmt));
 	fmt.facility = (int)(fl % 24);
 	fmt.sd_id = "esxwatch@32473";

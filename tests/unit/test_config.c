@@ -559,7 +559,7 @@ TEST(numbers_and_ranges)
 TEST(enums)
 {
 	CHECK_ONE_ERROR("server:\n  proto: tcp\n", "2:10: 'proto': expected "
-	    "one of cfapi, syslog, http, file, splunk_hec, elasticsearch; got 'tcp'");
+	    "one of cfapi, syslog, http, file, splunk_hec, elasticsearch, otlp, loki, gelf; got 'tcp'");
 	CHECK_ONE_ERROR("server:\n  transport: sctp\n",
 	    "2:14: 'transport': expected one of udp, tcp; got 'sctp'");
 	CHECK_ONE_ERROR("server:\n  framing: lf\n",
@@ -707,7 +707,7 @@ TEST(wrong_node_types)
 	CHECK_ONE_ERROR("server:\n  port: { a: 1 }\n",
 	    "2:9: 'port': expected a number, got a mapping");
 	CHECK_ONE_ERROR("server:\n  proto: [cfapi]\n", "2:10: 'proto': "
-	    "expected one of cfapi, syslog, http, file, splunk_hec, elasticsearch; got a list");
+	    "expected one of cfapi, syslog, http, file, splunk_hec, elasticsearch, otlp, loki, gelf; got a list");
 	CHECK_ONE_ERROR("server:\n  hostname: [a]\n",
 	    "2:13: 'hostname': expected a string, got a list");
 	CHECK_ONE_ERROR("tags: [a]\n",

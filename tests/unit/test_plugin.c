@@ -494,7 +494,7 @@ TEST(values_are_validated)
 	c = load("server:\n  proto: nope\n");
 	CHECK(c == NULL);
 	CHECK(strstr(msgs, "'proto': expected one of cfapi, syslog, http, "
-	    "file, splunk_hec, elasticsearch, testsink; got 'nope'") != NULL);
+	    "file, splunk_hec, elasticsearch, otlp, loki, gelf, testsink; got 'nope'") != NULL);
 	c = load("collectors:\n  testcoll:\n    depth: 0\n");
 	CHECK(c == NULL);
 	CHECK(strstr(msgs, "3:12: 'depth': 0 is out of range 1..5") != NULL);
