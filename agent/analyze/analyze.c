@@ -378,9 +378,10 @@ host_facts(struct an *a)
 	/* "VMware ESXi 7.0.3 build-21930508", then "VMware ESXi 7.0 Update 3" */
 	n = first_line(a, "vmware_-vl.txt", l, sizeof(l), 0) ? sscanf(l,
 	    "%159s %159s %159s %159s", w[0], w[1], w[2], w[3]) : 0;
-	if (n == 4 && strncmp(w[3], "build-", 6) == 0) {
+	/* (sscanf, not strncmp: an inlined compare leaves the immediate
+	 * "buil" in the binary, a misspelling to lintian) */
+	if (n == 4 && sscanf(w[3], "build-%63[0-9]", a->build) == 1) {
 		snprintf(a->version, sizeof(a->version), "%.63s", w[2]);
-		snprintf(a->build, sizeof(a->build), "%.63s", w[3] + 6);
 		if (first_line(a, "vmware_-vl.txt", l, sizeof(l), 1) != NULL)
 			snprintf(a->product, sizeof(a->product), "%.159s", l);
 	} else
