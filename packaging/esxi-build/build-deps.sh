@@ -140,3 +140,16 @@ build_pcre2() {
 	make install-libLTLIBRARIES install-nodist_includeHEADERS \
 		install-pkgconfigDATA >>make.log 2>&1 || { tail -30 make.log; return 1; }
 }
+
+# expat: the vSphere client's XML reader (collectors/host/vsphere_xml.c).
+# Only the library: no xmlwf, examples, tests or docs.
+build_expat() {
+	[ -x ./configure ] || cd expat
+	CC=musl-gcc CFLAGS="$DEP_CFLAGS" ./configure --prefix="$P" \
+		--disable-shared --enable-static --without-xmlwf \
+		--without-examples --without-tests --without-docbook \
+		>configure.log 2>&1 || { tail -30 configure.log; return 1; }
+	make -j2 -C lib >make.log 2>&1 || { tail -30 make.log; return 1; }
+	make -C lib install >>make.log 2>&1 || { tail -30 make.log; return 1; }
+	make install-pkgconfigDATA >>make.log 2>&1 || true
+}
