@@ -13,6 +13,7 @@
 #include "../collectors/logwatch/filelog_conf.h"
 #include "../collectors/logwatch/parsers_conf.h"
 #include "../collectors/logwatch/rules_conf.h"
+#include "../collectors/host/vsphere_conf.h"
 #include "../output/sink.h"
 
 static size_t
@@ -75,6 +76,7 @@ static const struct cfg_section *const sections[] = {
 	&filelog_section,
 	&parsers_section,
 	&rules_section,
+	&vsphere_section,
 };
 
 static const struct cfg_registry builtin = {
