@@ -53,6 +53,8 @@
 #include "monitor.h"
 #include "status.h"
 #include "../output/trust.h"
+#include "../collectors/host/vsphere_soap.h"
+#include "vsphere_tls.h"
 
 #define SHUTDOWN_DRAIN_MS	5000
 #define ONCE_DRAIN_MS		30000
@@ -755,6 +757,7 @@ main(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	config_plugins_builtin();	/* before any configuration is read */
+	vs_set_tls(vsphere_tls_make);	/* the vSphere client's TLS: output's */
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;

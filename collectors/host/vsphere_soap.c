@@ -120,7 +120,10 @@ vs_open(const struct vs_endpoint *ep, char *err, size_t errlen)
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
-	if (v == NULL || (v->url = strdup(ep->url)) == NULL)
+	if (v == NULL)
+		goto oom;
+	v->url = strdup(ep->url);
+	if (v->url == NULL)
 		goto oom;
 	v->ep = *ep;
 	v->ep.url = v->url;
@@ -245,11 +248,11 @@ sc_end(void *arg, struct vx *x, int depth, const char *name, const char *text,
 	size_t i;
 
 	(void)len;
-	if (depth == 5 && vx_path_ends(x, "returnval/about/apiType"))
+	if (depth == 6 && vx_path_ends(x, "returnval/about/apiType"))
 		snprintf(sc->api_type, sizeof(sc->api_type), "%s", text);
-	if (depth == 5 && vx_path_ends(x, "returnval/about/apiVersion"))
+	if (depth == 6 && vx_path_ends(x, "returnval/about/apiVersion"))
 		snprintf(sc->api_version, sizeof(sc->api_version), "%s", text);
-	if (depth != 4 || strcmp(vx_name_at(x, 3), "returnval") != 0)
+	if (depth != 5 || strcmp(vx_name_at(x, 4), "returnval") != 0)
 		return 0;
 	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (strcmp(name, f[i].n) == 0)

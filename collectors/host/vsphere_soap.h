@@ -25,7 +25,10 @@
 
 #include "vsphere_xml.h"
 
+struct config;
+
 struct vs_endpoint {
+	const struct config *cfg;	/* storage.directory: the trust pin */
 	const char	*name;		/* the vsphere entry's NAME */
 	const char	*url;		/* https://.../sdk */
 	const char	*username;
