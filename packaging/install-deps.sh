@@ -15,6 +15,9 @@ if [ "$what" = test ]; then
 	pkgs="$pkgs busybox dpkg-dev lintian"
 	# fuzz targets (libFuzzer with ASan/UBSan)
 	pkgs="$pkgs clang libclang-rt-14-dev"
+	# the vSphere API tests: VMware's simulator (govmomi's vcsim package,
+	# Go source) built by tests/vcsim/build.sh
+	pkgs="$pkgs golang-go golang-github-vmware-govmomi-dev"
 fi
 if [ "$what" = bench ]; then
 	# the peers measured in the same run (bench/bench_logwatch.py,
@@ -23,6 +26,8 @@ if [ "$what" = bench ]; then
 	pkgs="$pkgs python3 grep gzip rsyslog collectd-core"
 	# the footprint benches: openssl (certificates), file(1)
 	pkgs="$pkgs openssl file binutils"
+	# the vSphere poll bench: 1,000 simulated hosts (tests/vcsim/build.sh)
+	pkgs="$pkgs golang-go golang-github-vmware-govmomi-dev"
 fi
 missing=""
 for p in $pkgs; do
