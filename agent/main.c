@@ -55,6 +55,7 @@
 #include "../output/trust.h"
 #include "../collectors/host/vsphere_soap.h"
 #include "vsphere_tls.h"
+#include "../collectors/vspoll.h"
 
 #define SHUTDOWN_DRAIN_MS	5000
 #define ONCE_DRAIN_MS		30000
@@ -158,6 +159,7 @@ struct running {
 	struct diag		*diag;		/* the diagnosis stage; NULL: off */
 	struct emit_filter	 filter;	/* the scheduler's: the stage */
 	struct logstats		*logstats;	/* logwatch's, since start */
+	struct vsphere_board	*vsboard;	/* the vsphere entries', since start */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
 	bool			 once;		/* a command, not a daemon */
 	/* cfg was handed to a shipper left behind in a hung send (its last
@@ -255,6 +257,10 @@ publish_figures(void *arg, const char *name, const void *pic)
 {
 	struct running *r = arg;
 
+	if (strcmp(name, VSPHERE_FIGURES) == 0 && r->vsboard != NULL) {
+		vsphere_board_put(r->vsboard, pic);
+		return 0;
+	}
 	if (strcmp(name, LOGSTATS_FIGURES) != 0 || r->logstats == NULL)
 		return -1;
 	logstats_publish(r->logstats, pic);
@@ -634,6 +640,8 @@ start_all(struct running *r)
 	if (r->logstats == NULL)
 		fatal("out of memory");
 	r->src.logs = r->logstats;
+	r->vsboard = vsphere_board_new();
+	r->src.vs = r->vsboard;
 	r->figures.publish = publish_figures;
 	logstats_set_bell(r->logstats, r->src.changed);
 	if (start_shipper(r) == -1)
@@ -722,6 +730,8 @@ stop_all(struct running *r, int rc)
 	/* its writer (logwatch) and readers (the status writer) are stopped */
 	logstats_free(r->logstats);
 	r->logstats = r->src.logs = NULL;
+	vsphere_board_free(r->vsboard);
+	r->vsboard = r->src.vs = NULL;
 	r->figures.publish = NULL;
 	if (!r->cfg_orphaned)
 		config_free(r->cfg);

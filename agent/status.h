@@ -45,6 +45,7 @@
 
 #include "config/config.h"
 #include "../collectors/logwatch/logstats.h"
+#include "status_vsphere.h"
 #include "scheduler.h"
 
 struct bell;
@@ -107,6 +108,8 @@ struct status_snap {
 	struct logstats_snap logs;
 	size_t		 ncollectors;
 	struct sched_collector_stats collectors[SCHED_MAX_COLLECTORS];
+	size_t		 nvsphere;
+	struct status_vsphere vsphere[STATUS_MAX_VSPHERE];
 };
 
 /*
@@ -121,6 +124,7 @@ struct status_source {
 	const struct config	*cfg;		/* its broken filelogs; may be NULL */
 	struct logstats		*logs;		/* the filelogs' figures; NULL: none */
 	struct sched_totals	*ct;		/* the collectors' runs */
+	struct vsphere_board	*vs;		/* the vsphere entries; NULL: none */
 	/* rung when the figures change (NULL: the writer has its own and
 	 * writes every heartbeat) */
 	struct bell		*changed;

@@ -37,13 +37,14 @@ vx_fail(struct vx *x, const char *msg)
 	XML_StopParser(x->p, XML_FALSE);
 }
 
-/* The local part of a qualified name: after the last ':'. */
+/* The local part of a qualified name: after the last ':' (the whole name
+ * when nothing follows it: "<a:>" is a well-formed name without namespaces). */
 static const char *
 local_name(const char *q)
 {
 	const char *c = strrchr(q, ':');
 
-	return c != NULL ? c + 1 : q;
+	return c != NULL && c[1] != '\0' ? c + 1 : q;
 }
 
 static int
