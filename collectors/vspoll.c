@@ -59,6 +59,9 @@ struct vp {
 	struct polled			*hosts;
 	size_t				 nhosts;
 	struct vcev			*ev;
+	int				 perf_ids[VS_NCTR];
+	bool				 perf_tried;
+	size_t				 nidx;
 	char				 last_err[512];
 	struct vsphere_figures		 fig;
 };
@@ -320,6 +323,87 @@ host_wanted(const struct vsphere_conf *vc, const char *name)
 	return false;
 }
 
+/* ---- NIC counters from the PerformanceManager ------------------------- */
+
+/* The cumulated sums of a host's pnics, kept in its nic state:
+ * vsperf:ts (the newest sample read), vsperf:NIC:K (the sum since the
+ * host was first polled). */
+static void
+perf_apply(struct polled *h, struct vs_hostsnap *x, bool had_since)
+{
+	struct kvstore *st = h->ctx[0].state;
+	char key[128], num[32];
+	const char *v;
+	size_t i;
+	int k;
+
+	for (i = 0; i < x->npnics; i++) {
+		struct vs_pnic *pn = &x->pnics[i];
+
+		for (k = 0; k < VS_NCTR; k++) {
+			if (!pn->have_ctr[k])
+				continue;
+			snprintf(key, sizeof(key), "vsperf:%s:%d", pn->device, k);
+			v = kv_get(st, key);
+			pn->cum[k] = (v != NULL ? strtoull(v, NULL, 10) : 0) +
+			    (had_since ? pn->sum[k] : 0);
+			snprintf(num, sizeof(num), "%llu",
+			    (unsigned long long)pn->cum[k]);
+			(void)kv_set(st, key, num);
+		}
+	}
+	if (x->perf_answered)
+		(void)kv_set(st, "vsperf:ts", x->perf_ts);
+}
+
+/* QueryPerf for the hosts idx[0..n-1] (batched), their sums applied. */
+static void
+perf_round(struct collector_ctx *ctx, struct vp *p, struct vs_snap *s,
+    const size_t *idx, size_t n)
+{
+	const char *since[VS_PERF_BATCH];
+	size_t i, j, m;
+	char err[512];
+	int k, have = 0;
+
+	if (!p->perf_tried) {
+		p->perf_tried = true;
+		if (vs_perf_ids(p->conn, p->perf_ids, err, sizeof(err)) == -1)
+			log_warn("vsphere %s: the PerformanceManager's counters are "
+			    "unreadable (%s): NIC error and drop counters absent",
+			    p->vc->name, err);
+	}
+	for (k = 0; k < VS_NCTR; k++)
+		have += p->perf_ids[k] >= 0;
+	if (have == 0 || conf_of(ctx->cfg, "nic") == NULL)
+		return;
+	for (i = 0; i < n; i += m) {
+		m = n - i < VS_PERF_BATCH ? n - i : VS_PERF_BATCH;
+		for (j = 0; j < m; j++) {
+			struct polled *h = polled_get(ctx, p,
+			    s->hosts[idx[i + j]].name);
+
+			since[j] = h->ctx[0].state != NULL ?
+			    kv_get(h->ctx[0].state, "vsperf:ts") : NULL;
+		}
+		if (vs_perf_query(p->conn, p->perf_ids, s, idx + i, since, m, err,
+		    sizeof(err)) == -1) {
+			log_limited(LOG_WARN, "vsphere:perf", 300, "vsphere %s: "
+			    "QueryPerf: %s (NIC counters of %zu hosts absent this "
+			    "poll)", p->vc->name, err, m);
+			for (j = 0; j < m; j++)
+				for (size_t q = 0; q < s->hosts[idx[i + j]].npnics; q++)
+					memset(s->hosts[idx[i + j]].pnics[q].have_ctr, 0,
+					    sizeof(s->hosts[0].pnics[0].have_ctr));
+			continue;
+		}
+		for (j = 0; j < m; j++)
+			perf_apply(polled_get(ctx, p, s->hosts[idx[i + j]].name),
+			    &s->hosts[idx[i + j]], since[j] != NULL &&
+			    since[j][0] != '\0');
+	}
+}
+
 /* ---- the collector ------------------------------------------------------ */
 
 static int
@@ -373,7 +457,7 @@ vp_collect(struct collector_ctx *ctx, struct emitter *em)
 	struct vp *p = ctx->priv;
 	struct vs_snap s;
 	char err[512];
-	size_t i, n = 0;
+	size_t i, n = 0, *idx;
 	uint64_t req0;
 
 	if (connect_once(ctx, p, err, sizeof(err)) == -1) {
@@ -385,22 +469,29 @@ vp_collect(struct collector_ctx *ctx, struct emitter *em)
 		fail(ctx, p, "error", err);
 		return -1;
 	}
+	/* the hosts wanted and connected (a host vCenter cannot reach has
+	 * only vCenter's stale copy of its facts) */
+	idx = xmalloc((s.nhosts ? s.nhosts : 1) * sizeof(*idx));
 	for (i = 0; i < s.nhosts; i++) {
 		const struct vs_hostsnap *x = &s.hosts[i];
-		struct polled *h;
-		struct host *host;
 
 		if (x->name[0] == '\0' || !host_wanted(p->vc, x->name))
 			continue;
-		n++;
+		p->fig.hosts = ++n;
 		host_changes(ctx, em, p, x);
-		if (strcmp(x->conn, "connected") != 0)
-			continue;	/* its facts are vCenter's stale copy */
-		h = polled_get(ctx, p, x->name);
-		host = vs_host_open(&s, i);
-		run_collectors(ctx, em, p, h, host);
+		if (strcmp(x->conn, "connected") == 0)
+			idx[p->nidx++] = i;
+	}
+	perf_round(ctx, p, &s, idx, p->nidx);
+	for (i = 0; i < p->nidx; i++) {
+		struct host *host = vs_host_open(&s, idx[i]);
+
+		run_collectors(ctx, em, p, polled_get(ctx, p, s.hosts[idx[i]].name),
+		    host);
 		host_close(host);
 	}
+	p->nidx = 0;
+	free(idx);
 	vs_snap_free(&s);
 	if (p->vc->events && vcev_poll(ctx, em, p->conn, &p->ev,
 	    &p->fig.events, &p->fig.event_gaps, err, sizeof(err)) == -1) {

@@ -25,10 +25,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vsphere_soap.h"
 
 #define VS_NAME_MAX	256
+/* net.errorsRx, net.errorsTx, net.droppedRx, net.droppedTx */
+#define VS_NCTR		4
+#define VS_PERF_BATCH	50	/* hosts per QueryPerf */
 
 struct vs_pnic {
 	char		device[64];
@@ -36,6 +40,11 @@ struct vs_pnic {
 	char		mac[40];
 	long long	speed_mb;	/* -1: linkSpeed absent (link down) */
 	int		duplex;		/* 1 full, 0 half, -1 unknown */
+	/* QueryPerf: the samples' sum this poll; cum: the sums since the
+	 * host was first polled (the poller keeps them), what nics answers */
+	bool		have_ctr[VS_NCTR];
+	uint64_t	sum[VS_NCTR];
+	uint64_t	cum[VS_NCTR];
 };
 
 struct vs_lun {
@@ -61,6 +70,8 @@ struct vs_hostsnap {
 	size_t		 nluns;
 	struct vs_path	*paths;
 	size_t		 npaths;
+	char		 perf_ts[48];	/* the newest sample QueryPerf gave */
+	bool		 perf_answered;
 };
 
 struct vs_mount {
@@ -99,6 +110,16 @@ void	vs_snap_free(struct vs_snap *);
  * ("" at the end). */
 int	vs_snap_parse(struct vs_snap *s, const char *xml, size_t len,
 	    char *token, size_t tokenlen, char *err, size_t errlen);
+
+/* The counter keys of VS_NCTR (-1: the server has none): 0 or -1. */
+int	vs_perf_ids(struct vs_conn *, int ids[VS_NCTR], char *err,
+	    size_t errlen);
+/* QueryPerf for the hosts s->hosts[which[0..n-1]], the samples after
+ * since[i] ("" or NULL: the newest only): fills their pnics' have_ctr and
+ * sum, perf_ts.  0 or -1. */
+int	vs_perf_query(struct vs_conn *, const int ids[VS_NCTR],
+	    struct vs_snap *s, const size_t *which, const char *const *since,
+	    size_t n, char *err, size_t errlen);
 
 /* A host answering from the snapshot's host i (borrowed: the snapshot
  * outlives it). */

@@ -51,6 +51,28 @@ hs(struct host *h)
 	return &v->s->hosts[v->i];
 }
 
+/* The QueryPerf sums as the nic collector's counters (sums since the
+ * host was first polled: events carry the _delta fields only). */
+static void
+perf_counters(const struct vs_pnic *p, struct nic_info *o)
+{
+	static const char *const fields[VS_NCTR] = {
+		"rx_errors", "tx_errors", "rx_dropped", "tx_dropped"
+	};
+	size_t i, k;
+
+	for (i = 0; i < VS_NCTR; i++) {
+		if (!p->have_ctr[i])
+			continue;
+		for (k = 0; k < NIC_NCOUNTERS; k++)
+			if (strcmp(nic_counters[k].field, fields[i]) == 0) {
+				o->have[k] = true;
+				o->ctr[k] = p->cum[i];
+				o->sums_only = true;
+			}
+	}
+}
+
 static int
 vsh_nics(struct host *h, const struct collector_conf *conf, int timeout_s,
     struct nic_info **out)
@@ -79,6 +101,7 @@ vsh_nics(struct host *h, const struct collector_conf *conf, int timeout_s,
 		snprintf(o->driver, sizeof(o->driver), "%s", p->driver);
 		snprintf(o->mac, sizeof(o->mac), "%s", p->mac);
 		o->mtu = -1;
+		perf_counters(p, o);
 		n++;
 	}
 	*out = ni;
