@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -30,22 +31,24 @@ import (
 )
 
 type options struct {
-	model      string
-	dc         int
-	clusters   int
-	clusterHst int
-	standalone int
-	datastores int
-	vms        int
-	listen     string
-	control    string
-	noTLS      bool
-	certFile   string
-	keyFile    string
-	username   string
-	password   string
-	readyFile  string
-	trace      bool
+	model        string
+	dc           int
+	clusters     int
+	clusterHst   int
+	standalone   int
+	datastores   int
+	vms          int
+	listen       string
+	control      string
+	noTLS        bool
+	certFile     string
+	keyFile      string
+	username     string
+	password     string
+	readyFile    string
+	eventHistory int
+	retrievePage int
+	trace        bool
 }
 
 func parseFlags() *options {
@@ -56,7 +59,6 @@ func parseFlags() *options {
 	flag.IntVar(&o.clusterHst, "cluster-hosts", 3, "vpx: hosts per cluster")
 	flag.IntVar(&o.standalone, "standalone", 1, "vpx: standalone hosts per datacenter")
 	flag.IntVar(&o.datastores, "ds", 1, "local datastores, each mounted on every host of its datacenter")
-	flag.IntVar(&o.vms, "vm", 0, "virtual machines per host / resource pool")
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:0", "SOAP listen address")
 	flag.StringVar(&o.control, "control", "127.0.0.1:0", "control endpoint listen address (plain HTTP, loopback)")
 	flag.BoolVar(&o.noTLS, "no-tls", false, "serve plain http (default: https)")
@@ -65,6 +67,8 @@ func parseFlags() *options {
 	flag.StringVar(&o.username, "username", "user", "the one valid user name")
 	flag.StringVar(&o.password, "password", "pass", "its password")
 	flag.StringVar(&o.readyFile, "ready-file", "", "also write the ready JSON line to this file")
+	flag.IntVar(&o.eventHistory, "event-history", 1000, "events kept in the history (older ones roll over, as vCenter's do)")
+	flag.IntVar(&o.retrievePage, "retrieve-page", 100, "RetrievePropertiesEx objects per page when maxObjects is unset or larger (0: no limit)")
 	flag.BoolVar(&o.trace, "trace", false, "log SOAP traffic to stderr")
 	flag.Parse()
 	return o
@@ -139,16 +143,19 @@ func buildModel(o *options) (*simulator.Model, error) {
 		m = simulator.VPX()
 		m.Datacenter = o.dc
 		m.Cluster = o.clusters
-		m.ClusterHost = o.clusterHst
-		m.Host = o.standalone
+		m.ClusterHost = 0 // populate() adds hosts and datastores
+		m.Host = 0
+		m.Datastore = 0
 		m.Portgroup = 0
 	case "esx":
 		m = simulator.ESX()
 	default:
 		return nil, fmt.Errorf("-model: %q is neither vpx nor esx", o.model)
 	}
-	m.Datastore = o.datastores
-	m.Machine = o.vms
+	if o.model == "esx" {
+		m.Datastore = o.datastores
+	}
+	m.Machine = 0
 	m.Autostart = false
 	return m, nil
 }
@@ -177,10 +184,31 @@ func run() error {
 		return fmt.Errorf("model: %w", err)
 	}
 	defer m.Remove()
+	log.Printf("model created in %v", time.Since(t0))
+	if o.model == "vpx" {
+		if p := os.Getenv("VCSIM_CPUPROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err == nil {
+				_ = pprof.StartCPUProfile(f)
+				defer pprof.StopCPUProfile()
+			}
+		}
+		dirs, err := populate(o)
+		log.Printf("hosts and datastores added in %v", time.Since(t0))
+		defer func() {
+			for _, d := range dirs {
+				_ = os.RemoveAll(d)
+			}
+		}()
+		if err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+	}
 	w := newWorld(o)
 	if err := w.install(); err != nil {
 		return fmt.Errorf("fixes: %w", err)
 	}
+	log.Printf("fixes installed in %v", time.Since(t0))
 
 	m.Service.Listen = &url.URL{Host: o.listen, User: url.UserPassword(o.username, o.password)}
 	if !o.noTLS {
@@ -189,6 +217,9 @@ func run() error {
 			return fmt.Errorf("certificate: %w", err)
 		}
 		m.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	if o.model == "vpx" {
+		m.Service.RegisterSDK(w.vsanRegistry())
 	}
 	srv := m.Service.NewServer()
 	defer srv.Close()

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
+	"reflect"
 )
 
 var ioEOF = io.EOF
@@ -18,3 +20,7 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+func nilContext() context.Context { return context.Background() }
+
+func reflectNew(t reflect.Type) interface{} { return reflect.New(t).Interface() }

@@ -6,12 +6,16 @@ package main
 // the "restart" that drops every session).
 
 import (
+	"bytes"
 	"encoding/xml"
+	"github.com/vmware/govmomi/vim25/soap"
+	"log"
 	"net/http"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/vmware/govmomi/simulator"
@@ -33,6 +37,7 @@ type world struct {
 
 	perf   *perfState
 	events *eventState
+	vsan   *vsanState
 }
 
 func newWorld(o *options) *world {
@@ -66,6 +71,12 @@ func (w *world) findHost(name string) *simulator.HostSystem {
 
 func (w *world) install() error {
 	if err := w.installStorage(); err != nil {
+		return err
+	}
+	if err := w.installPaging(); err != nil {
+		return err
+	}
+	if err := w.installVsan(); err != nil {
 		return err
 	}
 	if err := w.installPerf(); err != nil {
@@ -111,25 +122,68 @@ func (c *countingBody) Close() error { return nil }
 // wrap puts the front handler before the simulator's mux.
 func (w *world) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk") {
+		name := ""
+		if r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, "/sdk") || r.URL.Path == "/vsanHealth") {
 			body, err := readLimited(r.Body, 64<<20)
 			_ = r.Body.Close()
 			if err != nil {
 				http.Error(rw, err.Error(), http.StatusRequestEntityTooLarge)
 				return
 			}
-			name := soapMethod(body)
+			name = soapMethod(body)
 			w.mu.Lock()
 			w.requests[name]++
 			w.total++
 			w.mu.Unlock()
 			r.Body = &countingBody{data: body}
+			in, delay := takeInjection(name)
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			if in != nil && in.serve(rw, name) {
+				return
+			}
 		}
+		if name != "CreateCollectorForEvents" {
+			w.gate.RLock()
+			defer w.gate.RUnlock()
+			next.ServeHTTP(rw, r)
+			return
+		}
+		// The simulator creates the collector; then, before the client
+		// sees its reference, it is swapped for one over the history.
+		rec := &recorder{header: http.Header{}, status: http.StatusOK}
 		w.gate.RLock()
-		defer w.gate.RUnlock()
-		next.ServeHTTP(rw, r)
+		next.ServeHTTP(rec, r)
+		w.gate.RUnlock()
+		if ref, ok := collectorRef(rec.body.Bytes()); ok && rec.status == http.StatusOK {
+			if c, err := r.Cookie(soap.SessionCookieName); err == nil {
+				w.gate.Lock()
+				if reg := sessionRegistry(c.Value); reg != nil {
+					if err := w.events.replaceCollector(reg, ref); err != nil {
+						log.Print(err)
+					}
+				}
+				w.gate.Unlock()
+			}
+		}
+		for k, v := range rec.header {
+			rw.Header()[k] = v
+		}
+		rw.WriteHeader(rec.status)
+		_, _ = rw.Write(rec.body.Bytes())
 	})
 }
+
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
 
 // dropSessions empties the simulator's session table, as a vCenter restart
 // does: every client's next call gets NotAuthenticated and must Login again.
