@@ -21,6 +21,7 @@ struct vtls {
 	struct trust		 t;
 	bool			 applied;
 	char			 name[96];
+	char			 host[256];
 	struct curl_slist	*connect_to;
 	char			 errbuf[CURL_ERROR_SIZE];
 };
@@ -75,6 +76,31 @@ vt_free(void *arg)
 	free(v);
 }
 
+/* https://HOST[:PORT]/... -> HOST, PORT (443): for the messages the
+ * transport writes about the endpoint. */
+static void
+url_host_port(const char *url, char *host, size_t hostlen, int *port)
+{
+	const char *h = strstr(url, "://"), *e, *c;
+	size_t n;
+
+	*port = 443;
+	host[0] = '\0';
+	if (h == NULL)
+		return;
+	h += 3;
+	e = h + strcspn(h, "/?#");
+	if (*h == '[') {		/* [v6]:port */
+		c = memchr(h, ']', (size_t)(e - h));
+		c = c != NULL && c + 1 < e && c[1] == ':' ? c + 1 : NULL;
+	} else
+		c = memchr(h, ':', (size_t)(e - h));
+	n = (size_t)((c != NULL ? c : e) - h);
+	snprintf(host, hostlen, "%.*s", (int)n, h);
+	if (c != NULL && atoi(c + 1) > 0)
+		*port = atoi(c + 1);
+}
+
 int
 vsphere_tls_make(const struct vs_endpoint *ep, struct vs_tls *out, char *err,
     size_t errlen)
@@ -92,7 +118,8 @@ vsphere_tls_make(const struct vs_endpoint *ep, struct vs_tls *out, char *err,
 	v->d.ssl_cn = (char *)"";
 	v->d.trust = (char *)ep->trust;
 	v->d.timeout = ep->timeout_s;
-	v->d.hostname = (char *)"";
+	url_host_port(ep->url, v->host, sizeof(v->host), &v->d.port);
+	v->d.hostname = v->host;
 	if (trust_init(&v->t, ep->cfg, &v->d, v->name, true, err, errlen) == -1) {
 		free(v);
 		return -1;

@@ -142,7 +142,7 @@ def test_datastore_apd_and_pdl_from_the_mount(d):
         eq(ds_states(evs, h, "datastore").get(ds), "apd", "AllPathsDown_Start: %s" % err[-1500:])
         eq(ds_states(evs, other, "datastore").get(ds), "ok", "another host")
         ch = polled(evs, esxwatch_collector="datastore", esxwatch_kind="change",
-                    hostname=h, esxwatch_datastore=ds)
+                    hostname=h, esxwatch_datastore=ds, esxwatch_entity="datastore")
         eq([(e["esxwatch_previous_state"], e["esxwatch_state"]) for e in ch],
            [("ok", "apd")], "the change")
         s.set_datastore(h, ds, accessible=False, reason="PermanentDeviceLoss")
@@ -189,6 +189,63 @@ def test_connection_state_is_a_change(d):
        "no stale nic facts for a host vCenter cannot reach")
 
 
+def test_nic_error_counters_are_deltas(d):
+    """QueryPerf's per-sample counts (net.errorsRx per vmnic, real-time
+    interval): the sum since the previous poll, _delta fields only."""
+    s = sim()
+    a = agent_for(d, s)
+    h, nic = s.host_list()[1]["name"], s.host_list()[1]["pnics"][0]
+    once(a)                     # the baseline: the newest sample's time
+    t0 = int(time.time()) // 20
+    s.set_counter(h, nic, "net.errorsRx", 7)
+    try:
+        # the value is the newest sample's: wait for the next 20 s sample
+        wait_for(lambda: int(time.time()) // 20 > t0, 25, what="the next sample")
+        evs, err = once(a)
+    finally:
+        s.set_counter(h, nic, "net.errorsRx", 0)
+    smp = polled(evs, esxwatch_collector="nic", esxwatch_kind="sample", hostname=h,
+                 esxwatch_nic=nic)
+    eq([e.get("esxwatch_rx_errors_delta") for e in smp], ["7"], "rx_errors_delta (%s)" % err[-1500:])
+    if "esxwatch_rx_errors" in smp[0]:
+        fail("a total where the API gives per-interval counts: %r" % smp[0])
+    al = polled(evs, esxwatch_collector="nic", esxwatch_kind="alert", hostname=h)
+    eq([(e["esxwatch_nic"], e["esxwatch_counter"], e["esxwatch_rx_errors_delta"]) for e in al],
+       [(nic, "rx_errors", "7")], "the alert")
+    other = polled(evs, esxwatch_collector="nic", esxwatch_kind="sample",
+                   hostname=s.host_list()[0]["name"])
+    if any(e.get("esxwatch_rx_errors_delta") not in (None, "0") for e in other):
+        fail("another host's counters moved: %r" % other)
+
+
+def test_huge_and_deep_answers_are_refused_with_bounded_memory(d):
+    import resource
+    s = sim()
+    a = agent_for(d, s, events="no")
+    # a 100 MB answer stops at the first limit it crosses: 32 MB in all,
+    # or 256 KB of one element's text
+    for kind, kw, want in (("huge", {"size_mb": 100}, r"answer refused: XML (answer larger|"
+                            r"element text longer) than the limit"),
+                           ("deep", {"depth": 100000}, r"answer refused: XML nested deeper "
+                            r"than the limit")):
+        s.inject("RetrievePropertiesEx", kind, **kw)
+        try:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            rc, out, err = a.run("--once", timeout=120)
+            rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        finally:
+            s.inject("RetrievePropertiesEx", kind, count=0)
+        if not re.search(r"error: vsphere vc1: .*" + want, err):
+            fail("%s: no clear refusal: %s" % (kind, err[-1500:]))
+        if rss > max(before, 80 * 1024):
+            fail("%s: the agent grew to %d kB" % (kind, rss))
+        if not select(harness.parse_events(out), esxwatch_collector="agent"):
+            fail("%s: the rest of the agent stopped" % kind)
+    evs, err = once(a)
+    if not polled(evs, esxwatch_collector="nic"):
+        fail("no recovery after the refused answers: %s" % err[-1500:])
+
+
 def test_wrong_password_is_a_clear_line(d):
     s = sim()
     secret = "Not-The-Password-42"
@@ -204,6 +261,56 @@ def test_wrong_password_is_a_clear_line(d):
     rc, out, err = a.run("--print-config")
     if secret in out or secret in err:
         fail("the password appears in --print-config")
+
+
+def status_json(a):
+    import json
+    rc, out, err = a.run("--status", "--json")
+    eq(rc, 0, "--status --json (%s)" % err[-500:])
+    return json.loads(out)
+
+
+def test_status_json_and_metrics_per_entry(d):
+    """--status, --status --json and /metrics: a good entry is ok with its
+    hosts; a wrong password is the entry's error, in words."""
+    import urllib.request
+    s = sim()
+    port = harness.free_port()
+    a = agent_for(d, s, interval=5, events="no",
+                  extra='monitor: {listen: "127.0.0.1:%d"}\n' % port)
+    bad = agent_for(d, s, password="Wrong-Password-9", interval=5, events="no")
+    a.start()
+    bad.start()
+    try:
+        def ok():
+            v = status_json(a).get("vsphere") or []
+            return v if v and v[0]["polls"] >= 1 else None
+        v = wait_for(ok, 30, what="a poll in --status --json")[0]
+        eq((v["name"], v["state"], v["hosts"], v["last_error"]),
+           (ENTRY, "ok", len(s.host_list()), ""), "the entry")
+        if v["requests"] < 5 or v["last_poll_ms"] <= 0:
+            fail("requests or last poll missing: %r" % v)
+        rc, text, _ = a.run("--status")
+        if not re.search(r"\n  vc1: ok, %d hosts, last poll \d+ s ago" % len(s.host_list()), text):
+            fail("--status has no vsphere line: %s" % text[-1500:])
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+            m = r.read().decode()
+        if not re.search(r'^esxwatch_vsphere_polls_total\{name="vc1"\} [1-9]', m, re.M):
+            fail("/metrics has no esxwatch_vsphere_polls_total: %s" % m[-1500:])
+
+        def failed():
+            v = status_json(bad).get("vsphere") or []
+            return v if v and v[0]["errors"] >= 1 else None
+        v = wait_for(failed, 30, what="the failed poll in --status --json")[0]
+        eq(v["state"], "error", "state with a wrong password")
+        if "wrong user name or password" not in v["last_error"]:
+            fail("the error is not in words: %r" % v)
+        rc, text, _ = bad.run("--status")
+        if "wrong user name or password" not in text or "Wrong-Password-9" in text:
+            fail("--status: %s" % text[-1500:])
+    finally:
+        eq(a.stop(), 0, "agent exit")
+        eq(bad.stop(), 0, "agent exit")
 
 
 def test_password_file_readable_by_others_is_refused(d):
@@ -260,7 +367,8 @@ def test_first_use_pins_and_refuses_another_certificate(d):
         with open(os.path.join(a.root, "pw"), "w") as f:
             f.write(other.password + "\n")
         rc, out, err = a.run("--once", timeout=60)
-        if "certificate changed" not in err or polled(harness.parse_events(out)):
+        if not re.search(r"error: vsphere vc1: .*certificate of 127\.0\.0\.1:\d+ changed",
+                         err) or polled(harness.parse_events(out)):
             fail("another certificate accepted under the pin: %s" % err[-1500:])
     finally:
         other.stop()
