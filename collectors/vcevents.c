@@ -38,6 +38,7 @@
 #include "../agent/lib/log.h"
 #include "../agent/lib/mem.h"
 #include "host/vsphere_soap.h"
+#include "logwatch/rules.h"
 #include "logwatch/rules_catalogue.h"
 #include "logwatch/rules_conf.h"
 #include "vspoll.h"
@@ -65,6 +66,7 @@ struct vcev {
 	char		 coll[256];	/* the EventHistoryCollector, "" none */
 	struct rule_conf *rules;
 	size_t		 nrules;
+	struct rules	*set;		/* the catalogue and rules:, compiled */
 	struct vc_info	*info;
 	size_t		 ninfo;
 	bool		 have_info;
@@ -215,10 +217,25 @@ vcev_new(const struct config *cfg)
 	enum rules_catalogue_from from;
 	char what[256];
 
+	char err[256];
+	size_t i;
+
 	if (rules_catalogue_load(cfg->rules_file, &from, what, sizeof(what),
 	    &v->rules, &v->nrules, catalogue_report, NULL) == -1) {
 		v->rules = NULL;
 		v->nrules = 0;
+	}
+	/* the same set logwatch runs: the catalogue, then rules: by name */
+	v->set = rules_new();
+	for (i = 0; v->set != NULL && i < v->nrules; i++)
+		(void)rules_add(v->set, &v->rules[i], err, sizeof(err));
+	for (i = 0; v->set != NULL && i < cfg->nrules; i++)
+		(void)rules_add(v->set, &cfg->rules[i], err, sizeof(err));
+	if (v->set != NULL && rules_compile(v->set, err, sizeof(err)) == -1) {
+		log_warn("vcevents: rules: %s: events get esxwatch_rule from "
+		    "vob_id only", err);
+		rules_free(v->set);
+		v->set = NULL;
 	}
 	return v;
 }
@@ -229,6 +246,7 @@ vcev_free(struct vcev *v)
 	if (v == NULL)
 		return;
 	rule_conf_free_array(v->rules, v->nrules);
+	rules_free(v->set);
 	free(v->info);
 	free(v);
 }
@@ -271,6 +289,22 @@ iso_ms(const char *s)
 	return (int64_t)timegm(&tm) * 1000 + ms;
 }
 
+static int
+match_as_vobd(struct vcev *v, const char *id, const char *msg,
+    struct rules_match *m)
+{
+	char line[4096];
+	int n;
+
+	if (v->set == NULL || msg == NULL || (strncmp(id, "esx.", 4) != 0 &&
+	    strncmp(id, "vob.", 4) != 0 && strncmp(id, "vprob.", 6) != 0))
+		return 0;
+	n = snprintf(line, sizeof(line), "[%s] %s", id, msg);
+	if (n < 0 || n >= (int)sizeof(line))
+		return 0;
+	return rules_match(v->set, "vobd", line, (size_t)n, m);
+}
+
 static void
 emit_one(struct collector_ctx *ctx, struct emitter *em, struct vcev *v,
     const struct vc_ev *e)
@@ -278,7 +312,8 @@ emit_one(struct collector_ctx *ctx, struct emitter *em, struct vcev *v,
 	const char *vsname = ((const struct vsphere_conf *)ctx->conf->opts)->name;
 	const char *id = e->type_id[0] ? e->type_id : e->type;
 	const char *sev = e->severity[0] ? e->severity : category_of(v, id);
-	const char *rule = rule_for(v, ctx->cfg, id);
+	const char *rule = NULL;
+	struct rules_match m;
 	bool alert = strcmp(sev, "error") == 0 || strcmp(sev, "warning") == 0;
 	struct vem_slot slot;
 	struct event *ev;
@@ -295,6 +330,18 @@ emit_one(struct collector_ctx *ctx, struct emitter *em, struct vcev *v,
 	if (strncmp(id, "esx.", 4) == 0 || strncmp(id, "vprob.", 6) == 0 ||
 	    strncmp(id, "vob.", 4) == 0)
 		(void)event_set_builtin(ev, "esxwatch_vob_id", id);
+	/* vobd logs it as "[ID] MESSAGE": matched as that line of vobd.log,
+	 * the event gets the same rule and captures (device, ...) */
+	if (match_as_vobd(v, id, e->msg, &m) == 1) {
+		rule = m.rule->name;
+		for (size_t i = 0; i < m.ncaps; i++) {
+			char f[96];
+
+			snprintf(f, sizeof(f), "esxwatch_%s", m.caps[i].name);
+			(void)event_set(ev, f, m.caps[i].value);
+		}
+	} else
+		rule = rule_for(v, ctx->cfg, id);
 	if (rule != NULL)
 		(void)event_set_builtin(ev, "esxwatch_rule", rule);
 	vp_emitter(&slot, em, e->host, vsname, "vcevents");

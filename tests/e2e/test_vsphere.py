@@ -380,17 +380,19 @@ def test_events_once_each_across_agent_restarts(d):
     a = agent_for(d, s)
     h = host_names(s)[0]
     once(a)     # first start: history is not replayed
-    k1 = s.post_event(h, "esx.problem.storage.apd.start",
-                      "Device naa.600 has entered the All Paths Down state.",
-                      severity="warning")
+    msg = ("Device or filesystem with identifier [naa.600a0b80005ad1d70000001a4f5c2e1d] "
+           "has entered the All Paths Down state.")
+    k1 = s.post_event(h, "esx.problem.storage.apd.start", msg, severity="warning")
     evs, err = once(a)
     got = polled(evs, esxwatch_collector="vcevents")
     eq([(e["hostname"], e["esxwatch_vc_event"], e["esxwatch_vc_event_key"]) for e in got],
        [(h, "esx.problem.storage.apd.start", str(k1))], "one vcevents event (%s)" % err[-1000:])
     e = got[0]
     eq((e["esxwatch_kind"], e["esxwatch_severity"]), ("alert", "warning"), "kind, severity")
-    eq(e.get("esxwatch_rule"), "apd_start", "the catalogue's rule")
-    eq(e["text"], "Device naa.600 has entered the All Paths Down state.", "text")
+    # matched as vobd's line "[ID] MESSAGE": the catalogue's rule and captures
+    eq((e.get("esxwatch_rule"), e.get("esxwatch_device")),
+       ("apd_start", "naa.600a0b80005ad1d70000001a4f5c2e1d"), "the catalogue's rule")
+    eq(e["text"], msg, "text")
     # posted while the agent is away: the next start has them, once
     k2 = s.post_event(h, "esx.clear.storage.apd.exit", "APD exit", severity="info")
     k3 = s.post_event(h, type="HostConnectionLostEvent", message="lost")
