@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../agent/config/config_host.h"
+#include "../agent/lib/clock.h"
 #include "../agent/lib/fs.h"
 #include "../agent/lib/log.h"
 #include "../agent/lib/mem.h"
@@ -44,8 +45,9 @@ zalloc(size_t n, size_t sz)
 	return p;
 }
 
-#define VP_NCOLL	2
-static const char *const vp_colls[VP_NCOLL] = { "nic", "datastore" };
+#define VP_NCOLL	3
+static const char *const vp_colls[VP_NCOLL] = { "nic", "datastore", "vsan" };
+#define VP_VSAN		2
 
 struct polled {
 	char			 name[VS_NAME_MAX];
@@ -61,6 +63,7 @@ struct vp {
 	struct vcev			*ev;
 	int				 perf_ids[VS_NCTR];
 	bool				 perf_tried;
+	int64_t				 vsan_next_ms;	/* monotonic */
 	size_t				 nidx;
 	char				 last_err[512];
 	struct vsphere_figures		 fig;
@@ -245,6 +248,10 @@ run_collectors(struct collector_ctx *ctx, struct emitter *em, struct vp *p,
 
 		if (c == NULL || cc->conf == NULL || cc->state == NULL)
 			continue;
+		/* vSAN: on the polls that asked QueryDisksForVsan only */
+		if (i == VP_VSAN && !((const struct vs_hostsnap *)
+		    vs_host_snap(host))->vsan_fresh)
+			continue;
 		cc->host = host;
 		if (!h->inited[i]) {
 			if (c->init != NULL && c->init(cc) != 0)
@@ -404,6 +411,35 @@ perf_round(struct collector_ctx *ctx, struct vp *p, struct vs_snap *s,
 	}
 }
 
+/* ---- vSAN disk eligibility --------------------------------------------- */
+
+/* QueryDisksForVsan per host with a HostVsanSystem, every
+ * collectors.vsan.interval (one request per host: not every poll). */
+static void
+vsan_round(struct collector_ctx *ctx, struct vp *p, struct vs_snap *s,
+    const size_t *idx, size_t n)
+{
+	const struct collector_conf *vc = conf_of(ctx->cfg, "vsan");
+	int64_t now = mono_ms();
+	char err[512];
+	size_t i;
+
+	if (vc == NULL || now < p->vsan_next_ms)
+		return;
+	p->vsan_next_ms = now + (int64_t)(vc->interval > 0 ? vc->interval : 300) *
+	    1000;
+	for (i = 0; i < n; i++) {
+		struct vs_hostsnap *x = &s->hosts[idx[i]];
+
+		if (x->vsan_system[0] == '\0')
+			continue;
+		if (vs_vsan_query(p->conn, x, err, sizeof(err)) == -1)
+			log_limited(LOG_WARN, "vsphere:vsan", 300, "vsphere %s: host "
+			    "%s: QueryDisksForVsan: %s (vSAN disk states absent "
+			    "this poll)", p->vc->name, x->name, err);
+	}
+}
+
 /* ---- the collector ------------------------------------------------------ */
 
 static int
@@ -416,9 +452,11 @@ vp_init(struct collector_ctx *ctx)
 	snprintf(p->fig.state, sizeof(p->fig.state), "starting");
 	ctx->priv = p;
 	log_limited(LOG_INFO, "vsphere:absent", 86400, "vsphere %s: through "
-	    "the API, NIC CRC counters, SMART and vSAN disk eligibility are "
-	    "absent (not in the properties read); the nic events carry no "
-	    "esxwatch_rx_crc_errors", p->vc->name);
+	    "the API, NIC CRC counters and SMART are absent (no API property "
+	    "has them): the nic events carry no esxwatch_rx_crc_errors and "
+	    "polled hosts get no smart events; vSAN disk eligibility comes "
+	    "from QueryDisksForVsan where a host has a vSAN system",
+	    p->vc->name);
 	return 0;
 }
 
@@ -483,6 +521,7 @@ vp_collect(struct collector_ctx *ctx, struct emitter *em)
 			idx[p->nidx++] = i;
 	}
 	perf_round(ctx, p, &s, idx, p->nidx);
+	vsan_round(ctx, p, &s, idx, p->nidx);
 	for (i = 0; i < p->nidx; i++) {
 		struct host *host = vs_host_open(&s, idx[i]);
 

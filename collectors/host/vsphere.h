@@ -59,6 +59,15 @@ struct vs_path {
 	char	state[16];	/* active | standby | disabled | dead | unknown */
 };
 
+/* HostVsanSystem.QueryDisksForVsan: one VsanHostDiskResult. */
+struct vs_vdisk {
+	char	canonical[192];
+	char	state[16];	/* eligible | ineligible | inUse */
+	char	uuid[64];
+	char	reason[192];	/* error: localizedMessage, else the fault's type */
+	int	ssd;		/* 1, 0, -1 */
+};
+
 struct vs_hostsnap {
 	char		 moid[64];
 	char		 name[VS_NAME_MAX];
@@ -72,6 +81,10 @@ struct vs_hostsnap {
 	size_t		 npaths;
 	char		 perf_ts[48];	/* the newest sample QueryPerf gave */
 	bool		 perf_answered;
+	char		 vsan_system[64];	/* configManager.vsanSystem */
+	struct vs_vdisk	*vdisks;
+	size_t		 nvdisks;
+	bool		 vsan_fresh;	/* QueryDisksForVsan answered this poll */
 };
 
 struct vs_mount {
@@ -121,8 +134,15 @@ int	vs_perf_query(struct vs_conn *, const int ids[VS_NCTR],
 	    struct vs_snap *s, const size_t *which, const char *const *since,
 	    size_t n, char *err, size_t errlen);
 
+/* QueryDisksForVsan of host x (its vsanSystem): x->vdisks, vsan_fresh.
+ * 0 or -1. */
+int	vs_vsan_query(struct vs_conn *, struct vs_hostsnap *x, char *err,
+	    size_t errlen);
+
 /* A host answering from the snapshot's host i (borrowed: the snapshot
  * outlives it). */
 struct host	*vs_host_open(const struct vs_snap *, size_t i);
+/* The snapshot host (struct vs_hostsnap) a vsphere host answers from. */
+const void	*vs_host_snap(const struct host *);
 
 #endif

@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "../../agent/config/config.h"
+#include "../../agent/lib/buf.h"
+#include "../../agent/lib/exec.h"
 #include "../../agent/lib/log.h"
 #include "../../agent/lib/mem.h"
 #include "esxcli.h"
@@ -319,6 +321,56 @@ vsh_esxcli(struct host *h, int timeout_s, const char *const args[],
 	return 0;
 }
 
+/*
+ * `vdq -q` as vdq prints it (host/vdq.h reads it), from QueryDisksForVsan:
+ * State "Eligible for use by VSAN" / "Ineligible for use by VSAN" /
+ * "In-use for VSAN", Reason the error's localizedMessage (or its fault
+ * type), IsPDL "0" (QueryDisksForVsan does not say: the datastore
+ * collector's PDL comes from the mount instead).  Only a poll that asked
+ * (vsphere.NAME on collectors.vsan's interval) has an answer; any other
+ * tool: none on a polled host.
+ */
+static int
+vsh_run(struct host *h, const char *tool, const char *const args[],
+    int timeout_s, struct exec_result *res)
+{
+	const struct vs_hostsnap *x = hs(h);
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	(void)timeout_s;
+	if (strcmp(tool, "vdq") != 0 || args[0] == NULL ||
+	    strcmp(args[0], "-q") != 0 || args[1] != NULL || !x->vsan_fresh) {
+		host_set_err(HOST_EMISSING);
+		return -1;
+	}
+	buf_init(&b, 0);
+	buf_puts(&b, "[\n");
+	for (i = 0; i < x->nvdisks; i++) {
+		const struct vs_vdisk *d = &x->vdisks[i];
+		const char *st = strcmp(d->state, "eligible") == 0 ?
+		    "Eligible for use by VSAN" : strcmp(d->state, "inUse") == 0 ?
+		    "In-use for VSAN" : strcmp(d->state, "ineligible") == 0 ?
+		    "Ineligible for use by VSAN" : d->state;
+
+		buf_printf(&b, "   {\n      \"Name\"     : \"%s\",\n"
+		    "      \"VSANUUID\" : \"%s\",\n      \"State\"    : \"%s\",\n"
+		    "      \"Reason\"   : \"%s\",\n      \"IsSSD\"    : \"%s\",\n"
+		    "      \"IsPDL\"    : \"0\",\n   },\n", d->canonical, d->uuid, st,
+		    d->reason[0] ? d->reason : "None", d->ssd == 1 ? "1" : "0");
+	}
+	buf_puts(&b, "]\n");
+	if (b.data == NULL) {
+		host_set_err(HOST_EFAILED);
+		return -1;
+	}
+	res->out_len = b.len;
+	res->out = buf_steal(&b);
+	res->err = xstrdup("");
+	res->status = 0;
+	return 0;
+}
+
 static void
 vsh_close(struct host *h)
 {
@@ -328,8 +380,17 @@ vsh_close(struct host *h)
 static const struct host_ops vsh_ops = {
 	.nics = vsh_nics,
 	.esxcli = vsh_esxcli,
+	.run = vsh_run,
 	.close = vsh_close,
 };
+
+const void *
+vs_host_snap(const struct host *h)
+{
+	const struct vs_host *v = (const struct vs_host *)h;
+
+	return &v->s->hosts[v->i];
+}
 
 struct host *
 vs_host_open(const struct vs_snap *s, size_t i)

@@ -186,3 +186,76 @@ vs_perf_query(struct vs_conn *v, const int ids[VS_NCTR], struct vs_snap *s,
 	buf_free(&b);
 	return rc;
 }
+
+/* ---- vSAN disk eligibility -------------------------------------------- */
+
+/* QueryDisksForVsanResponse/returnval: VsanHostDiskResult (vSphere API
+ * reference): disk (HostScsiDisk: canonicalName, ssd), state, vsanUuid,
+ * error (LocalizedMethodFault: fault, localizedMessage). */
+static int
+vd_start(void *arg, struct vx *x, int depth, const char *name)
+{
+	struct vs_hostsnap *h = arg;
+
+	(void)x;
+	if (depth == 4 && strcmp(name, "returnval") == 0 && h->nvdisks < 4096) {
+		h->vdisks = xrealloc(h->vdisks, (h->nvdisks + 1) * sizeof(*h->vdisks));
+		memset(&h->vdisks[h->nvdisks], 0, sizeof(h->vdisks[0]));
+		h->vdisks[h->nvdisks].ssd = -1;
+		h->nvdisks++;
+	} else if (depth == 6 && h->nvdisks > 0 &&
+	    vx_path_ends(x, "returnval/error/fault") &&
+	    h->vdisks[h->nvdisks - 1].reason[0] == '\0')
+		snprintf(h->vdisks[h->nvdisks - 1].reason,
+		    sizeof(h->vdisks[0].reason), "%s", vx_type_at(x, 6));
+	return 0;
+}
+
+static int
+vd_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
+    size_t len)
+{
+	struct vs_hostsnap *h = arg;
+	struct vs_vdisk *d;
+
+	(void)len;
+	(void)name;
+	if (h->nvdisks == 0 || depth < 5 || strcmp(vx_name_at(x, 4), "returnval") != 0)
+		return 0;
+	d = &h->vdisks[h->nvdisks - 1];
+	if (vx_path_ends(x, "returnval/disk/canonicalName"))
+		snprintf(d->canonical, sizeof(d->canonical), "%s", t);
+	else if (vx_path_ends(x, "returnval/disk/ssd"))
+		d->ssd = strcmp(t, "true") == 0 ? 1 : strcmp(t, "false") == 0 ? 0 : -1;
+	else if (vx_path_ends(x, "returnval/state"))
+		snprintf(d->state, sizeof(d->state), "%s", t);
+	else if (vx_path_ends(x, "returnval/vsanUuid"))
+		snprintf(d->uuid, sizeof(d->uuid), "%s", t);
+	else if (vx_path_ends(x, "returnval/error/localizedMessage") && *t != '\0') {
+		snprintf(d->reason, sizeof(d->reason), "%s", t);
+		for (char *c = d->reason; *c != '\0'; c++)
+			if (*c == '"' || *c == '\\' || *c == '\n' || *c == '\r')
+				*c = ' ';	/* one value of vdq's text */
+	}
+	return 0;
+}
+
+int
+vs_vsan_query(struct vs_conn *v, struct vs_hostsnap *x, char *err,
+    size_t errlen)
+{
+	struct vx_handler h = { vd_start, vd_end, x };
+	char body[512];
+
+	free(x->vdisks);
+	x->vdisks = NULL;
+	x->nvdisks = 0;
+	x->vsan_fresh = false;
+	snprintf(body, sizeof(body), "<QueryDisksForVsan xmlns=\"urn:vim25\">"
+	    "<_this type=\"HostVsanSystem\">%s</_this></QueryDisksForVsan>",
+	    x->vsan_system);
+	if (vs_call(v, body, &h, err, errlen) == -1)
+		return -1;
+	x->vsan_fresh = true;
+	return 0;
+}

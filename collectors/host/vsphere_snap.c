@@ -124,6 +124,8 @@ host_value(struct rd *r, struct vs_hostsnap *h, struct vx *x, int depth,
 		cpy(h->conn, sizeof(h->conn), t);
 	else if (depth == 7 && strcmp(r->prop, "runtime.inMaintenanceMode") == 0)
 		h->maint = tri(t);
+	else if (depth == 7 && strcmp(r->prop, "configManager.vsanSystem") == 0)
+		cpy(h->vsan_system, sizeof(h->vsan_system), t);
 	else if (p != NULL && vx_path_ends(x, "val/PhysicalNic/device"))
 		cpy(p->device, sizeof(p->device), t);
 	else if (p != NULL && vx_path_ends(x, "val/PhysicalNic/driver"))
@@ -278,6 +280,7 @@ vs_snap_free(struct vs_snap *s)
 		free(s->hosts[i].pnics);
 		free(s->hosts[i].luns);
 		free(s->hosts[i].paths);
+		free(s->hosts[i].vdisks);
 	}
 	for (i = 0; i < s->nds; i++)
 		free(s->ds[i].mounts);
@@ -338,7 +341,7 @@ drop_view(struct vs_conn *v, const char *view)
 static const char *const host_props[] = {
 	"name", "runtime.connectionState", "runtime.inMaintenanceMode",
 	"config.network.pnic", "config.storageDevice.scsiLun",
-	"config.storageDevice.multipathInfo", NULL
+	"config.storageDevice.multipathInfo", "configManager.vsanSystem", NULL
 };
 static const char *const ds_props[] = {
 	"name", "summary.type", "host", "info", NULL
