@@ -360,7 +360,9 @@ add_pollers(struct scheduler *s, const struct config *cfg,
 		e->sched = s;
 		e->em.ops = &sched_emitter_ops;
 		e->em.arg = e;
-		e->next_ms = now;
+		/* several entries: their polls spread over the interval */
+		e->next_ms = now + (int64_t)i * cfg->vsphere[i].interval * 1000 /
+		    (int64_t)cfg->nvsphere;
 		if (e->ctx.state == NULL || e->c->init(&e->ctx) != 0) {
 			log_error("%s: cannot start", e->own_name);
 			if (e->ctx.state != NULL)
