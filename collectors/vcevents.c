@@ -430,7 +430,7 @@ vcev_poll(struct collector_ctx *ctx, struct emitter *em, struct vs_conn *c,
 	const char *ts = kv_get(ctx->state, "ev:time");
 	long long last = ks != NULL ? atoll(ks) : -1, k;
 	char lastt[64], num[24];
-	bool fresh = false, first = ks == NULL;
+	bool fresh = false, first = ks == NULL, made = false;
 	struct rd r;
 	int pages, rc = 0;
 	size_t i;
@@ -449,10 +449,23 @@ vcev_poll(struct collector_ctx *ctx, struct emitter *em, struct vs_conn *c,
 			return -1;
 		}
 		fresh = !first && lastt[0] != '\0';
+		made = true;
 	}
 	for (pages = 0; pages < VC_MAX_PAGES; pages++) {
 		memset(&r, 0, sizeof(r));
 		rc = read_page(v, c, &r, err, errlen);
+		if (rc == -1 && pages == 0 && !made) {
+			/* the collector is gone with its session (vCenter
+			 * restarted): a new one from the persisted position */
+			vc_evs_free(&r);
+			memset(&r, 0, sizeof(r));
+			made = true;
+			rc = make_collector(v, c, first ? "" : lastt, first, err,
+			    errlen);
+			fresh = rc == 0 && !first && lastt[0] != '\0';
+			if (rc == 0)
+				rc = read_page(v, c, &r, err, errlen);
+		}
 		if (rc == -1) {
 			vc_evs_free(&r);
 			v->coll[0] = '\0';	/* made again next round */
