@@ -419,6 +419,26 @@ read_page(struct vcev *v, struct vs_conn *c, struct rd *r, char *err,
 	return vs_call(c, body, &h, err, errlen);
 }
 
+/* The position, once what was read is queued (emit_sync). */
+static void
+persist(struct collector_ctx *ctx, struct emitter *em, long long last,
+    const char *lastt, bool first)
+{
+	char num[24];
+
+	if (last >= 0 && (emit_sync(em) == 0 || first)) {
+		snprintf(num, sizeof(num), "%lld", last);
+		(void)kv_set(ctx->state, "ev:key", num);
+		(void)kv_set(ctx->state, "ev:time", lastt);
+		(void)kv_save(ctx->state);
+	} else if (first && last < 0) {
+		/* no event at all yet: everything from now on is new */
+		(void)kv_set(ctx->state, "ev:key", "0");
+		(void)kv_set(ctx->state, "ev:time", "");
+		(void)kv_save(ctx->state);
+	}
+}
+
 int
 vcev_poll(struct collector_ctx *ctx, struct emitter *em, struct vs_conn *c,
     struct vcev **evp, uint64_t *emitted, uint64_t *gaps, char *err,
@@ -429,7 +449,7 @@ vcev_poll(struct collector_ctx *ctx, struct emitter *em, struct vs_conn *c,
 	const char *ks = kv_get(ctx->state, "ev:key");
 	const char *ts = kv_get(ctx->state, "ev:time");
 	long long last = ks != NULL ? atoll(ks) : -1, k;
-	char lastt[64], num[24];
+	char lastt[64];
 	bool fresh = false, first = ks == NULL, made = false;
 	struct rd r;
 	int pages, rc = 0;
@@ -497,16 +517,6 @@ vcev_poll(struct collector_ctx *ctx, struct emitter *em, struct vs_conn *c,
 		if (i == 0)
 			break;
 	}
-	if (last >= 0 && (emit_sync(em) == 0 || first)) {
-		snprintf(num, sizeof(num), "%lld", last);
-		(void)kv_set(ctx->state, "ev:key", num);
-		(void)kv_set(ctx->state, "ev:time", lastt);
-		(void)kv_save(ctx->state);
-	} else if (first && last < 0) {
-		/* no event at all yet: everything from now on is new */
-		(void)kv_set(ctx->state, "ev:key", "0");
-		(void)kv_set(ctx->state, "ev:time", "");
-		(void)kv_save(ctx->state);
-	}
+	persist(ctx, em, last, lastt, first);
 	return rc;
 }
