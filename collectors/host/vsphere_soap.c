@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,9 @@ struct vs_conn {
 	char			 errbuf[CURL_ERROR_SIZE];
 	char			 fault[96];
 	uint64_t		 requests;
+	/* the session: the vmware_soap_session cookie's value, kept here
+	 * (the static build's libcurl has no cookie engine); a secret */
+	char			 cookie[512];
 };
 
 /* One call's reading: the caller's handler and the fault seen. */
@@ -82,6 +86,31 @@ call_end(void *arg, struct vx *x, int depth, const char *name,
 	if (!k->is_fault && k->h != NULL && k->h->end != NULL)
 		return k->h->end(k->h->arg, x, depth, name, text, len);
 	return 0;
+}
+
+/* Set-Cookie: vmware_soap_session=VALUE; Path=/; ... -> v->cookie */
+static size_t
+on_header(char *p, size_t sz, size_t n, void *arg)
+{
+	static const char sc[] = "set-cookie:", name[] = "vmware_soap_session=";
+	struct vs_conn *v = arg;
+	size_t len = sz * n, i, k;
+
+	if (len <= sizeof(sc) || strncasecmp(p, sc, sizeof(sc) - 1) != 0)
+		return len;
+	for (i = sizeof(sc) - 1; i < len && (p[i] == ' ' || p[i] == '\t'); i++)
+		;
+	if (len - i < sizeof(name) || strncmp(p + i, name, sizeof(name) - 1) != 0)
+		return len;
+	i += sizeof(name) - 1;
+	for (k = 0; i + k < len && p[i + k] != ';' && p[i + k] != '\r' &&
+	    p[i + k] != '\n'; k++)
+		;
+	if (k > 0 && k < sizeof(v->cookie)) {
+		memcpy(v->cookie, p + i, k);
+		v->cookie[k] = '\0';
+	}
+	return len;
 }
 
 static size_t
@@ -142,8 +171,8 @@ vs_open(const struct vs_endpoint *ep, char *err, size_t errlen)
 	    ep->timeout_s : 60));
 	curl_easy_setopt(v->c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(v->c, CURLOPT_USERAGENT, "esxwatch/" ESXWATCH_VERSION);
-	/* the session cookie, in memory only */
-	curl_easy_setopt(v->c, CURLOPT_COOKIEFILE, "");
+	curl_easy_setopt(v->c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(v->c, CURLOPT_HEADERDATA, v);
 	curl_easy_setopt(v->c, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(v->c, CURLOPT_WRITEFUNCTION, on_body);
 	return v;
@@ -161,6 +190,7 @@ post(struct vs_conn *v, const char *body, const struct vx_handler *h,
 	struct vx_handler mine = { call_start, call_end, NULL };
 	struct curl_slist *hd = NULL;
 	struct buf env = BUF_INIT;
+	char ck[sizeof(v->cookie) + 40];
 	struct call k;
 	long status = 0;
 	CURLcode rc;
@@ -182,6 +212,12 @@ post(struct vs_conn *v, const char *body, const struct vx_handler *h,
 	}
 	hd = curl_slist_append(hd, "Content-Type: text/xml; charset=utf-8");
 	hd = curl_slist_append(hd, VS_SOAPACTION);
+	if (v->cookie[0] != '\0') {
+		snprintf(ck, sizeof(ck), "Cookie: vmware_soap_session=%s",
+		    v->cookie);
+		hd = curl_slist_append(hd, ck);
+		explicit_bzero(ck, sizeof(ck));
+	}
 	curl_easy_setopt(v->c, CURLOPT_HTTPHEADER, hd);
 	curl_easy_setopt(v->c, CURLOPT_POSTFIELDS, env.data);
 	curl_easy_setopt(v->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)env.len);
@@ -335,7 +371,7 @@ do_login(struct vs_conn *v, char *err, size_t errlen)
 		return -1;
 	}
 	/* a new session: forget the old cookie */
-	curl_easy_setopt(v->c, CURLOPT_COOKIELIST, "ALL");
+	explicit_bzero(v->cookie, sizeof(v->cookie));
 	r = post(v, body, NULL, err, errlen);
 	explicit_bzero(body, sizeof(body));
 	if (r == -1) {
@@ -412,6 +448,7 @@ vs_close(struct vs_conn *v)
 		curl_easy_cleanup(v->c);
 	if (v->have_tls && v->tls.free != NULL)
 		v->tls.free(v->tls.arg);
+	explicit_bzero(v->cookie, sizeof(v->cookie));
 	free(v->url);
 	free(v);
 }
