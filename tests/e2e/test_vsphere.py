@@ -344,6 +344,40 @@ def test_status_json_and_metrics_per_entry(d):
         eq(bad.stop(), 0, "agent exit")
 
 
+def test_check_config_errors_at_their_line(d):
+    a = Agent(d, """storage: {directory: "@STORAGE@"}
+vsphere:
+  good:
+    url: https://vc.example.com/sdk
+    username: u
+    password_file: /etc/esxwatch/vc.pw
+    hosts: [esx0*, esx10]
+    interval: 30
+  clear:
+    url: http://vc.example.com/sdk
+    username: u
+    password_file: /x
+""")
+    rc, out, err = a.run("--check-config")
+    eq(rc, 2, "--check-config exit")
+    if not re.search(r"agent\.yaml:10:10: 'url' must be an https:// URL", err):
+        fail("no FILE:LINE:COL error: %r" % err)
+    a.write_config(open(a.config).read().replace("http://", "https://").replace(
+        "    password_file: /x\n", ""))
+    rc, out, err = a.run("--check-config")
+    eq(rc, 2, "--check-config exit")
+    if not re.search(r"agent\.yaml:9:3: vsphere\.clear: 'password_file' is required", err):
+        fail("no error for the missing password_file: %r" % err)
+    a.write_config(open(a.config).read().replace("  clear:\n", "  clear:\n    password_file: /y\n"))
+    rc, out, err = a.run("--print-config")
+    eq(rc, 0, "--print-config (%s)" % err[-500:])
+    block = out[out.index("\nvsphere:\n"):]
+    for want in ('  "good":\n    url: "https://vc.example.com/sdk"', 'password_file: "/etc/esxwatch/vc.pw"',
+                 "trust: verify", 'hosts: ["esx0*", "esx10"]', "interval: 30", "events: yes"):
+        if want not in block:
+            fail("--print-config lacks %r: %s" % (want, block[:800]))
+
+
 def test_password_file_readable_by_others_is_refused(d):
     s = sim()
     a = agent_for(d, s)
