@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../../agent/lib/buf.h"
+#include "../../agent/lib/log.h"
 #include "../../agent/lib/mem.h"
 #include "vsphere.h"
 
@@ -386,6 +387,10 @@ retrieve(struct vs_conn *v, const char *view, const char *type,
 		rc = vs_call(v, b.data, &h, err, errlen);
 	}
 	buf_free(&b);
+	if (r.overflow)
+		log_limited(LOG_WARN, "vsphere:overflow", 3600, "vsphere: a %s "
+		    "has more than %d NICs, LUNs, paths or mounts: the rest are "
+		    "not watched", type, VS_MAX_ITEMS);
 	return rc;
 }
 

@@ -2,11 +2,14 @@
  * vsphere_xml.c) must never crash, leak or read out of bounds whatever the
  * bytes, keep its limits (depth, text length) and hand callbacks
  * NUL-terminated text of the length it says.  The input is fed in pieces
- * (the first byte picks the piece size) as libcurl hands it over. */
+ * (the first byte picks the piece size) as libcurl hands it over.  The
+ * same bytes go through the poll's snapshot reader (vsphere_snap.c): every
+ * host and datastore it keeps has NUL-terminated names. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../collectors/host/vsphere.h"
 #include "../../collectors/host/vsphere_xml.h"
 
 static int
@@ -30,6 +33,27 @@ on_end(void *arg, struct vx *x, int depth, const char *name, const char *text,
 	    text[len] != '\0' || *name == '\0')
 		abort();
 	return 0;
+}
+
+static void
+snap(const uint8_t *data, size_t size)
+{
+	struct vs_snap s;
+	char tok[512], err[256];
+	size_t i;
+
+	memset(&s, 0, sizeof(s));
+	if (vs_snap_parse(&s, (const char *)data, size, tok, sizeof(tok), err,
+	    sizeof(err)) == -1 && memchr(err, '\0', sizeof(err)) == NULL)
+		abort();
+	for (i = 0; i < s.nhosts; i++)
+		if (strlen(s.hosts[i].name) >= sizeof(s.hosts[i].name) ||
+		    s.hosts[i].npnics > 4096)
+			abort();
+	for (i = 0; i < s.nds; i++)
+		if (strlen(s.ds[i].name) >= sizeof(s.ds[i].name))
+			abort();
+	vs_snap_free(&s);
 }
 
 int
@@ -57,5 +81,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r != 0 && *vx_error(x) == '\0')
 		abort();
 	vx_free(x);
+	snap(data + 1, size - 1);
 	return 0;
 }
