@@ -1063,8 +1063,8 @@ status_print_json(const struct config *cfg, FILE *out)
 			buf_putc(&b, '}');
 		}
 		buf_putc(&b, ']');
-		status_vsphere_json(&b, s->vsphere, s->nvsphere);
 		json_filelogs(&b, &s->logs);
+		status_vsphere_json(&b, s->vsphere, s->nvsphere);
 	}
 	buf_printf(&b, "}\n");
 	if (b.data != NULL)

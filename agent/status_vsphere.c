@@ -158,6 +158,8 @@ status_vsphere_print(FILE *out, const struct status_vsphere *v, size_t n,
 void
 status_vsphere_json(struct buf *b, const struct status_vsphere *v, size_t n)
 {
+	if (n == 0)
+		return;		/* no vsphere: entry, no member */
 	buf_puts(b, ",\"vsphere\":[");
 	for (size_t i = 0; i < n; i++) {
 		buf_printf(b, "%s{\"name\":", i == 0 ? "" : ",");

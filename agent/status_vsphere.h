@@ -34,7 +34,8 @@ size_t	vsphere_board_get(struct vsphere_board *, struct status_vsphere *,
 /* The status file's "vsphere: NAME" blocks. */
 void	status_vsphere_put(struct buf *, const struct status_vsphere *, size_t n);
 int	status_vsphere_key(struct status_vsphere *, const char *k, const char *v);
-/* --status lines; --status --json's "vsphere" member (",\"vsphere\":[...]"). */
+/* --status lines; --status --json's "vsphere" member (",\"vsphere\":[...]",
+ * only when there are entries). */
 void	status_vsphere_print(FILE *, const struct status_vsphere *, size_t n,
 	    int64_t now_ms);
 void	status_vsphere_json(struct buf *, const struct status_vsphere *, size_t n);
