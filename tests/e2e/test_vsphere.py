@@ -435,6 +435,12 @@ def test_first_use_pins_and_refuses_another_certificate(d):
         if not re.search(r"error: vsphere vc1: .*certificate of 127\.0\.0\.1:\d+ changed",
                          err) or polled(harness.parse_events(out)):
             fail("another certificate accepted under the pin: %s" % err[-1500:])
+        # the admin accepts the new certificate: --trust-reset vsphere.NAME
+        rc, out, err = a.run("--trust-reset", "vsphere." + ENTRY)
+        eq(rc, 0, "--trust-reset (%s)" % (out + err)[-500:])
+        evs, err = once(a)
+        if not polled(evs, esxwatch_collector="nic"):
+            fail("no events after --trust-reset: %s" % err[-1500:])
     finally:
         other.stop()
         shutil.rmtree(other_dir, ignore_errors=True)
