@@ -155,7 +155,7 @@ def test_wait_for_updates_sees_changes(d):
     try:
         c = client(sim)
         hosts = {h["name"]: h["moid"] for h in sim.host_list()}
-        c.create_filter("HostSystem", ["config.network.pnic", "runtime.connectionState"], c.container_view())
+        c.create_filter("HostSystem", ["config.network.pnic", "summary.runtime"], c.container_view())
         version, initial = c.wait_for_updates("")
         eq(sorted(m for m, _ in initial), sorted(hosts.values()), "initial state of every host")
         sim.set_link("DC0_C0_H1", "vmnic0", up=False)
@@ -171,7 +171,8 @@ def test_wait_for_updates_sees_changes(d):
         pn = seen[(hosts["DC0_C0_H1"], "config.network.pnic")]
         eq({text(x, "v:device"): text(x, "v:linkSpeed/v:speedMb") for x in pn},
            {"vmnic0": None, "vmnic1": "10000"}, "pnic update")
-        eq(seen[(hosts["DC0_C0_H0"], "runtime.connectionState")].text, "notResponding", "state update")
+        rt = seen[(hosts["DC0_C0_H0"], "summary.runtime")]
+        eq(text(rt, "v:connectionState"), "notResponding", "state update (summary.runtime)")
     finally:
         sim.stop()
 

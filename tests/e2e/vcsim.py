@@ -92,8 +92,13 @@ class Vcsim:
             cmd += ["-cert", self.cert, "-key", self.key]
         else:
             cmd += ["-no-tls"]
+        # the datastores' backing directories go under workdir, so even a
+        # kill() leaves nothing behind elsewhere
+        tmp = os.path.join(self.workdir, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        env = dict(os.environ, TMPDIR=tmp)
         logf = open(self.log, "ab")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logf)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logf, env=env)
         logf.close()
         end = time.time() + timeout
         while not os.path.exists(self.ready_file):

@@ -31,8 +31,9 @@ cp "$here"/*.go "$tmp/src/"
 (cd "$tmp/src" && GO111MODULE=off GOPATH="$tmp/gopath:$gocode" GOFLAGS= \
 	GOCACHE="${VCSIM_GOCACHE:-$tmp/gocache}" nice go build -o "$tmp/vcsim" .) >&2
 mv "$tmp/vcsim" "$bin"
-# older builds of other source versions are dead weight
-for old in "$cache"/esxwatch-vcsim-*; do
-	[ "$old" = "$bin" ] || rm -f "$old"
+# keep the four newest builds (branches with other sources share this
+# cache: deleting theirs would make them rebuild), drop older ones
+ls -t "$cache"/esxwatch-vcsim-* 2>/dev/null | tail -n +5 | while read -r old; do
+	rm -f "$old"
 done
 echo "$bin"

@@ -94,10 +94,13 @@ func ctlSetConnection(w *world, req map[string]interface{}) (interface{}, error)
 	}
 	h := hr.h
 	withLock(h, func() {
+		// summary.runtime is the same object: both names are announced,
+		// for filters on either
+		v := types.HostSystemConnectionState(state)
 		simulator.Map.Update(h, []types.PropertyChange{
-			{Name: "runtime.connectionState", Val: types.HostSystemConnectionState(state)},
+			{Name: "runtime.connectionState", Val: v},
+			{Name: "summary.runtime.connectionState", Val: v},
 		})
-		h.Summary.Runtime = &h.Runtime
 	})
 	return nil, nil
 }
@@ -114,8 +117,10 @@ func ctlSetMaintenance(w *world, req map[string]interface{}) (interface{}, error
 	}
 	h := hr.h
 	withLock(h, func() {
-		simulator.Map.Update(h, []types.PropertyChange{{Name: "runtime.inMaintenanceMode", Val: on}})
-		h.Summary.Runtime = &h.Runtime
+		simulator.Map.Update(h, []types.PropertyChange{
+			{Name: "runtime.inMaintenanceMode", Val: on},
+			{Name: "summary.runtime.inMaintenanceMode", Val: on},
+		})
 	})
 	return nil, nil
 }
