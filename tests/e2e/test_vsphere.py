@@ -274,6 +274,26 @@ def test_huge_and_deep_answers_are_refused_with_bounded_memory(d):
         fail("no recovery after the refused answers: %s" % err[-1500:])
 
 
+def test_a_failing_call_costs_only_its_facts(d):
+    """QueryPerf answered with a fault: the poll goes on (every host's nic
+    samples, without counters), the reason logged; then it recovers."""
+    s = sim()
+    a = agent_for(d, s, events="no")
+    s.inject("QueryPerf", "fault", fault="SystemError")
+    try:
+        evs, err = once(a)
+    finally:
+        s.inject("QueryPerf", "fault", count=0)
+    want = sorted((h["name"], p) for h in s.host_list() for p in h["pnics"])
+    got = sorted((e["hostname"], e["esxwatch_nic"]) for e in
+                 polled(evs, esxwatch_collector="nic", esxwatch_kind="sample"))
+    eq(got, want, "nic samples despite the failed QueryPerf")
+    if not re.search(r"warning: vsphere vc1: QueryPerf: fault SystemError", err):
+        fail("the failure is not said: %s" % err[-1500:])
+    if not polled(evs, esxwatch_collector="datastore"):
+        fail("no datastore events: %s" % err[-1500:])
+
+
 def test_wrong_password_is_a_clear_line(d):
     s = sim()
     secret = "Not-The-Password-42"
