@@ -24,18 +24,18 @@ from vcsim import Vcsim  # noqa: E402
 BIN = os.environ.get("ESXWATCH_BIN", os.path.join(TOP, "build", "esxwatch"))
 
 
-def config(root, sim, pw, with_vsphere):
+def config(root, sim, pw, with_vsphere, vsan=False):
     text = """server: {hostname: ""}
 storage: {directory: "%s/storage"}
 collectors:
   nic: {enabled: yes, interval: 3600}
   datastore: {enabled: yes, interval: 3600}
-  vsan: {enabled: no}
+  vsan: {enabled: %s}
   smart: {enabled: no}
   agent: {enabled: no}
   diagnosis: {enabled: no}
 filelog: {}
-""" % root
+""" % (root, "yes" if vsan else "no")
     if with_vsphere:
         text += """vsphere:
   bench:
@@ -69,6 +69,8 @@ def run_once(cfg):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=1000)
+    ap.add_argument("--vsan", action="store_true",
+                    help="collectors.vsan on: one QueryDisksForVsan per host")
     a = ap.parse_args()
     root = tempfile.mkdtemp(prefix="esxwatch-bench-vsphere-")
     try:
@@ -88,10 +90,10 @@ def main():
             d = os.path.join(root, "poll")
             os.makedirs(d, exist_ok=True)
             sim.stats(reset=True)
-            w, c, rss, n, err = run_once(config(d, sim, pw, True))
+            w, c, rss, n, err = run_once(config(d, sim, pw, True, a.vsan))
             st = sim.stats()
-            print("%s poll of %d hosts: %.2f s wall, %.2f s CPU (%.2f ms per host), "
-                  "%d events" % (rnd, sim.hosts, w, c, 1000.0 * c / sim.hosts, n))
+            print("%s poll of %d hosts%s: %.2f s wall, %.2f s CPU (%.2f ms per host), "
+                  "%d events" % (rnd, sim.hosts, " (vSAN on)" if a.vsan else "", w, c, 1000.0 * c / sim.hosts, n))
             print("  agent peak RSS %d kB (%.1f kB per host over the %d kB baseline)"
                   % (rss, (rss - brss) / float(sim.hosts), brss))
             print("  SOAP requests: %d: %s" % (st["total"], ", ".join(
