@@ -3,7 +3,7 @@ VERSION	:= 0.1.0
 # Parallel compile jobs of `make test` (its builds; the tests run one at a time).
 JOBS	?= $(shell nproc 2>/dev/null || echo 2)
 CC	?= cc
-PKGS	:= libcurl yaml-0.1 zlib libpcre2-8 openssl
+PKGS	:= libcurl yaml-0.1 zlib libpcre2-8 openssl expat
 
 ifeq ($(SANITIZE),1)
 B	:= build/asan

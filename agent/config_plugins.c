@@ -13,6 +13,7 @@
 #include "../collectors/logwatch/filelog_conf.h"
 #include "../collectors/logwatch/parsers_conf.h"
 #include "../collectors/logwatch/rules_conf.h"
+#include "../collectors/host/vsphere_conf.h"
 #include "../collectors/receiver/receiver_conf.h"
 #include "../output/sink.h"
 
@@ -77,6 +78,7 @@ static const struct cfg_section *const sections[] = {
 	&filelog_section,
 	&parsers_section,
 	&rules_section,
+	&vsphere_section,
 };
 
 static const struct cfg_registry builtin = {

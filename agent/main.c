@@ -55,6 +55,9 @@
 #include "monitor.h"
 #include "status.h"
 #include "../output/trust.h"
+#include "../collectors/host/vsphere_soap.h"
+#include "vsphere_tls.h"
+#include "../collectors/vspoll.h"
 
 #define SHUTDOWN_DRAIN_MS	5000
 #define ONCE_DRAIN_MS		30000
@@ -163,6 +166,7 @@ struct running {
 	struct emit_filter	 filter;	/* the scheduler's: the stage */
 	struct logstats		*logstats;	/* logwatch's, since start */
 	struct recv_board	*recv;		/* the receiver's, since start */
+	struct vsphere_board	*vsboard;	/* the vsphere entries', since start */
 	uint64_t		 drained_not_ingested;	/* --once: at the drain's end */
 	bool			 once;		/* a command, not a daemon */
 	/* cfg was handed to a shipper left behind in a hung send (its last
@@ -262,6 +266,10 @@ publish_figures(void *arg, const char *name, const void *pic)
 
 	if (strcmp(name, RECEIVER_FIGURES) == 0 && r->recv != NULL) {
 		recv_board_put(r->recv, pic);
+		return 0;
+	}
+	if (strcmp(name, VSPHERE_FIGURES) == 0 && r->vsboard != NULL) {
+		vsphere_board_put(r->vsboard, pic);
 		return 0;
 	}
 	if (strcmp(name, LOGSTATS_FIGURES) != 0 || r->logstats == NULL)
@@ -661,6 +669,10 @@ start_all(struct running *r)
 	if (r->recv == NULL)
 		fatal("out of memory");
 	r->src.recv = r->recv;
+	r->vsboard = vsphere_board_new();
+	if (r->vsboard == NULL)
+		fatal("out of memory");
+	r->src.vs = r->vsboard;
 	r->figures.publish = publish_figures;
 	logstats_set_bell(r->logstats, r->src.changed);
 	if (start_shipper(r) == -1)
@@ -751,6 +763,8 @@ stop_all(struct running *r, int rc)
 	r->logstats = r->src.logs = NULL;
 	recv_board_free(r->recv);
 	r->recv = r->src.recv = NULL;
+	vsphere_board_free(r->vsboard);
+	r->vsboard = r->src.vs = NULL;
 	r->figures.publish = NULL;
 	if (!r->cfg_orphaned)
 		config_free(r->cfg);
@@ -799,6 +813,7 @@ main(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	config_plugins_builtin();	/* before any configuration is read */
+	vs_set_tls(vsphere_tls_make);	/* the vSphere client's TLS: output's */
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;

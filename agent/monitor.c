@@ -342,6 +342,8 @@ monitor_metrics(const struct status_snap *s, struct buf *b)
 		r = put_rows(b, coll_rows, NELEM(coll_rows), s->collectors,
 		    sizeof(s->collectors[0]), s->ncollectors, true);
 	if (r == 0)
+		r = status_vsphere_metrics(b, s->vsphere, s->nvsphere);
+	if (r == 0)
 		r = put_rows(b, filelog_rows, NELEM(filelog_rows), s->logs.filelogs,
 		    sizeof(s->logs.filelogs[0]), s->logs.nfilelogs, true);
 	if (r == 0 && s->nbroken > 0)

@@ -25,6 +25,7 @@
 #include "config/config_host.h"
 #include "../collectors/collector.h"
 #include "../collectors/host/host.h"
+#include "../collectors/vspoll.h"
 #include "lib/bell.h"
 #include "lib/clock.h"
 #include "lib/exec.h"
@@ -45,6 +46,11 @@ struct entry {
 	bool			 inited;
 	pthread_t		 thread;
 	bool			 running;	/* thread started */
+	/* a vsphere.NAME poller: its events name their own collector (nic,
+	 * datastore, vcevents) and host; own_conf is its ctx.conf */
+	bool			 polled;
+	struct collector_conf	 own_conf;
+	char			 own_name[96];
 };
 
 struct scheduler {
@@ -177,7 +183,8 @@ set_event_time(struct event *ev)
  * Every event gets the fields docs/events.md puts on all events.
  * esxwatch_collector and esxwatch_version are the agent's to say (a tag or
  * a rule capture cannot change them; a collector that names_collector
- * may: the receiver's alerts on received lines are logwatch's); hostname is the host the event is
+ * may: the receiver's alerts on received lines are logwatch's, and so may
+ * a polled host's collectors: vcevents); hostname is the host the event is
  * about: the agent's own unless the collector named another (a received
  * host's, a polled one's, a bundle's); appname, kind and severity are the
  * collector's when it set them (a forwarded log line's program).
@@ -193,7 +200,7 @@ enrich(struct entry *e, struct event *ev)
 	/* the agent's own names: valid by construction (event.h) */
 	if (event_set_builtin_default(ev, "hostname", s->hostname) == -1 ||
 	    event_set_builtin_default(ev, "appname", "esxwatch") == -1 ||
-	    (e->c->names_collector ? event_set_builtin_default(ev,
+	    (e->c->names_collector || e->polled ? event_set_builtin_default(ev,
 	    "esxwatch_collector", e->c->name) : event_set_builtin(ev,
 	    "esxwatch_collector", e->c->name)) == -1 ||
 	    event_set_builtin_default(ev, "esxwatch_kind", "sample") == -1 ||
@@ -321,6 +328,56 @@ open_state(const struct config *cfg, const char *name)
 	return kv ? kv : kv_open(NULL);
 }
 
+/*
+ * One entry per vsphere.NAME (collectors/vspoll.c): a collector of its
+ * own, on its own thread, every vsphere.NAME.interval; its state (the
+ * event stream's position, hosts' connection states) in
+ * state/vsphere.NAME.kv.
+ */
+static void
+add_pollers(struct scheduler *s, const struct config *cfg,
+    const struct agent_figures *figures, struct sched_totals *totals,
+    int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nvsphere; i++) {
+		struct entry *e = &s->entries[s->n];
+
+		e->c = &vsphere_poller;
+		e->polled = true;
+		snprintf(e->own_name, sizeof(e->own_name), "vsphere.%s",
+		    cfg->vsphere[i].name);
+		e->own_conf.name = e->own_name;
+		e->own_conf.enabled = true;
+		e->own_conf.interval = cfg->vsphere[i].interval;
+		e->own_conf.timeout = cfg->vsphere[i].timeout;
+		e->own_conf.opts = &cfg->vsphere[i];
+		e->ctx.name = e->c->name;
+		e->ctx.cfg = cfg;
+		e->ctx.conf = &e->own_conf;
+		e->ctx.platform = PLATFORM_ESXI;
+		e->ctx.state = open_state(cfg, e->own_name);
+		e->ctx.figures = figures;
+		e->sched = s;
+		e->em.ops = &sched_emitter_ops;
+		e->em.arg = e;
+		/* several entries: their polls spread over the interval */
+		e->next_ms = now + (int64_t)i * cfg->vsphere[i].interval * 1000 /
+		    (int64_t)cfg->nvsphere;
+		if (e->ctx.state == NULL || e->c->init(&e->ctx) != 0) {
+			log_error("%s: cannot start", e->own_name);
+			if (e->ctx.state != NULL)
+				kv_close(e->ctx.state);
+			memset(e, 0, sizeof(*e));
+			continue;
+		}
+		e->inited = true;
+		e->tix = totals_row(totals, e->own_name);
+		s->n++;
+	}
+}
+
 struct scheduler *
 sched_start(const struct config *cfg, struct queue *q)
 {
@@ -355,7 +412,8 @@ sched_start_with(const struct config *cfg, struct queue *q,
 	s->platform = s->host->platform;
 	pthread_mutex_init(&s->mtx, NULL);
 	cond_init_mono(&s->cond);
-	s->entries = calloc(cfg->ncollectors ? cfg->ncollectors : 1, sizeof(*s->entries));
+	s->entries = calloc(cfg->ncollectors + cfg->nvsphere + 1,
+	    sizeof(*s->entries));
 	if (s->entries == NULL) {
 		host_close(s->host);
 		pthread_mutex_destroy(&s->mtx);
@@ -403,6 +461,7 @@ sched_start_with(const struct config *cfg, struct queue *q,
 		s->n++;
 		log_debug("collector %s: every %d s", c->name, cc->interval);
 	}
+	add_pollers(s, cfg, figures, totals, now);
 	return s;
 }
 

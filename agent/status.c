@@ -243,6 +243,7 @@ status_collect(const struct status_source *src, struct status_snap *s)
 	logstats_read(src->logs, &s->logs);
 	recv_board_read(src->recv, &s->receiver);
 	s->ncollectors = sched_totals_get(src->ct, s->collectors, SCHED_MAX_COLLECTORS);
+	s->nvsphere = vsphere_board_get(src->vs, s->vsphere, STATUS_MAX_VSPHERE);
 	for (size_t k = 0; k < s->ndests; k++) {
 		s->sent_events += s->dests[k].sent_events;
 		s->failed_sends += s->dests[k].failed_sends;
@@ -464,6 +465,7 @@ status_write(const struct status_snap *s, const char *path)
 			put_key(&b, " ", c, &coll_keys[k]);
 	}
 	status_receiver_put(&b, &s->receiver);
+	status_vsphere_put(&b, s->vsphere, s->nvsphere);
 	/* No fsync: the file is rewritten whenever something changes and a
 	 * crash loses nothing the next run does not say again.  The fixed
 	 * temp name: one writer, and a crash leaves one stray file at most. */
@@ -537,6 +539,7 @@ struct parse_at {
 	struct logstats_file	*fi;
 	struct sched_collector_stats *c;
 	struct recv_at		 r;	/* a receiver block */
+	struct status_vsphere	*vs;
 };
 
 static int
@@ -569,6 +572,8 @@ parse_indented(struct status_snap *s, struct parse_at *at, const char *line,
 	if (at->c != NULL)
 		return parse_key(at->c, coll_keys, NKEYS(coll_keys), line + 1, v,
 		    &found);
+	if (at->vs != NULL)
+		return status_vsphere_key(at->vs, line + 1, v);
 	return 0;
 }
 
@@ -602,6 +607,7 @@ parse_block(struct status_snap *s, struct parse_at *at, const char *k,
 		at->fl = NULL;
 		at->fi = NULL;
 		at->c = NULL;
+		at->vs = NULL;
 		return 1;
 	}
 	if (strcmp(k, "collector") == 0) {
@@ -610,6 +616,15 @@ parse_block(struct status_snap *s, struct parse_at *at, const char *k,
 			return 1;
 		at->c = &s->collectors[s->ncollectors++];
 		copy_line(at->c->name, sizeof(at->c->name), v);
+		return 1;
+	}
+	if (strcmp(k, "vsphere") == 0) {
+		memset(at, 0, sizeof(*at));
+		if (s->nvsphere == STATUS_MAX_VSPHERE)
+			return 1;
+		at->vs = &s->vsphere[s->nvsphere++];
+		memset(at->vs, 0, sizeof(*at->vs));
+		copy_line(at->vs->name, sizeof(at->vs->name), v);
 		return 1;
 	}
 	return 0;
@@ -944,6 +959,7 @@ status_print(const struct config *cfg, FILE *out)
 		    c->last_duration_ms);
 	}
 	status_receiver_print(out, &s->receiver, now);
+	status_vsphere_print(out, s->vsphere, s->nvsphere, now);
 out:
 	free(v);
 	return rc;
@@ -1078,6 +1094,7 @@ status_print_json(const struct config *cfg, FILE *out)
 		}
 		buf_putc(&b, ']');
 		json_filelogs(&b, &s->logs);
+		status_vsphere_json(&b, s->vsphere, s->nvsphere);
 	}
 	buf_printf(&b, "}\n");
 	if (b.data != NULL)

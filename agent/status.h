@@ -46,6 +46,7 @@
 #include "config/config.h"
 #include "../collectors/logwatch/logstats.h"
 #include "../collectors/receiver/receiver.h"
+#include "status_vsphere.h"
 #include "scheduler.h"
 
 struct bell;
@@ -112,6 +113,8 @@ struct status_snap {
 	size_t		 ncollectors;
 	struct sched_collector_stats collectors[SCHED_MAX_COLLECTORS];
 	struct receiver_pic receiver;	/* collector mode; .on false: off */
+	size_t		 nvsphere;
+	struct status_vsphere vsphere[STATUS_MAX_VSPHERE];
 };
 
 /*
@@ -127,6 +130,7 @@ struct status_source {
 	struct logstats		*logs;		/* the filelogs' figures; NULL: none */
 	struct sched_totals	*ct;		/* the collectors' runs */
 	struct recv_board	*recv;		/* collector mode's; NULL: none */
+	struct vsphere_board	*vs;		/* the vsphere entries; NULL: none */
 	/* rung when the figures change (NULL: the writer has its own and
 	 * writes every heartbeat) */
 	struct bell		*changed;

@@ -121,6 +121,12 @@ make_sample(const struct nic_info *ni, const bool *has_delta,
 		k = field_index(text_counters[i]);
 		if (k < 0 || !ni->have[k])
 			continue;
+		if (ni->sums_only) {
+			if (has_delta[k])
+				buf_printf(&t, ", %s +%" PRIu64,
+				    nic_counters[k].field, delta[k]);
+			continue;
+		}
 		buf_printf(&t, ", %s %" PRIu64, nic_counters[k].field, ni->ctr[k]);
 		if (has_delta[k] && delta[k] > 0)
 			buf_printf(&t, " (+%" PRIu64 ")", delta[k]);
@@ -133,7 +139,8 @@ make_sample(const struct nic_info *ni, const bool *has_delta,
 		if (!ni->have[i])
 			continue;
 		snprintf(name, sizeof(name), "esxwatch_%s", nic_counters[i].field);
-		if (event_setf(ev, name, "%" PRIu64, ni->ctr[i]) == -1)
+		if (!ni->sums_only &&
+		    event_setf(ev, name, "%" PRIu64, ni->ctr[i]) == -1)
 			goto err;
 		if (!has_delta[i])
 			continue;
@@ -160,12 +167,18 @@ make_alert(const struct nic_info *ni, int k, uint64_t delta, long long interval_
 
 	if (interval_s >= 0)
 		snprintf(when, sizeof(when), " in the last %lld s", interval_s);
-	ev = ev_new("alert", c->alert, "%s: %s increased by %" PRIu64
-	    " (to %" PRIu64 ")%s", ni->name, c->label, delta, ni->ctr[k], when);
+	if (ni->sums_only)
+		ev = ev_new("alert", c->alert, "%s: %s increased by %" PRIu64
+		    "%s", ni->name, c->label, delta, when);
+	else
+		ev = ev_new("alert", c->alert, "%s: %s increased by %" PRIu64
+		    " (to %" PRIu64 ")%s", ni->name, c->label, delta, ni->ctr[k],
+		    when);
 	if (ev == NULL || set_common(ev, ni) == -1)
 		goto err;
 	snprintf(name, sizeof(name), "esxwatch_%s", c->field);
-	if (event_setf(ev, name, "%" PRIu64, ni->ctr[k]) == -1)
+	if (!ni->sums_only &&
+	    event_setf(ev, name, "%" PRIu64, ni->ctr[k]) == -1)
 		goto err;
 	snprintf(name, sizeof(name), "esxwatch_%s_delta", c->field);
 	if (event_setf(ev, name, "%" PRIu64, delta) == -1 ||

@@ -525,9 +525,13 @@ trust_reset(const struct config *cfg, const char *name, char *msg,
 
 	for (size_t i = 0; !known && i < cfg->nservers; i++)
 		known = strcmp(cfg->servers[i].name, name) == 0;
+	/* a vsphere: entry's pin is vsphere.NAME (docs/vsphere.md) */
+	for (size_t i = 0; !known && i < cfg->nvsphere; i++)
+		known = strncmp(name, "vsphere.", 8) == 0 &&
+		    strcmp(cfg->vsphere[i].name, name + 8) == 0;
 	if (!known) {
 		snprintf(msg, msglen, "--trust-reset: no destination named "
-		    "\"%.64s\" (server, or a servers: name)", name);
+		    "\"%.64s\" (server, a servers: name, or vsphere.NAME)", name);
 		return -2;
 	}
 	if (pin_path(cfg, name, path, sizeof(path)) == -1) {

@@ -177,7 +177,7 @@ build_deps() {
 	mkdir -p "$P"
 	all0=$(date +%s)
 	# Order matters: curl links against the others.
-	for n in zlib libyaml openssl curl pcre2; do
+	for n in zlib libyaml openssl curl pcre2 expat; do
 		v=$(printf '%s\n' "$pins" | awk -v n="$n" '$1 == n { print $2 }')
 		[ -n "$v" ] || die "no pin for $n"
 		build_dep "$n" "$v"
@@ -221,7 +221,7 @@ if [ "$(cat "$out/.prefix" 2>/dev/null)" != "$P" ]; then
 	echo "$P" >"$out/.prefix"
 fi
 rm -f "$out/esxwatch"
-libs="-L$P/lib -lcurl -lssl -lcrypto -lyaml -lz -lpcre2-8 -pthread"
+libs="-L$P/lib -lcurl -lssl -lcrypto -lyaml -lz -lpcre2-8 -lexpat -pthread"
 # B= puts objects under build/esxi/obj; the Makefile's own CFLAGS (warnings,
 # -Werror, hardening) apply unchanged; only the compiler and libraries differ.
 make -C "$top" -j2 --no-print-directory \

@@ -4,7 +4,7 @@
 # run again.
 set -eu
 what=${1:-build}
-pkgs="gcc make pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev zlib1g-dev libpcre2-dev"
+pkgs="gcc make pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev zlib1g-dev libpcre2-dev libexpat1-dev"
 if [ "$what" = test ]; then
 	pkgs="$pkgs python3 openssl rsyslog rsyslog-gnutls rsyslog-openssl strace file binutils"
 	# collector mode: logger (util-linux's, in bsdutils) as a real sender

@@ -130,6 +130,21 @@ struct filelog_conf {
 	char		*broken;
 };
 
+/* vsphere.NAME: hosts polled through the vSphere API (docs/vsphere.md). */
+struct vsphere_conf {
+	char		*name;
+	char		*url;		/* https:// only */
+	char		*username;
+	char		*password_file;	/* 0600; the password is never kept */
+	char		*trust;		/* verify | first_use | any */
+	char		*ca;		/* CA bundle; "" = the system's */
+	struct strlist	 hosts;		/* names or globs; empty = all */
+	int		 interval;	/* seconds */
+	bool		 events;	/* follow the event stream */
+	int		 timeout;	/* seconds per request */
+	int		 src_line, src_col;
+};
+
 /* parsers.NAME (liagent [parser|NAME]): the keys as written (parsers.h). */
 struct parser_conf {
 	char		*name;
@@ -234,6 +249,9 @@ struct config {
 
 	struct parser_conf	*parsers;
 	size_t			 nparsers;
+
+	struct vsphere_conf	*vsphere;	/* vsphere.NAME entries */
+	size_t			 nvsphere;
 
 	struct rule_conf	*rules;
 	size_t			 nrules;

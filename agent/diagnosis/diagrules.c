@@ -37,6 +37,15 @@ is(const char *a, const char *b)
 	return a != NULL && strcmp(a, b) == 0;
 }
 
+/* A log line's alert: logwatch's (the host's own log, or its syslog), or
+ * vcevents' (the same condition reported by vCenter, matched as vobd's
+ * line: the same rule names and captures, docs/vsphere.md). */
+static bool
+is_log(const char *col)
+{
+	return is(col, "logwatch") || is(col, "vcevents");
+}
+
 static bool
 nonempty(const char *s)
 {
@@ -202,7 +211,7 @@ loss_kind(const struct event *ev, const char *col, const char *kind)
 	if (is(col, "datastore") && (is(kind, "change") || is(kind, "alert")) &&
 	    (is(st, "apd") || is(st, "pdl") || is(st, "inaccessible")))
 		return st;
-	if (is(col, "logwatch") && rule != NULL)
+	if (is_log(col) && rule != NULL)
 		for (size_t i = 0; i < sizeof(loss_rules) / sizeof(loss_rules[0]); i++)
 			if (strcmp(rule, loss_rules[i]) == 0)
 				return rule;
@@ -409,7 +418,7 @@ link_dir(const struct event *ev, const char *col, const char *kind)
 
 	if (is(col, "nic") && is(kind, "change") && (is(link, "up") || is(link, "down")))
 		return link;
-	if (!is(col, "logwatch") || rule == NULL)
+	if (!is_log(col) || rule == NULL)
 		return NULL;
 	if (is(rule, "nic_link_down") || is(rule, "nic_driver_link_down"))
 		return "down";
@@ -660,7 +669,7 @@ drive_observe(struct diag *d, const struct event *ev, const char *col,
 {
 	if (is(col, "smart"))
 		drive_smart(d, ev, kind);
-	else if (is(col, "logwatch"))
+	else if (is_log(col))
 		drive_scsi(d, ev);
 }
 

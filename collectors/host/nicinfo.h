@@ -43,6 +43,10 @@ struct nic_info {
 	long long	mtu;		/* -1 unknown */
 	bool		have[NIC_NCOUNTERS];
 	uint64_t	ctr[NIC_NCOUNTERS];
+	/* ctr are sums of per-interval samples since the host was first
+	 * polled (the vSphere API's PerformanceManager), not the device's
+	 * totals: events carry the _delta fields only (CONTRACT §5) */
+	bool		sums_only;
 };
 
 /*

@@ -1,0 +1,148 @@
+/*
+ * vsphere: hosts polled through the vSphere API (docs/vsphere.md).
+ *
+ * One poll (vs_poll()) fetches every host's facts at once — HostSystem
+ * properties and Datastore mounts with RetrievePropertiesEx over a
+ * ContainerView, continued with ContinueRetrievePropertiesEx — into a
+ * snapshot; a "vsphere" host (host.h) then answers the built-in
+ * collectors' questions for ONE host from that snapshot, so the nic and
+ * datastore collectors run unchanged per polled host:
+ *
+ *   nics    config.network.pnic: linkSpeed absent = link down, speedMb,
+ *           duplex, driver, mac.  Error/drop counters are not in the
+ *           properties (the PerformanceManager has them per interval);
+ *           CRC is in no API: absent, said once.
+ *   esxcli  `storage core device list` (ScsiLun operationalState, and the
+ *           datastore mount's inaccessibleReason: AllPathsDown_* = dead,
+ *           PermanentDeviceLoss = not connected), `storage core path list`
+ *           (multipathInfo path state), `storage vmfs extent list`,
+ *           `storage filesystem list`, `storage nfs list`: the records
+ *           esxcli prints, so storage_ds derives apd/pdl/degraded as on
+ *           the host.  Any other namespace: HOST_EABSENT.
+ */
+#ifndef ESXWATCH_VSPHERE_H
+#define ESXWATCH_VSPHERE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vsphere_soap.h"
+
+#define VS_NAME_MAX	256
+/* net.errorsRx, net.errorsTx, net.droppedRx, net.droppedTx */
+#define VS_NCTR		4
+#define VS_PERF_BATCH	50	/* hosts per QueryPerf */
+
+struct vs_pnic {
+	char		device[64];
+	char		driver[64];
+	char		mac[40];
+	long long	speed_mb;	/* -1: linkSpeed absent (link down) */
+	int		duplex;		/* 1 full, 0 half, -1 unknown */
+	/* QueryPerf: the samples' sum this poll; cum: the sums since the
+	 * host was first polled (the poller keeps them), what nics answers */
+	bool		have_ctr[VS_NCTR];
+	uint64_t	sum[VS_NCTR];
+	uint64_t	cum[VS_NCTR];
+};
+
+struct vs_lun {
+	char	key[192];
+	char	canonical[192];
+	char	state[32];	/* operationalState[0] */
+};
+
+struct vs_path {
+	char	lun[192];	/* the ScsiLun key */
+	char	name[96];
+	char	state[16];	/* active | standby | disabled | dead | unknown */
+};
+
+/* HostVsanSystem.QueryDisksForVsan: one VsanHostDiskResult. */
+struct vs_vdisk {
+	char	canonical[192];
+	char	state[16];	/* eligible | ineligible | inUse */
+	char	uuid[64];
+	char	reason[192];	/* error: localizedMessage, else the fault's type */
+	int	ssd;		/* 1, 0, -1 */
+};
+
+struct vs_hostsnap {
+	char		 moid[64];
+	char		 name[VS_NAME_MAX];
+	char		 conn[32];	/* connected | notResponding | disconnected */
+	int		 maint;		/* 1, 0, -1 unknown */
+	struct vs_pnic	*pnics;
+	size_t		 npnics;
+	struct vs_lun	*luns;
+	size_t		 nluns;
+	struct vs_path	*paths;
+	size_t		 npaths;
+	char		 perf_ts[48];	/* the newest sample QueryPerf gave */
+	bool		 perf_answered;
+	char		 vsan_system[64];	/* configManager.vsanSystem */
+	struct vs_vdisk	*vdisks;
+	size_t		 nvdisks;
+	bool		 vsan_fresh;	/* QueryDisksForVsan answered this poll */
+};
+
+struct vs_mount {
+	char	host[64];	/* HostSystem moid */
+	char	path[256];
+	char	reason[48];	/* inaccessibleReason, "" */
+	int	mounted, accessible;	/* 1, 0, -1 */
+};
+
+struct vs_ds {
+	char		 moid[VS_NAME_MAX];
+	char		 name[VS_NAME_MAX];
+	char		 type[16];	/* VMFS | NFS | NFS41 | vsan | ... */
+	char		 extent[192];	/* first extent's diskName, "" */
+	char		 nas_host[128], nas_path[256];
+	struct vs_mount	*mounts;
+	size_t		 nmounts;
+};
+
+struct vs_snap {
+	struct vs_hostsnap	*hosts;
+	size_t			 nhosts;
+	struct vs_ds		*ds;
+	size_t			 nds;
+};
+
+/*
+ * The snapshot: 0, or -1 with err.  view_hosts / view_ds are
+ * ContainerViews (made once per session by the caller, vs_views()).
+ */
+int	vs_poll(struct vs_conn *, struct vs_snap *, char *err, size_t errlen);
+void	vs_snap_free(struct vs_snap *);
+
+/* Parsing one RetrievePropertiesEx answer into s (the fuzzer's and the
+ * unit tests' entry too): 0 or -1 with err; *token the continuation token
+ * ("" at the end). */
+int	vs_snap_parse(struct vs_snap *s, const char *xml, size_t len,
+	    char *token, size_t tokenlen, char *err, size_t errlen);
+
+/* The counter keys of VS_NCTR (-1: the server has none): 0 or -1. */
+int	vs_perf_ids(struct vs_conn *, int ids[VS_NCTR], char *err,
+	    size_t errlen);
+/* QueryPerf for the hosts s->hosts[which[0..n-1]], the samples after
+ * since[i] ("" or NULL: the newest only): fills their pnics' have_ctr and
+ * sum, perf_ts.  0 or -1. */
+int	vs_perf_query(struct vs_conn *, const int ids[VS_NCTR],
+	    struct vs_snap *s, const size_t *which, const char *const *since,
+	    size_t n, char *err, size_t errlen);
+
+/* QueryDisksForVsan of host x (its vsanSystem): x->vdisks, vsan_fresh.
+ * 0 or -1. */
+int	vs_vsan_query(struct vs_conn *, struct vs_hostsnap *x, char *err,
+	    size_t errlen);
+
+/* A host answering from the snapshot's host i (borrowed: the snapshot
+ * outlives it). */
+struct host	*vs_host_open(const struct vs_snap *, size_t i);
+/* The snapshot host (struct vs_hostsnap) a vsphere host answers from. */
+const void	*vs_host_snap(const struct host *);
+
+#endif

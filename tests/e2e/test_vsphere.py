@@ -1,0 +1,570 @@
+"""vsphere: hosts polled through the vSphere API, end to end — the real
+binary against VMware's own API simulator (govmomi's vcsim, tests/vcsim/,
+driven through tests/e2e/vcsim.py): nic samples per pnic per host, a link
+taken down, APD/PDL from the datastore mounts, the event stream, restarts of
+the agent and of the simulator, and the failures that must be one clear
+line (wrong password, unreachable, an untrusted certificate).
+
+The facts the simulator serves follow the vSphere API reference:
+PhysicalNic.linkSpeed unset = link down; HostMountInfo.inaccessibleReason
+AllPathsDown_Start / PermanentDeviceLoss; EventHistoryCollector
+ReadNextEvents.
+"""
+import os
+import re
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Agent, select, eq, fail, wait_for  # noqa: E402
+from vcsim import Vcsim  # noqa: E402
+
+ENTRY = "vc1"
+SIM = None
+SIMDIR = None
+
+
+def sim():
+    """One simulator for the module: 2 clustered hosts and 1 standalone."""
+    global SIM, SIMDIR
+    if SIM is None:
+        SIMDIR = harness.tmpdir("esxwatch-vcsim-")
+        SIM = Vcsim(SIMDIR, cluster_hosts=2, standalone=1).start()
+    return SIM
+
+
+def config(s, pwfile, trust="first_use", ca="", interval=60, url=None,
+           events="yes", extra=""):
+    return """server: {hostname: ""}
+storage: {directory: "@STORAGE@"}
+collectors:
+  nic: {enabled: yes, interval: 3600}
+  datastore: {enabled: yes, interval: 3600}
+  vsan: {enabled: no}
+  smart: {enabled: no}
+  agent: {enabled: yes, interval: 3600}
+filelog: {}
+vsphere:
+  %s:
+    url: "%s"
+    username: "%s"
+    password_file: "%s"
+    trust: %s
+    ca: "%s"
+    interval: %d
+    events: %s
+%s""" % (ENTRY, url or s.url, s.username, pwfile, trust, ca, interval, events,
+         extra)
+
+
+def agent_for(d, s, password=None, **kw):
+    d = harness.tmpdir()
+    pw = os.path.join(d, "pw")
+    with open(pw, "w") as f:
+        f.write((password if password is not None else s.password) + "\n")
+    os.chmod(pw, 0o600)
+    return Agent(d, config(s, pw, **kw))
+
+
+def polled(evs, **fields):
+    return select(evs, esxwatch_input="vsphere", esxwatch_vsphere=ENTRY, **fields)
+
+
+def once(a):
+    rc, evs, err = a.once(timeout=60)
+    return evs, err
+
+
+def host_names(s):
+    return [h["name"] for h in s.host_list()]
+
+
+def test_nic_samples_every_pnic_of_every_host(d):
+    s = sim()
+    a = agent_for(d, s)
+    evs, err = once(a)
+    want = sorted((h["name"], p) for h in s.host_list() for p in h["pnics"])
+    got = sorted((e["hostname"], e["esxwatch_nic"]) for e in
+                 polled(evs, esxwatch_collector="nic", esxwatch_kind="sample"))
+    if not want:
+        fail("the simulator lists no pnic")
+    eq(got, want, "nic samples (hostname, nic)")
+    for e in polled(evs, esxwatch_collector="nic"):
+        eq(e["esxwatch_link"], "up", "link of %s/%s" % (e["hostname"], e["esxwatch_nic"]))
+        if "esxwatch_rx_crc_errors" in e or "esxwatch_rx_crc_errors_delta" in e:
+            fail("a CRC counter through the API, where the API has none: %r" % e)
+        if not e.get("esxwatch_speed_mbps") or not e.get("esxwatch_driver"):
+            fail("speed or driver missing: %r" % e)
+    # the agent's own events still name this machine
+    if not select(evs, esxwatch_collector="agent"):
+        fail("no agent event: %s" % err[-2000:])
+
+
+def test_link_down_is_one_change_for_that_host_only(d):
+    s = sim()
+    a = agent_for(d, s)
+    hosts = s.host_list()
+    h, nic = hosts[0]["name"], hosts[0]["pnics"][-1]
+    once(a)
+    s.set_link(h, nic, up=False)
+    try:
+        evs, err = once(a)
+    finally:
+        s.set_link(h, nic, up=True)
+    ch = polled(evs, esxwatch_collector="nic", esxwatch_kind="change")
+    eq([(e["hostname"], e["esxwatch_nic"], e["esxwatch_link"]) for e in ch],
+       [(h, nic, "down")], "nic changes")
+    smp = polled(evs, esxwatch_collector="nic", esxwatch_kind="sample",
+                 hostname=h, esxwatch_nic=nic)
+    eq([e["esxwatch_link"] for e in smp], ["down"], "the sample after")
+
+
+def ds_states(evs, host, entity):
+    return {e.get("esxwatch_datastore") if entity == "datastore" else e["esxwatch_device"]:
+            e["esxwatch_state"]
+            for e in polled(evs, esxwatch_collector="datastore", hostname=host,
+                            esxwatch_kind="sample", esxwatch_entity=entity)}
+
+
+def test_datastore_apd_and_pdl_from_the_mount(d):
+    s = sim()
+    a = agent_for(d, s)
+    dss = s.datastores()
+    ds = dss[0]["name"]
+    h, other = host_names(s)[0], host_names(s)[1]
+    evs, _ = once(a)
+    eq(ds_states(evs, h, "datastore").get(ds), "ok", "before")
+    try:
+        s.set_datastore(h, ds, accessible=False, reason="AllPathsDown_Start")
+        evs, err = once(a)
+        eq(ds_states(evs, h, "datastore").get(ds), "apd", "AllPathsDown_Start: %s" % err[-1500:])
+        eq(ds_states(evs, other, "datastore").get(ds), "ok", "another host")
+        ch = polled(evs, esxwatch_collector="datastore", esxwatch_kind="change",
+                    hostname=h, esxwatch_datastore=ds, esxwatch_entity="datastore")
+        eq([(e["esxwatch_previous_state"], e["esxwatch_state"]) for e in ch],
+           [("ok", "apd")], "the change")
+        s.set_datastore(h, ds, accessible=False, reason="PermanentDeviceLoss")
+        evs, err = once(a)
+        eq(ds_states(evs, h, "datastore").get(ds), "pdl", "PermanentDeviceLoss")
+    finally:
+        s.set_datastore(h, ds, accessible=True)
+    evs, _ = once(a)
+    eq(ds_states(evs, h, "datastore").get(ds), "ok", "after")
+
+
+def test_dead_paths_degrade_the_device(d):
+    s = sim()
+    a = agent_for(d, s)
+    d = s.datastores()[0]
+    h = host_names(s)[0]
+    once(a)
+    path = "vmhba64:C0:T0:L%d" % 0
+    try:
+        lun = d["lun"]
+        s.set_path(h, path, "dead")
+        evs, err = once(a)
+        devs = ds_states(evs, h, "device")
+        if devs.get(lun) not in ("degraded", "apd"):
+            fail("a dead path: device %s is %r (%s)" % (lun, devs.get(lun), err[-1500:]))
+    finally:
+        s.set_path(h, path, "active")
+
+
+def test_vsan_eligibility_from_query_disks_for_vsan(d):
+    """HostVsanSystem.QueryDisksForVsan (VsanHostDiskResult.state,
+    error.localizedMessage) through the vsan collector, per host."""
+    s = sim()
+    a = agent_for(d, s, events="no")
+    a.write_config(open(a.config).read().replace(
+        "vsan: {enabled: no}", "vsan: {enabled: yes, interval: 3600}"))
+    h = host_names(s)[0]
+    disks = s.vsan_disks(h)
+    if not disks:
+        fail("the simulator lists no vSAN disk for %s" % h)
+    want = {"eligible": "eligible", "ineligible": "ineligible", "inUse": "in_use"}
+    evs, err = once(a)
+    got = {e["esxwatch_device"]: e["esxwatch_vsan_state"] for e in
+           polled(evs, esxwatch_collector="vsan", esxwatch_kind="sample", hostname=h)}
+    eq(got, {k: want[v] for k, v in disks.items()}, "vsan samples (%s)" % err[-1500:])
+    disk = sorted(k for k, v in disks.items() if v == "eligible")[0]
+    s.set_vsan_disk(h, disk, "ineligible", message="Disk is in use by another host")
+    try:
+        evs, err = once(a)
+    finally:
+        s.set_vsan_disk(h, disk, "eligible")
+    ch = polled(evs, esxwatch_collector="vsan", esxwatch_kind="change")
+    eq([(e["hostname"], e["esxwatch_device"], e["esxwatch_vsan_state"],
+         e.get("esxwatch_reason")) for e in ch],
+       [(h, disk, "ineligible", "Disk is in use by another host")], "the change")
+
+
+def test_connection_state_is_a_change(d):
+    s = sim()
+    a = agent_for(d, s)
+    h = host_names(s)[-1]
+    once(a)
+    try:
+        s.set_connection(h, "notResponding")
+        evs, _ = once(a)
+    finally:
+        s.set_connection(h, "connected")
+    ch = polled(evs, esxwatch_collector="vsphere", esxwatch_kind="change")
+    eq([(e["hostname"], e["esxwatch_state"], e["esxwatch_previous_state"]) for e in ch],
+       [(h, "notResponding", "connected")], "connection changes")
+    eq(polled(evs, esxwatch_collector="nic", hostname=h), [],
+       "no stale nic facts for a host vCenter cannot reach")
+
+
+def test_nic_error_counters_are_deltas(d):
+    """QueryPerf's per-sample counts (net.errorsRx per vmnic, real-time
+    interval): the sum since the previous poll, _delta fields only."""
+    s = sim()
+    a = agent_for(d, s)
+    h, nic = s.host_list()[1]["name"], s.host_list()[1]["pnics"][0]
+    once(a)                     # the baseline: the newest sample's time
+    t0 = int(time.time()) // 20
+    s.set_counter(h, nic, "net.errorsRx", 7)
+    try:
+        # the value is the newest sample's: wait for the next 20 s sample
+        wait_for(lambda: int(time.time()) // 20 > t0, 25, what="the next sample")
+        evs, err = once(a)
+    finally:
+        s.set_counter(h, nic, "net.errorsRx", 0)
+    smp = polled(evs, esxwatch_collector="nic", esxwatch_kind="sample", hostname=h,
+                 esxwatch_nic=nic)
+    eq([e.get("esxwatch_rx_errors_delta") for e in smp], ["7"], "rx_errors_delta (%s)" % err[-1500:])
+    if "esxwatch_rx_errors" in smp[0]:
+        fail("a total where the API gives per-interval counts: %r" % smp[0])
+    al = polled(evs, esxwatch_collector="nic", esxwatch_kind="alert", hostname=h)
+    eq([(e["esxwatch_nic"], e["esxwatch_counter"], e["esxwatch_rx_errors_delta"]) for e in al],
+       [(nic, "rx_errors", "7")], "the alert")
+    other = polled(evs, esxwatch_collector="nic", esxwatch_kind="sample",
+                   hostname=s.host_list()[0]["name"])
+    if any(e.get("esxwatch_rx_errors_delta") not in (None, "0") for e in other):
+        fail("another host's counters moved: %r" % other)
+
+
+def test_huge_and_deep_answers_are_refused_with_bounded_memory(d):
+    import resource
+    s = sim()
+    a = agent_for(d, s, events="no")
+    # a 100 MB answer stops at the first limit it crosses: 32 MB in all,
+    # or 256 KB of one element's text
+    for kind, kw, want in (("huge", {"size_mb": 100}, r"answer refused: XML (answer larger|"
+                            r"element text longer) than the limit"),
+                           ("deep", {"depth": 100000}, r"answer refused: XML nested deeper "
+                            r"than the limit")):
+        s.inject("RetrievePropertiesEx", kind, **kw)
+        try:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            rc, out, err = a.run("--once", timeout=120)
+            rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        finally:
+            s.inject("RetrievePropertiesEx", kind, count=0)
+        if not re.search(r"error: vsphere vc1: .*" + want, err):
+            fail("%s: no clear refusal: %s" % (kind, err[-1500:]))
+        if rss > max(before, 80 * 1024):
+            fail("%s: the agent grew to %d kB" % (kind, rss))
+        if not select(harness.parse_events(out), esxwatch_collector="agent"):
+            fail("%s: the rest of the agent stopped" % kind)
+    evs, err = once(a)
+    if not polled(evs, esxwatch_collector="nic"):
+        fail("no recovery after the refused answers: %s" % err[-1500:])
+
+
+def test_a_failing_call_costs_only_its_facts(d):
+    """QueryPerf answered with a fault: the poll goes on (every host's nic
+    samples, without counters), the reason logged; then it recovers."""
+    s = sim()
+    a = agent_for(d, s, events="no")
+    s.inject("QueryPerf", "fault", fault="SystemError")
+    try:
+        evs, err = once(a)
+    finally:
+        s.inject("QueryPerf", "fault", count=0)
+    want = sorted((h["name"], p) for h in s.host_list() for p in h["pnics"])
+    got = sorted((e["hostname"], e["esxwatch_nic"]) for e in
+                 polled(evs, esxwatch_collector="nic", esxwatch_kind="sample"))
+    eq(got, want, "nic samples despite the failed QueryPerf")
+    if not re.search(r"warning: vsphere vc1: QueryPerf: fault SystemError", err):
+        fail("the failure is not said: %s" % err[-1500:])
+    if not polled(evs, esxwatch_collector="datastore"):
+        fail("no datastore events: %s" % err[-1500:])
+
+
+def test_wrong_password_is_a_clear_line(d):
+    s = sim()
+    secret = "Not-The-Password-42"
+    a = agent_for(d, s, password=secret)
+    rc, out, err = a.run("--once", timeout=60)
+    if not re.search(r"vsphere vc1: .*wrong user name or password", err):
+        fail("no clear line: %s" % err[-2000:])
+    if secret in out or secret in err:
+        fail("the password appears in the output")
+    evs = harness.parse_events(out)
+    if not select(evs, esxwatch_collector="agent"):
+        fail("the rest of the agent stopped")
+    rc, out, err = a.run("--print-config")
+    if secret in out or secret in err:
+        fail("the password appears in --print-config")
+
+
+def status_json(a):
+    """--status --json's object; {} while the agent has written none (3)."""
+    import json
+    rc, out, err = a.run("--status", "--json")
+    if rc == 3:
+        return {}
+    eq(rc, 0, "--status --json (%s)" % err[-500:])
+    return json.loads(out)
+
+
+def test_status_json_and_metrics_per_entry(d):
+    """--status, --status --json and /metrics: a good entry is ok with its
+    hosts; a wrong password is the entry's error, in words."""
+    import urllib.request
+    s = sim()
+    port = harness.free_port()
+    a = agent_for(d, s, interval=5, events="no",
+                  extra='monitor: {listen: "127.0.0.1:%d"}\n' % port)
+    bad = agent_for(d, s, password="Wrong-Password-9", interval=5, events="no")
+    a.start()
+    bad.start()
+    try:
+        def ok():
+            v = status_json(a).get("vsphere") or []
+            return v if v and v[0]["polls"] >= 1 else None
+        v = wait_for(ok, 30, what="a poll in --status --json")[0]
+        eq((v["name"], v["state"], v["hosts"], v["last_error"]),
+           (ENTRY, "ok", len(s.host_list()), ""), "the entry")
+        if v["requests"] < 5 or v["last_poll_ms"] <= 0:
+            fail("requests or last poll missing: %r" % v)
+        rc, text, _ = a.run("--status")
+        if not re.search(r"\n  vc1: ok, %d hosts, last poll \d+ s ago" % len(s.host_list()), text):
+            fail("--status has no vsphere line: %s" % text[-1500:])
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+            m = r.read().decode()
+        if not re.search(r'^esxwatch_vsphere_polls_total\{name="vc1"\} [1-9]', m, re.M):
+            fail("/metrics has no esxwatch_vsphere_polls_total: %s" % m[-1500:])
+
+        def failed():
+            v = status_json(bad).get("vsphere") or []
+            return v if v and v[0]["errors"] >= 1 else None
+        v = wait_for(failed, 30, what="the failed poll in --status --json")[0]
+        eq(v["state"], "error", "state with a wrong password")
+        if "wrong user name or password" not in v["last_error"]:
+            fail("the error is not in words: %r" % v)
+        rc, text, _ = bad.run("--status")
+        if "wrong user name or password" not in text or "Wrong-Password-9" in text:
+            fail("--status: %s" % text[-1500:])
+    finally:
+        eq(a.stop(), 0, "agent exit")
+        eq(bad.stop(), 0, "agent exit")
+
+
+def test_check_config_errors_at_their_line(d):
+    a = Agent(d, """storage: {directory: "@STORAGE@"}
+vsphere:
+  good:
+    url: https://vc.example.com/sdk
+    username: u
+    password_file: /etc/esxwatch/vc.pw
+    hosts: [esx0*, esx10]
+    interval: 30
+  clear:
+    url: http://vc.example.com/sdk
+    username: u
+    password_file: /x
+""")
+    rc, out, err = a.run("--check-config")
+    eq(rc, 2, "--check-config exit")
+    if not re.search(r"agent\.yaml:10:10: 'url' must be an https:// URL", err):
+        fail("no FILE:LINE:COL error: %r" % err)
+    a.write_config(open(a.config).read().replace("http://", "https://").replace(
+        "    password_file: /x\n", ""))
+    rc, out, err = a.run("--check-config")
+    eq(rc, 2, "--check-config exit")
+    if not re.search(r"agent\.yaml:9:3: vsphere\.clear: 'password_file' is required", err):
+        fail("no error for the missing password_file: %r" % err)
+    a.write_config(open(a.config).read().replace("  clear:\n", "  clear:\n    password_file: /y\n"))
+    rc, out, err = a.run("--print-config")
+    eq(rc, 0, "--print-config (%s)" % err[-500:])
+    block = out[out.index("\nvsphere:\n"):]
+    for want in ('  "good":\n    url: "https://vc.example.com/sdk"', 'password_file: "/etc/esxwatch/vc.pw"',
+                 "trust: verify", 'hosts: ["esx0*", "esx10"]', "interval: 30", "events: yes"):
+        if want not in block:
+            fail("--print-config lacks %r: %s" % (want, block[:800]))
+
+
+def test_password_file_readable_by_others_is_refused(d):
+    s = sim()
+    a = agent_for(d, s)
+    pw = os.path.join(a.root, "pw")
+    os.chmod(pw, 0o644)
+    rc, out, err = a.run("--once", timeout=60)
+    if "must be a regular file of mode 0600" not in err:
+        fail("a 0644 password file accepted: %s" % err[-1500:])
+    if s.password in out or s.password in err:
+        fail("the password appears in the output")
+
+
+def test_unreachable_endpoint_is_a_clear_line(d):
+    s = sim()
+    port = harness.free_port()
+    a = agent_for(d, s, url="https://127.0.0.1:%d/sdk" % port)
+    rc, out, err = a.run("--once", timeout=60)
+    if not re.search(r"error: vsphere vc1: https://127\.0\.0\.1:%d/sdk: .*(connect|refused)" % port,
+                     err, re.I):
+        fail("no clear line: %s" % err[-2000:])
+    if not select(harness.parse_events(out), esxwatch_collector="agent"):
+        fail("the rest of the agent stopped")
+
+
+def test_self_signed_with_verify_is_refused_then_ca_verifies(d):
+    s = sim()
+    a = agent_for(d, s, trust="verify")
+    rc, out, err = a.run("--once", timeout=60)
+    if not re.search(r"error: vsphere vc1: .*certificate", err, re.I):
+        fail("no clear certificate line: %s" % err[-2000:])
+    if polled(harness.parse_events(out)):
+        fail("events from an untrusted endpoint")
+    a = agent_for(d, s, trust="verify", ca=s.cert)
+    evs, err = once(a)
+    if not polled(evs, esxwatch_collector="nic"):
+        fail("verify with the simulator's CA: no event (%s)" % err[-1500:])
+
+
+def test_first_use_pins_and_refuses_another_certificate(d):
+    s = sim()
+    a = agent_for(d, s, trust="first_use")
+    evs, err = once(a)
+    pin = os.path.join(a.storage, "trust-vsphere.%s.pin" % ENTRY)
+    if not os.path.exists(pin) or not polled(evs):
+        fail("first_use: no pin or no events (%s)" % err[-1500:])
+    eq(oct(os.stat(pin).st_mode & 0o777), oct(0o600), "pin file mode")
+    other_dir = harness.tmpdir("esxwatch-vcsim2-")
+    other = Vcsim(other_dir, cluster_hosts=1, standalone=0).start()
+    try:
+        a.write_config(config(other, os.path.join(a.root, "pw"), url=other.url)
+                       .replace(s.username, other.username))
+        with open(os.path.join(a.root, "pw"), "w") as f:
+            f.write(other.password + "\n")
+        rc, out, err = a.run("--once", timeout=60)
+        if not re.search(r"error: vsphere vc1: .*certificate of 127\.0\.0\.1:\d+ changed",
+                         err) or polled(harness.parse_events(out)):
+            fail("another certificate accepted under the pin: %s" % err[-1500:])
+        # the admin accepts the new certificate: --trust-reset vsphere.NAME
+        rc, out, err = a.run("--trust-reset", "vsphere." + ENTRY)
+        eq(rc, 0, "--trust-reset (%s)" % (out + err)[-500:])
+        evs, err = once(a)
+        if not polled(evs, esxwatch_collector="nic"):
+            fail("no events after --trust-reset: %s" % err[-1500:])
+    finally:
+        other.stop()
+        shutil.rmtree(other_dir, ignore_errors=True)
+
+
+def test_events_once_each_across_agent_restarts(d):
+    s = sim()
+    a = agent_for(d, s)
+    h = host_names(s)[0]
+    once(a)     # first start: history is not replayed
+    msg = ("Device or filesystem with identifier [naa.600a0b80005ad1d70000001a4f5c2e1d] "
+           "has entered the All Paths Down state.")
+    k1 = s.post_event(h, "esx.problem.storage.apd.start", msg, severity="warning")
+    evs, err = once(a)
+    got = polled(evs, esxwatch_collector="vcevents")
+    eq([(e["hostname"], e["esxwatch_vc_event"], e["esxwatch_vc_event_key"]) for e in got],
+       [(h, "esx.problem.storage.apd.start", str(k1))], "one vcevents event (%s)" % err[-1000:])
+    e = got[0]
+    eq((e["esxwatch_kind"], e["esxwatch_severity"]), ("alert", "warning"), "kind, severity")
+    # matched as vobd's line "[ID] MESSAGE": the catalogue's rule and captures
+    eq((e.get("esxwatch_rule"), e.get("esxwatch_device")),
+       ("apd_start", "naa.600a0b80005ad1d70000001a4f5c2e1d"), "the catalogue's rule")
+    eq(e["text"], msg, "text")
+    # posted while the agent is away: the next start has them, once
+    k2 = s.post_event(h, "esx.clear.storage.apd.exit", "APD exit", severity="info")
+    k3 = s.post_event(h, type="HostConnectionLostEvent", message="lost")
+    evs, err = once(a)
+    got = polled(evs, esxwatch_collector="vcevents")
+    eq(sorted(int(e["esxwatch_vc_event_key"]) for e in got), sorted([k2, k3]),
+       "events posted while away (%s)" % err[-1000:])
+    if "may be missing" in err:
+        fail("a gap where there is none: %s" % err[-1000:])
+    evs, _ = once(a)
+    eq(polled(evs, esxwatch_collector="vcevents"), [], "a restart repeats none")
+    # vCenter restarted (every session and collector gone): recovered in
+    # the same poll, nothing repeated
+    k4 = s.post_event(h, "esx.problem.net.vmnic.linkstate.down", "Physical NIC vmnic1 linkstate is down",
+                      severity="error")
+    s.drop_sessions()
+    evs, err = once(a)
+    eq([e["esxwatch_vc_event_key"] for e in polled(evs, esxwatch_collector="vcevents")],
+       [str(k4)], "after the sessions were dropped (%s)" % err[-1000:])
+
+
+def test_event_history_rolled_over_is_a_counted_gap(d):
+    """vCenter's history keeps N events: those posted while the agent was
+    away beyond N are gone; the gap is said, the rest arrive once."""
+    import json
+    simdir = os.path.join(d, "sim")
+    os.makedirs(simdir)
+    s2 = Vcsim(simdir, cluster_hosts=1, standalone=0, event_history=5).start()
+    try:
+        a = agent_for(d, s2)
+        h = host_names(s2)[0]
+        once(a)
+        k0 = s2.post_event(h, "esx.problem.test.one", "one", severity="info")
+        evs, _ = once(a)
+        eq([e["esxwatch_vc_event_key"] for e in polled(evs, esxwatch_collector="vcevents")],
+           [str(k0)], "the first event")
+        keys = [s2.post_event(h, "esx.problem.test.n", "n%d" % i, severity="info")
+                for i in range(8)]
+        if not s2.events().get("rolled_over"):
+            fail("the simulator kept every event: %r" % s2.events())
+        evs, err = once(a)
+        got = [int(e["esxwatch_vc_event_key"]) for e in polled(evs, esxwatch_collector="vcevents")]
+        if not got or got != sorted(got) or not set(got) <= set(keys) or got[-1] != keys[-1]:
+            fail("after the roll-over: got %r of %r" % (got, keys))
+        # (the agent's own logins are events too: the last key read may be
+        # one of those, after k0)
+        m = re.search(r"vsphere vc1: events between key (\d+) and (\d+) may be missing", err)
+        if not m or not k0 <= int(m.group(1)) < keys[0]:
+            fail("the gap after key %d is not said: %s" % (k0, err[-1500:]))
+    finally:
+        s2.stop()
+
+
+def test_simulator_restart_recovers_by_itself(d):
+    s = sim()
+    a = agent_for(d, s, interval=5, events="no")
+    a.start()
+    try:
+        def samples():
+            return polled(a.stdout_events(), esxwatch_collector="nic", esxwatch_kind="sample")
+        wait_for(samples, 30, what="first samples")
+        s.drop_sessions()
+        wait_for(lambda: "session lost" in a.stderr_text(), 30, what="the session loss noticed")
+        n0 = len(samples())
+        wait_for(lambda: len(samples()) > n0, 30, what="samples after the sessions were dropped")
+        s.restart()
+        n1 = len(samples())
+        wait_for(lambda: len(samples()) > n1, 30, what="samples after a process restart")
+    finally:
+        rc = a.stop()
+    eq(rc, 0, "agent exit")
+
+
+def teardown():
+    if SIM is not None:
+        SIM.stop()
+        shutil.rmtree(SIMDIR, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        harness.main(globals())
+    finally:
+        teardown()

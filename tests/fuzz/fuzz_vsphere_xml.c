@@ -1,0 +1,86 @@
+/* libFuzzer target: the vSphere client's XML reader (collectors/host/
+ * vsphere_xml.c) must never crash, leak or read out of bounds whatever the
+ * bytes, keep its limits (depth, text length) and hand callbacks
+ * NUL-terminated text of the length it says.  The input is fed in pieces
+ * (the first byte picks the piece size) as libcurl hands it over.  The
+ * same bytes go through the poll's snapshot reader (vsphere_snap.c): every
+ * host and datastore it keeps has NUL-terminated names. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../collectors/host/vsphere.h"
+#include "../../collectors/host/vsphere_xml.h"
+
+static int
+on_start(void *arg, struct vx *x, int depth, const char *name)
+{
+	(void)arg;
+	if (depth < 1 || depth > VX_MAX_DEPTH || depth != vx_depth(x) ||
+	    strlen(name) >= VX_MAX_NAME || strcmp(vx_name_at(x, depth), name) != 0)
+		abort();
+	(void)vx_path_ends(x, "propSet/val");
+	(void)vx_type_at(x, depth);
+	return 0;
+}
+
+static int
+on_end(void *arg, struct vx *x, int depth, const char *name, const char *text,
+    size_t len)
+{
+	(*(size_t *)arg)++;
+	if (depth != vx_depth(x) || strlen(text) > len || len >= VX_MAX_TEXT ||
+	    text[len] != '\0' || *name == '\0')
+		abort();
+	return 0;
+}
+
+static void
+snap(const uint8_t *data, size_t size)
+{
+	struct vs_snap s;
+	char tok[512], err[256];
+	size_t i;
+
+	memset(&s, 0, sizeof(s));
+	if (vs_snap_parse(&s, (const char *)data, size, tok, sizeof(tok), err,
+	    sizeof(err)) == -1 && memchr(err, '\0', sizeof(err)) == NULL)
+		abort();
+	for (i = 0; i < s.nhosts; i++)
+		if (strlen(s.hosts[i].name) >= sizeof(s.hosts[i].name) ||
+		    s.hosts[i].npnics > 4096)
+			abort();
+	for (i = 0; i < s.nds; i++)
+		if (strlen(s.ds[i].name) >= sizeof(s.ds[i].name))
+			abort();
+	vs_snap_free(&s);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t ends = 0, piece, off = 1;
+	struct vx_handler h = { on_start, on_end, &ends };
+	struct vx *x;
+	int r = 0;
+
+	if (size < 1)
+		return 0;
+	piece = (size_t)data[0] + 1;
+	x = vx_new(&h);
+	if (x == NULL)
+		return 0;
+	while (r == 0 && off < size) {
+		size_t n = size - off < piece ? size - off : piece;
+
+		r = vx_feed(x, data + off, n);
+		off += n;
+	}
+	if (r == 0)
+		r = vx_finish(x);
+	if (r != 0 && *vx_error(x) == '\0')
+		abort();
+	vx_free(x);
+	snap(data + 1, size - 1);
+	return 0;
+}
