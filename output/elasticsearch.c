@@ -192,6 +192,7 @@ es_open(struct sink_ctx *ctx)
 	struct es *s = calloc(1, sizeof(*s));
 	struct buf url = BUF_INIT;
 	char line[4 * ES_SECRET_MAX], redacted[1024];
+	struct gzip *gz;	/* (none: _bulk bodies go as they are) */
 
 	if (s == NULL) {
 		snprintf(ctx->error, sizeof(ctx->error), "out of memory");
@@ -208,18 +209,15 @@ es_open(struct sink_ctx *ctx)
 		goto nomem;
 	if (auth_line(ctx, line, sizeof(line)) == -1)
 		goto err;
-	s->hdrs = curl_slist_append(NULL, "Content-Type: application/x-ndjson");
-	if (s->hdrs == NULL || curl_slist_append(s->hdrs, "Expect:") == NULL ||
+	s->hdrs = transport_body_headers("application/x-ndjson", "none", NULL,
+	    &gz);
+	if (s->hdrs == NULL ||
 	    (line[0] && curl_slist_append(s->hdrs, line) == NULL)) {
 		explicit_bzero(line, sizeof(line));
 		goto nomem;
 	}
 	explicit_bzero(line, sizeof(line));
-	if (trust_init(&s->trust, ctx->cfg, ctx->conf, ctx->name,
-	    strncasecmp(url.data, "https:", 6) == 0, ctx->error,
-	    sizeof(ctx->error)) == -1 ||
-	    hconn_open_trust(&s->h, ctx->conf, &s->trust, url.data, ctx->error,
-	    sizeof(ctx->error)) == -1)
+	if (hconn_open_sink(&s->h, &s->trust, ctx, url.data) == -1)
 		goto err;
 	transport_redact_url(url.data, redacted, sizeof(redacted));
 	log_info("%s: elasticsearch _bulk to %s (index %s%s)", ctx->name,

@@ -76,8 +76,7 @@ http_open(struct sink_ctx *ctx)
 	const struct http_opts *o = conf_opts(ctx->conf);
 	const struct dest_conf *d = ctx->conf;
 	struct http_sink *s;
-	struct buf url = BUF_INIT, h = BUF_INIT;
-	struct curl_slist *n;
+	struct buf url = BUF_INIT;
 	char redacted[1024];
 	size_t i;
 
@@ -95,31 +94,10 @@ http_open(struct sink_ctx *ctx)
 		s->max_bytes = (size_t)ctx->cfg->batch_max_bytes;
 	if (ctx->cfg != NULL && ctx->cfg->batch_max_events > 0)
 		s->max_events = (size_t)ctx->cfg->batch_max_events;
-	if (o->url != NULL && o->url[0] != '\0') {
-		if (buf_puts(&url, o->url) == -1)
-			goto nomem;
-	} else if (transport_base_url(d, "/", &url) == -1)
+	if (transport_target_url(d, o->url, "/", &url) == -1)
 		goto nomem;
-	if (trust_init(&s->trust, ctx->cfg, d, ctx->name,
-	    strncasecmp(url.data, "https:", 6) == 0, ctx->error,
-	    sizeof(ctx->error)) == -1 ||
-	    hconn_open_trust(&s->h, d, &s->trust, url.data, ctx->error,
-	    sizeof(ctx->error)) == -1)
+	if (hconn_open_sink(&s->h, &s->trust, ctx, url.data) == -1)
 		goto err;
-	s->hdrs = curl_slist_append(NULL, s->array ?
-	    "Content-Type: application/json" :
-	    "Content-Type: application/x-ndjson");
-	if (s->hdrs == NULL ||
-	    curl_slist_append(s->hdrs, "Expect:") == NULL)
-		goto nomem;
-	if (o->compress == NULL || strcmp(o->compress, "none") != 0) {
-		s->gz = gzip_new(GZIP_LEVEL_DEFAULT);
-		if (s->gz == NULL)
-			goto nomem;
-		n = curl_slist_append(s->hdrs, "Content-Encoding: gzip");
-		if (n == NULL)
-			goto nomem;
-	}
 	for (i = 0; i < o->headers.n; i++) {
 		if (!header_ok(o->headers.v[i].key, o->headers.v[i].value)) {
 			/* name only: the value may be a secret */
@@ -128,27 +106,22 @@ http_open(struct sink_ctx *ctx)
 			    o->headers.v[i].key : "");
 			goto err;
 		}
-		buf_reset(&h);
-		if (buf_printf(&h, "%s: %s", o->headers.v[i].key,
-		    o->headers.v[i].value) == -1)
-			goto nomem;
-		n = curl_slist_append(s->hdrs, h.data);
-		if (n == NULL)
-			goto nomem;
 	}
+	s->hdrs = transport_body_headers(s->array ? "application/json" :
+	    "application/x-ndjson", o->compress, &o->headers, &s->gz);
+	if (s->hdrs == NULL)
+		goto nomem;
 	transport_redact_url(url.data, redacted, sizeof(redacted));
 	log_info("%s: http %s to %s%s%s", ctx->name, s->array ? "json_array" :
 	    "json_lines", redacted, s->gz ? " (gzip)" : "",
 	    o->headers.n ? " with configured headers" : "");
 	buf_free(&url);
-	buf_free(&h);
 	ctx->priv = s;
 	return 0;
 nomem:
 	snprintf(ctx->error, sizeof(ctx->error), "out of memory");
 err:
 	buf_free(&url);
-	buf_free(&h);
 	http_free(s);
 	return -1;
 }

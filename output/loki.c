@@ -237,35 +237,21 @@ conf_opts(const struct dest_conf *d)
 	return o != NULL ? o : &none;
 }
 
-/* Content-Type, gzip, the tenant and the configured headers. */
+/* The JSON headers and, for a multi-tenant Loki, X-Scope-OrgID. */
 static int
 make_headers(struct loki_sink *s, const struct loki_opts *o)
 {
 	struct buf h = BUF_INIT;
-	int rc = -1;
+	int rc = 0;
 
-	s->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-	if (s->hdrs == NULL || curl_slist_append(s->hdrs, "Expect:") == NULL)
+	s->hdrs = transport_body_headers("application/json", o->compress,
+	    &o->headers, &s->gz);
+	if (s->hdrs == NULL)
 		return -1;
-	if (o->compress == NULL || strcmp(o->compress, "none") != 0) {
-		s->gz = gzip_new(GZIP_LEVEL_DEFAULT);
-		if (s->gz == NULL || curl_slist_append(s->hdrs,
-		    "Content-Encoding: gzip") == NULL)
-			return -1;
-	}
 	if (o->tenant != NULL && o->tenant[0] != '\0' &&
 	    (buf_printf(&h, "X-Scope-OrgID: %s", o->tenant) == -1 ||
 	    curl_slist_append(s->hdrs, h.data) == NULL))
-		goto out;
-	for (size_t i = 0; i < o->headers.n; i++) {
-		buf_reset(&h);
-		if (buf_printf(&h, "%s: %s", o->headers.v[i].key,
-		    o->headers.v[i].value) == -1 ||
-		    curl_slist_append(s->hdrs, h.data) == NULL)
-			goto out;
-	}
-	rc = 0;
-out:
+		rc = -1;
 	buf_free(&h);
 	return rc;
 }
@@ -307,17 +293,11 @@ loki_open(struct sink_ctx *ctx)
 	buf_init(&s->body, 64u * 1024 * 1024);
 	buf_init(&s->zbody, 64u * 1024 * 1024);
 	s->metadata = o->structured_metadata || o == conf_opts(NULL);
-	if (o->url != NULL && o->url[0] != '\0') {
-		if (buf_puts(&url, o->url) == -1)
-			goto nomem;
-	} else if (transport_base_url(ctx->conf, "/loki/api/v1/push",
+	if (transport_target_url(ctx->conf, o->url, "/loki/api/v1/push",
 	    &url) == -1)
 		goto nomem;
-	if (trust_init(&s->trust, ctx->cfg, ctx->conf, ctx->name,
-	    strncasecmp(url.data, "https:", 6) == 0, ctx->error,
-	    sizeof(ctx->error)) == -1 ||
-	    hconn_open_trust(&s->h, ctx->conf, &s->trust, url.data,
-	    ctx->error, sizeof(ctx->error)) == -1 || basic_auth(ctx, s) == -1)
+	if (hconn_open_sink(&s->h, &s->trust, ctx, url.data) == -1 ||
+	    basic_auth(ctx, s) == -1)
 		goto err;
 	if (make_headers(s, o) == -1)
 		goto nomem;

@@ -253,36 +253,6 @@ conf_opts(const struct dest_conf *d)
 	return o != NULL ? o : &none;
 }
 
-/* Content-Type, gzip and the configured headers (names checked by the
- * loader: check_header_name / check_header_value). */
-static int
-make_headers(struct otlp_sink *s, const struct otlp_opts *o)
-{
-	struct buf h = BUF_INIT;
-	int rc = -1;
-
-	s->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-	if (s->hdrs == NULL || curl_slist_append(s->hdrs, "Expect:") == NULL)
-		return -1;
-	if (o->compress == NULL || strcmp(o->compress, "none") != 0) {
-		s->gz = gzip_new(GZIP_LEVEL_DEFAULT);
-		if (s->gz == NULL || curl_slist_append(s->hdrs,
-		    "Content-Encoding: gzip") == NULL)
-			return -1;
-	}
-	for (size_t i = 0; i < o->headers.n; i++) {
-		buf_reset(&h);
-		if (buf_printf(&h, "%s: %s", o->headers.v[i].key,
-		    o->headers.v[i].value) == -1 ||
-		    curl_slist_append(s->hdrs, h.data) == NULL)
-			goto out;
-	}
-	rc = 0;
-out:
-	buf_free(&h);
-	return rc;
-}
-
 static int
 otlp_open(struct sink_ctx *ctx)
 {
@@ -303,18 +273,13 @@ otlp_open(struct sink_ctx *ctx)
 		    "is not built in: this build speaks json", o->encoding);
 		goto err;
 	}
-	if (o->url != NULL && o->url[0] != '\0') {
-		if (buf_puts(&url, o->url) == -1)
-			goto nomem;
-	} else if (transport_base_url(ctx->conf, "/v1/logs", &url) == -1)
+	if (transport_target_url(ctx->conf, o->url, "/v1/logs", &url) == -1)
 		goto nomem;
-	if (trust_init(&s->trust, ctx->cfg, ctx->conf, ctx->name,
-	    strncasecmp(url.data, "https:", 6) == 0, ctx->error,
-	    sizeof(ctx->error)) == -1 ||
-	    hconn_open_trust(&s->h, ctx->conf, &s->trust, url.data,
-	    ctx->error, sizeof(ctx->error)) == -1)
+	if (hconn_open_sink(&s->h, &s->trust, ctx, url.data) == -1)
 		goto err;
-	if (make_headers(s, o) == -1)
+	s->hdrs = transport_body_headers("application/json", o->compress,
+	    &o->headers, &s->gz);
+	if (s->hdrs == NULL)
 		goto nomem;
 	transport_redact_url(url.data, redacted, sizeof(redacted));
 	log_info("%s: otlp logs (json%s) to %s", ctx->name,

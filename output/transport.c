@@ -14,6 +14,7 @@
 
 #include "../agent/lib/log.h"
 #include "../agent/lib/redact.h"
+#include "gzip.h"
 #include "transport.h"
 
 static pthread_once_t	 global_once = PTHREAD_ONCE_INIT;
@@ -83,6 +84,47 @@ transport_base_url(const struct dest_conf *d, const char *path, struct buf *out)
 
 	return buf_printf(out, "%s://%s%s%s:%d%s", d->ssl ? "https" : "http",
 	    v6 ? "[" : "", h, v6 ? "]" : "", dest_port(d), path);
+}
+
+int
+transport_target_url(const struct dest_conf *d, const char *url,
+    const char *path, struct buf *out)
+{
+	if (url != NULL && url[0] != '\0')
+		return buf_puts(out, url);
+	return transport_base_url(d, path, out);
+}
+
+struct curl_slist *
+transport_body_headers(const char *content_type, const char *compress,
+    const struct kvlist *extra, struct gzip **gz)
+{
+	struct curl_slist *l = NULL;
+	struct buf h = BUF_INIT;
+	bool ok;
+
+	*gz = NULL;
+	ok = buf_printf(&h, "Content-Type: %s", content_type) == 0 &&
+	    (l = curl_slist_append(NULL, h.data)) != NULL &&
+	    curl_slist_append(l, "Expect:") != NULL;
+	if (ok && (compress == NULL || strcmp(compress, "none") != 0))
+		ok = (*gz = gzip_new(GZIP_LEVEL_DEFAULT)) != NULL &&
+		    curl_slist_append(l, "Content-Encoding: gzip") != NULL;
+	for (size_t i = 0; ok && extra != NULL && i < extra->n; i++) {
+		buf_reset(&h);
+		ok = buf_printf(&h, "%s: %s", extra->v[i].key,
+		    extra->v[i].value) == 0 &&
+		    curl_slist_append(l, h.data) != NULL;
+	}
+	if (h.data != NULL)	/* a header value may be a secret */
+		explicit_bzero(h.data, h.len);
+	buf_free(&h);
+	if (ok)
+		return l;
+	curl_slist_free_all(l);
+	gzip_free(*gz);
+	*gz = NULL;
+	return NULL;
 }
 
 void
@@ -479,6 +521,18 @@ hconn_open(struct hconn *h, const struct dest_conf *d, const char *url,
     char *err, size_t errlen)
 {
 	return hconn_open_trust(h, d, NULL, url, err, errlen);
+}
+
+int
+hconn_open_sink(struct hconn *h, struct trust *t, struct sink_ctx *ctx,
+    const char *url)
+{
+	if (trust_init(t, ctx->cfg, ctx->conf, ctx->name,
+	    strncasecmp(url, "https:", 6) == 0, ctx->error,
+	    sizeof(ctx->error)) == -1)
+		return -1;
+	return hconn_open_trust(h, ctx->conf, t, url, ctx->error,
+	    sizeof(ctx->error));
 }
 
 int

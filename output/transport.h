@@ -66,6 +66,23 @@ int	 transport_timeout(const struct dest_conf *);
  * ESXi and Linux usual places), or NULL for libcurl's default. */
 const char *transport_default_ca(void);
 
+struct gzip;
+/*
+ * Where a sink posts: its configured url when set, else
+ * "http(s)://hostname:port" + path.  0, or -1 (out of memory).
+ */
+int	 transport_target_url(const struct dest_conf *, const char *url,
+	    const char *path, struct buf *out);
+/*
+ * The headers of a request with a JSON or NDJSON body: content_type, no
+ * "Expect: 100-continue" (one round trip less), "Content-Encoding: gzip"
+ * unless compress is "none" (then *gz is made for the caller; else NULL),
+ * and each configured extra header as "NAME: VALUE" (names and values
+ * checked by the loader).  NULL when out of memory (nothing left made).
+ */
+struct curl_slist *transport_body_headers(const char *content_type,
+	    const char *compress, const struct kvlist *extra, struct gzip **gz);
+
 /* One persistent HTTP connection (keep-alive through the reused handle). */
 struct hconn {
 	CURL			*curl;
@@ -88,6 +105,13 @@ int	 hconn_open(struct hconn *, const struct dest_conf *, const char *url,
  * must outlive the connection). */
 int	 hconn_open_trust(struct hconn *, const struct dest_conf *,
 	    struct trust *, const char *url, char *err, size_t errlen);
+/*
+ * The sink's connection to url with the destination's trust state (*t,
+ * kept by the sink: verify, first_use or any, https or not by the URL):
+ * 0, or -1 with ctx->error said.
+ */
+int	 hconn_open_sink(struct hconn *, struct trust *t, struct sink_ctx *ctx,
+	    const char *url);
 /*
  * POST body with hdrs.  Returns 0 when an HTTP response came back (look at
  * h->status, h->resp, h->retry_after), -1 on a transport failure with err

@@ -21,6 +21,7 @@
 
 #include "../../agent/lib/buf.h"
 #include "../../agent/config/config.h"
+#include "../../output/gzip.h"
 #include "../../output/transport.h"
 
 static void
@@ -94,6 +95,54 @@ TEST(base_url_and_timeout)
 	d->timeout = 7;
 	CHECK_INT(transport_timeout(d), 7);
 	config_free(cfg);
+}
+
+/* The URL a sink posts to: its url key, else made of hostname and port. */
+TEST(target_url)
+{
+	struct config *cfg = config_default();
+	struct dest_conf *d = dest(cfg, "loki.example", 3100, false);
+	struct buf b;
+
+	buf_init(&b, 0);
+	CHECK_INT(transport_target_url(d, NULL, "/loki/api/v1/push", &b), 0);
+	CHECK_STR(b.data, "http://loki.example:3100/loki/api/v1/push");
+	buf_reset(&b);
+	CHECK_INT(transport_target_url(d, "", "/v1/logs", &b), 0);
+	CHECK_STR(b.data, "http://loki.example:3100/v1/logs");
+	buf_reset(&b);
+	CHECK_INT(transport_target_url(d, "https://otel:4318/v1/logs", "/x", &b), 0);
+	CHECK_STR(b.data, "https://otel:4318/v1/logs");
+	buf_free(&b);
+	config_free(cfg);
+}
+
+/* The headers of a JSON body, in order; gzip only when asked. */
+TEST(body_headers)
+{
+	char k1[] = "X-Api", v1[] = "k1", k2[] = "X-Two", v2[] = "v 2";
+	struct kvpair kv[2] = { { k1, v1 }, { k2, v2 } };
+	struct kvlist extra = { .v = kv, .n = 2 };
+	struct curl_slist *l, *p;
+	struct gzip *gz = (struct gzip *)&extra;	/* must be reset */
+	const char *want[] = { "Content-Type: application/x-ndjson", "Expect:",
+	    "Content-Encoding: gzip", "X-Api: k1", "X-Two: v 2" };
+	size_t i = 0;
+
+	l = transport_body_headers("application/x-ndjson", NULL, &extra, &gz);
+	CHECK(l != NULL && gz != NULL);
+	for (p = l; p != NULL; p = p->next, i++)
+		if (i < 5)
+			CHECK_STR(p->data, want[i]);
+	CHECK_INT((int)i, 5);
+	curl_slist_free_all(l);
+	gzip_free(gz);
+	l = transport_body_headers("application/json", "none", NULL, &gz);
+	CHECK(l != NULL && gz == NULL);
+	CHECK_STR(l->data, "Content-Type: application/json");
+	CHECK(l->next != NULL && strcmp(l->next->data, "Expect:") == 0 &&
+	    l->next->next == NULL);
+	curl_slist_free_all(l);
 }
 
 TEST(http_policy)
@@ -489,6 +538,8 @@ main(void)
 	config_plugins_builtin();
 	RUN(redact_url);
 	RUN(base_url_and_timeout);
+	RUN(target_url);
+	RUN(body_headers);
 	RUN(http_policy);
 	RUN(setup_ssl_cn_connect_to);
 	RUN(describe_certificate_errors);
