@@ -73,6 +73,36 @@ diag_free(struct diag *d)
 }
 
 /*
+ * The memory of a host already known by that name: the same name but for
+ * case, else the one name that is its short name or its DNS name (a
+ * vCenter's inventory name "esx01.example.com" and the host's syslog
+ * HOSTNAME "ESX01"); two candidates: ambiguous, none.  A DNS name found
+ * for a short one becomes the memory's name (alerts name the DNS name).
+ */
+static struct diag *
+known_host(struct diag *d, const char *host)
+{
+	struct diag *cand = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nothers; i++) {
+		enum diag_host_match m = diag_host_match(d->others[i]->host, host);
+
+		if (m == DIAG_HOST_SAME)
+			return d->others[i];
+		if (m == DIAG_HOST_SHORT) {
+			cand = d->others[i];
+			n++;
+		}
+	}
+	if (n != 1)
+		return NULL;
+	if (strchr(cand->host, '.') == NULL)
+		diag_copy(cand->host, sizeof(cand->host), host);
+	return cand;
+}
+
+/*
  * The memory of the host ev is about: the stage's own for the agent's
  * host (no esxwatch_input), else that host's, made on its first event
  * (the one observed the longest ago forgotten when all are taken).
@@ -88,9 +118,9 @@ memory_of(struct diag *d, const struct event *ev)
 
 	if (input == NULL || host == NULL || host[0] == '\0')
 		return d;
-	for (i = 0; i < d->nothers; i++)
-		if (strcmp(d->others[i]->host, host) == 0)
-			return d->others[i];
+	h = known_host(d, host);
+	if (h != NULL)
+		return h;
 	if (d->nothers == DIAG_MAX_HOSTS) {
 		for (i = 1; i < d->nothers; i++)
 			if (d->others[i]->used < d->others[old]->used)

@@ -2,14 +2,52 @@
  * diagstate: the stage's tables and the helpers its rules share
  * (agent/diagnosis/diagstate.h).  The caller holds the stage's lock.
  */
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "diagstate.h"
 #include "../lib/log.h"
+
+/* A DNS name's first label's length; 0 for a short name or an address. */
+static size_t
+first_label(const char *s)
+{
+	const char *dot = strchr(s, '.');
+	bool literal = true;
+
+	if (dot == NULL || dot == s || strchr(s, ':') != NULL)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!isdigit((unsigned char)*p) && *p != '.')
+			literal = false;
+	return literal ? 0 : (size_t)(dot - s);
+}
+
+enum diag_host_match
+diag_host_match(const char *a, const char *b)
+{
+	size_t la, lb;
+
+	if (a == NULL || b == NULL || a[0] == '\0' || b[0] == '\0')
+		return DIAG_HOST_OTHER;
+	if (strcasecmp(a, b) == 0)
+		return DIAG_HOST_SAME;
+	la = first_label(a);
+	lb = first_label(b);
+	if (la == 0 && lb > 0 && strchr(a, '.') == NULL && strchr(a, ':') == NULL &&
+	    strlen(a) == lb && strncasecmp(a, b, lb) == 0)
+		return DIAG_HOST_SHORT;
+	if (lb == 0 && la > 0 && strchr(b, '.') == NULL && strchr(b, ':') == NULL &&
+	    strlen(b) == la && strncasecmp(a, b, la) == 0)
+		return DIAG_HOST_SHORT;
+	return DIAG_HOST_OTHER;
+}
 
 /* src (NULL: "") into dst, cut to fit. */
 void

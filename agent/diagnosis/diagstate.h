@@ -168,6 +168,17 @@ struct diag {
 	uint64_t		forgotten;	/* entities evicted from full tables */
 };
 
+/*
+ * Are host names a and b one host?  DIAG_HOST_SAME: the same name but for
+ * case (DNS names are case-insensitive, RFC 4343); DIAG_HOST_SHORT: one is
+ * a short name (no dot) and the other a DNS name whose first label it is
+ * ("esx01" and "ESX01.example.com"): the same host if no other name known
+ * has that short name (the caller decides); DIAG_HOST_OTHER: not the same.
+ * An IPv4 or IPv6 literal is never a DNS name.
+ */
+enum diag_host_match { DIAG_HOST_OTHER, DIAG_HOST_SHORT, DIAG_HOST_SAME };
+enum diag_host_match diag_host_match(const char *a, const char *b);
+
 /* Helpers the rules share. */
 void	diag_copy(char *dst, size_t len, const char *src);
 void	diag_obs_push(struct diag_obs *ring, size_t n, const struct diag_obs *);

@@ -439,6 +439,83 @@ TEST(partition_tables)
 	    sizeof(tab)));
 }
 
+/* One host by name: the same name but for case, or a short name and the
+ * one DNS name it is the first label of; never an address, never two
+ * different domains. */
+TEST(host_names_match)
+{
+	static const struct { const char *a, *b; enum diag_host_match want; } c[] = {
+		{ "esx01.example.com", "esx01.example.com", DIAG_HOST_SAME },
+		{ "ESX01.Example.COM", "esx01.example.com", DIAG_HOST_SAME },
+		{ "DC0_C0_H0", "dc0_c0_h0", DIAG_HOST_SAME },
+		{ "esx01", "esx01.example.com", DIAG_HOST_SHORT },
+		{ "esx01.example.com", "ESX01", DIAG_HOST_SHORT },
+		{ "esx01", "esx011.example.com", DIAG_HOST_OTHER },
+		{ "esx0", "esx01.example.com", DIAG_HOST_OTHER },
+		{ "esx01.a.com", "esx01.b.com", DIAG_HOST_OTHER },
+		{ "esx01.a.com", "esx01.a", DIAG_HOST_OTHER },
+		{ "10", "10.0.0.5", DIAG_HOST_OTHER },
+		{ "fe80", "fe80::1", DIAG_HOST_OTHER },
+		{ ".example.com", "", DIAG_HOST_OTHER },
+		{ "", ".example.com", DIAG_HOST_OTHER },
+		{ "esx01", "esx02", DIAG_HOST_OTHER },
+		{ "esx01", NULL, DIAG_HOST_OTHER },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		CHECK_INT(diag_host_match(c[i].a, c[i].b), c[i].want);
+}
+
+static void
+observe_as(struct diag *d, const struct step *s, const char *host, const char *input)
+{
+	struct event *ev = mk(s);
+
+	event_set(ev, "hostname", host);
+	event_set(ev, "esxwatch_input", input);
+	diag_observe(d, ev);
+	event_free(ev);
+}
+
+/* A host polled through vCenter (inventory name, FQDN) that also sends its
+ * syslog (HOSTNAME short and upper case): one memory, one diagnosis, named
+ * after the DNS name.  Two hosts of the same short name in two domains:
+ * the short name is ambiguous and joins neither. */
+TEST(polled_and_syslog_host_is_one_host)
+{
+	struct diag *d = diag_new(NULL);
+	struct diag_alert *out = calloc(8, sizeof(*out));
+	const struct step crc = NIC_CRC(0, "vmnic1", "120");
+	const struct step ds = { 30, "datastore", "change",
+	    "esxwatch_entity=datastore|esxwatch_datastore=ds1|esxwatch_device=naa.600a"
+	    "|esxwatch_state=apd", "datastore ds1: apd" };
+	const struct step apd = APD(60, "naa.600a");
+	size_t n;
+
+	observe_as(d, &apd, "ESX01", "syslog");
+	observe_as(d, &ds, "esx01.example.com", "vsphere");
+	observe_as(d, &crc, "esx01.example.com", "vsphere");
+	CHECK_INT(d->nothers, 1);
+	n = diag_evaluate(d, T0 + 120 * 1000, out, 8);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK_STR(out[0].rule, "path_loss_physical");
+		CHECK_STR(out[0].host, "esx01.example.com");
+		CHECK_STR(out[0].datastore, "ds1");
+		CHECK(strstr(out[0].evidence, "esx.problem.storage.apd.start") != NULL);
+		CHECK(strstr(out[0].evidence, "ds1: apd") != NULL);
+	}
+	/* esx02 in two domains: "esx02" is neither */
+	observe_as(d, &crc, "esx02.a.com", "vsphere");
+	observe_as(d, &crc, "esx02.b.com", "vsphere");
+	observe_as(d, &apd, "esx02", "syslog");
+	CHECK_INT(d->nothers, 4);
+	observe_as(d, &apd, "Esx02", "syslog");
+	CHECK_INT(d->nothers, 4);
+	free(out);
+	diag_free(d);
+}
+
 TEST(every_rule_documented)
 {
 	for (size_t i = 0; i < diag_nrules; i++) {
@@ -459,6 +536,8 @@ main(void)
 	RUN(tables_evict_the_least_recently_seen);
 	RUN(other_hosts_have_their_own_memory);
 	RUN(other_hosts_are_bounded);
+	RUN(host_names_match);
+	RUN(polled_and_syslog_host_is_one_host);
 	RUN(partition_tables);
 	RUN(every_rule_documented);
 	return t_done();
