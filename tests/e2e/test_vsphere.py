@@ -557,6 +557,102 @@ def test_simulator_restart_recovers_by_itself(d):
     eq(rc, 0, "agent exit")
 
 
+# The vmkernel log's APD line as vobd sends it over syslog (RFC 3164, the
+# framing of tests/fixtures/syslog/esxi8-rfc3164.log; the message of
+# tests/fixtures/logs/vobd-log/esxi6-7-apd-sdcard-redacted.log).
+APD_LINE = ("<14>%s %s vobd[2097521]:  [APDCorrelator] 1960324330689us: "
+            "[esx.problem.storage.apd.start] Device or filesystem with identifier "
+            "[%s] has entered the All Paths Down state.")
+
+
+def send_udp(port, lines):
+    import socket
+    so = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for l in lines:
+        so.sendto(l.encode(), ("127.0.0.1", port))
+    so.close()
+
+
+def test_polled_host_and_its_syslog_are_one_host(d):
+    """One agent polls the simulator and receives syslog: a host's vmkernel
+    APD line (HOSTNAME in lower case, or a DNS name whose first label is the
+    inventory name) and its datastore's APD and dead path from the API go to
+    one diagnosis memory — the stage's memory grows by one host for an
+    unknown sender, by none for these (esxwatch_diagnosis_memory_bytes of
+    the agent's own samples: (1 + other hosts) x one host's memory)."""
+    import socket
+    s = sim()
+    root = harness.tmpdir()
+    pw = os.path.join(root, "pw")
+    with open(pw, "w") as f:
+        f.write(s.password + "\n")
+    os.chmod(pw, 0o600)
+    udp = harness.free_port(socket.SOCK_DGRAM)
+    out = os.path.join(root, "out.jsonl")
+    cfg = config(s, pw, interval=5, events="no", extra=(
+        "receiver:\n  syslog:\n    - {address: \"127.0.0.1:%d\", transport: udp}\n" % udp))
+    cfg = cfg.replace("server: {hostname: \"\"}",
+                      "server: {proto: file, path: %s}\nbatch: {flush_interval: 1}" % out)
+    cfg = cfg.replace("  agent: {enabled: yes, interval: 3600}",
+                      "  agent: {enabled: yes, interval: 1}\n"
+                      "  diagnosis: {enabled: yes, window: 300}")
+    a = Agent(root, cfg)
+    names = host_names(s)
+    ds = s.datastores()[0]
+    h0, h2 = names[0], names[-1]
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+
+    def memory_after(pred, what):
+        """The diagnosis memory in the first agent sample emitted after
+        every event pred wants (file order = emit order = observe order)."""
+        def get():
+            evs = harness.file_events(out)
+            idx = [i for i, e in enumerate(evs) if pred(e)]
+            if not idx:
+                return None
+            later = [e for e in evs[max(idx) + 1:] if e.get("esxwatch_collector") == "agent"
+                     and "esxwatch_diagnosis_memory_bytes" in e]
+            return int(later[0]["esxwatch_diagnosis_memory_bytes"]) if later else None
+        return wait_for(get, timeout=20, what=what)
+
+    a.start()
+    try:
+        wait_for(lambda: {e["hostname"] for e in harness.file_events(out)
+                          if e.get("esxwatch_input") == "vsphere"} >= set(names),
+                 timeout=20, what="every host polled")
+        polled_mem = memory_after(lambda e: e.get("esxwatch_input") == "vsphere", "memory polled")
+        send_udp(udp, [APD_LINE % (now, "esx-other", "naa.600a0000")])
+        other_mem = memory_after(lambda e: e.get("hostname") == "esx-other", "memory other")
+        one = other_mem - polled_mem
+        if one <= 0:
+            fail("an unknown sender did not add a host's memory: %d -> %d" % (polled_mem, other_mem))
+        s.set_datastore(h0, ds["name"], accessible=False, reason="AllPathsDown_Start")
+        s.set_path(h0, "vmhba64:C0:T0:L0", "dead")
+        send_udp(udp, [APD_LINE % (now, h0.lower(), ds["lun"]),
+                       APD_LINE % (now, h2 + ".example.com", ds["lun"])])
+        got = wait_for(lambda: [e for e in harness.file_events(out)
+                                if e.get("esxwatch_rule") == "apd_start" and
+                                e.get("esxwatch_input") == "syslog" and
+                                e.get("hostname") in (h0.lower(), h2 + ".example.com")]
+                       if len([1 for e in harness.file_events(out)
+                               if e.get("esxwatch_collector") == "datastore" and
+                               e.get("hostname") == h0 and e.get("esxwatch_kind") == "change" and
+                               e.get("esxwatch_state") == "apd"]) >= 1 else None,
+                       timeout=20, what="the APD lines and the API's apd change")
+        eq(sorted(e["hostname"] for e in got), sorted([h0.lower(), h2 + ".example.com"]),
+           "the syslog APD alerts keep the sender's HOSTNAME")
+        eq(got[0].get("esxwatch_device"), ds["lun"], "the APD line's device")
+        both_mem = memory_after(lambda e: e in got or (
+            e.get("esxwatch_collector") == "datastore" and e.get("hostname") == h0 and
+            e.get("esxwatch_state") == "apd"), "memory after both sources")
+        eq(both_mem, other_mem, "the diagnosis memory (no new host for %s, %s.example.com; one "
+           "host is %d bytes)" % (h0.lower(), h2, one))
+    finally:
+        s.set_path(h0, "vmhba64:C0:T0:L0", "active")
+        s.set_datastore(h0, ds["name"], accessible=True)
+        a.stop()
+
+
 def teardown():
     if SIM is not None:
         SIM.stop()
