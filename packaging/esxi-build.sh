@@ -216,14 +216,19 @@ kh_flag=""
 mkdir -p "$out"
 # Objects compiled against another set of libraries (a pin changed) are
 # rebuilt; a binary left from an earlier build must not pass for this one.
-if [ "$(cat "$out/.prefix" 2>/dev/null)" != "$P" ]; then
+stamp="$P -Os"
+if [ "$(cat "$out/.prefix" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$out/obj" "$out/libesxwatch.a"
-	echo "$P" >"$out/.prefix"
+	echo "$stamp" >"$out/.prefix"
 fi
 rm -f "$out/esxwatch"
 libs="-L$P/lib -lcurl -lssl -lcrypto -lyaml -lz -lpcre2-8 -lexpat -pthread"
 # B= puts objects under build/esxi/obj; the Makefile's own CFLAGS (warnings,
-# -Werror, hardening) apply unchanged; only the compiler and libraries differ.
+# -Werror, hardening) apply unchanged; only the compiler, the libraries and
+# the optimisation differ: -Os and one section per function, which
+# --gc-sections then drops when unused (the size limit, docs/esxi-build.md;
+# the agent's hot loops are the regex engine's, not its own code).
+CFLAGS="-Os -g -ffunction-sections -fdata-sections" \
 make -C "$top" -j2 --no-print-directory \
 	B=build/esxi CC=musl-gcc \
 	PKG_CFLAGS="-I$P/include $kh_flag -DESXWATCH_STATIC_BUILD=1" \
