@@ -40,7 +40,8 @@ void		 diag_observe(struct diag *, const struct event *);
 /* The questions the rules wait for; returns how many (<= max). */
 size_t		 diag_wants(struct diag *, struct diag_want *out, size_t max);
 /* The answer: ok = false when the host could not tell (the rule then says
- * "on this host" / "partition table unknown").  a, b: uplinks and the path
+ * "on this host" — another host's alert names that host, "on esx07" —
+ * / "partition table unknown").  a, b: uplinks and the path
  * ("vmk1, port group NFS on vSwitch1"), or the partition table. */
 void		 diag_answer(struct diag *, const struct diag_want *, bool ok,
 		    const char *a, const char *b);

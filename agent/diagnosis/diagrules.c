@@ -353,12 +353,13 @@ pathloss_alert(struct diag *d, const struct diag_loss *l, const char *only,
 		    "to a healthy uplink.", nics, ds, what, nics, mins, nics, map->b,
 		    nics, nics);
 	else
-		sfmt(a->text, sizeof(a->text), "Likely physical layer on %s on this "
-		    "host: %s lost its storage path (%s) while NIC error counters grew "
+		sfmt(a->text, sizeof(a->text), "Likely physical layer on %s on %s: "
+		    "%s lost its storage path (%s) while NIC error counters grew "
 		    "on %s within %d min; which uplinks carry the datastore's traffic is "
 		    "not known. Next: check the cable, SFP and switch port of %s "
 		    "(esxcli network nic stats get -n %s) and the storage network's "
-		    "uplinks.", nics, ds, what, nics, mins, nics, nics);
+		    "uplinks.", nics, d->host[0] ? d->host : "this host", ds, what,
+		    nics, mins, nics, nics);
 	diag_copy(a->nic, sizeof(a->nic), nics);
 	diag_copy(a->datastore, sizeof(a->datastore), l->datastore);
 	diag_copy(a->device, sizeof(a->device), l->device);

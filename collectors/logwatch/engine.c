@@ -308,8 +308,12 @@ make_event(struct lwe *eng, struct lwe_stream *st, const char *line, size_t len,
 	char vob[160];
 	size_t i;
 
+	/* the text is cut at EVENT_TEXT_MAX (event_new, with the marker):
+	 * only that much is repaired, so a received record of up to 64 KiB,
+	 * cut and marked, or full of bytes to repair, still fits eng->text */
 	buf_reset(&eng->text);
-	if (utf8_repair(&eng->text, line, len) < 0 ||
+	if (utf8_repair(&eng->text, line, len > EVENT_TEXT_MAX + 1 ?
+	    EVENT_TEXT_MAX + 1 : len) < 0 ||
 	    (truncated && buf_puts(&eng->text, EVENT_TRUNC_MARKER) < 0))
 		return NULL;
 	logline_parse(line, len, eng->now, &ll);

@@ -259,6 +259,19 @@ fold_add(struct fold *fo, const char *host, const char *program,
 }
 
 void
+fold_cut(struct fold *fo, const char *host, const char *program)
+{
+	char h[HOST_LEN], p[PROG_LEN];
+	int i;
+
+	keycpy(h, sizeof(h), host ? host : "");
+	keycpy(p, sizeof(p), program ? program : "");
+	i = find(fo, keyhash(h, p), h, p);
+	if (i >= 0)
+		fo->recs[i].cut = true;
+}
+
+void
 fold_due(struct fold *fo, int64_t now_ms, bool all, fold_cb cb, void *arg)
 {
 	size_t k;

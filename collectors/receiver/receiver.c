@@ -229,27 +229,24 @@ span_copy(char *out, size_t cap, const struct syslog_span *s)
 }
 
 /*
- * The name a message's host is known by (receiver.hostname).  A message
- * whose inner header has no HOSTNAME at all, behind a relay's header, is
- * the host the relay names (RFC 3164 4.3.2: a relay that adds a header
- * puts there the originator as it knows it); absent, empty and
- * localhost* names are the peer's address (syslog_host_fallback()).
+ * The name a message's host is known by (receiver.hostname): with
+ * "header", syslog_host_name() — the inner HOSTNAME, else the name a
+ * relay's header gives, else the peer's address.  fell_back: a name the
+ * inner header said (localhost*) is not the one used (warned once).
  */
 static const char *
 host_name(struct rcv *r, const struct syslog_msg *m, const char *peer_s,
     char *name, size_t cap, bool *fell_back)
 {
-	const struct syslog_span *h = &m->host;
+	const struct syslog_span *h;
 
 	*fell_back = false;
 	if (strcmp(r->cfg->receiver.hostname, "peer") == 0)
 		return peer_s;
-	if (h->len == 0 && m->relay.len > 0)
-		h = &m->relay;
-	if (syslog_host_fallback(h)) {
-		*fell_back = h->len > 0;	/* a name said: warn once */
+	h = syslog_host_name(m);
+	*fell_back = h != &m->host && m->host.len > 0;
+	if (h == NULL)
 		return peer_s;
-	}
 	span_copy(name, cap, h);
 	return name;
 }
@@ -281,9 +278,10 @@ on_msg(void *arg, const struct sockaddr_storage *peer, const char *peer_s,
 		return;
 	if (fb && !h->fallback_told) {
 		h->fallback_told = true;
-		log_warn("receiver: a host at %s names itself '%s': known by "
-		    "its address (set a host name on it: esxcli system "
-		    "hostname set)", peer_s, header);
+		log_warn("receiver: a host at %s names itself '%s': known as "
+		    "%s (%s; set a host name on it: esxcli system hostname "
+		    "set)", peer_s, header, hn, strcmp(hn, peer_s) == 0 ?
+		    "its address" : "the name its relay gives");
 	}
 	span_copy(prog, sizeof(prog), &m.app);
 	if (prog[0] == '\0')
@@ -295,7 +293,10 @@ on_msg(void *arg, const struct sockaddr_storage *peer, const char *peer_s,
 	else
 		fold_add(r->fold, h->name, prog, m.text.p, m.text.len, false,
 		    r->now, on_record, r);
-	(void)truncated;	/* counted by the listener; the fold marks it */
+	/* cut at 64 KiB (counted by the listener): the record is marked as
+	 * a cut file line is (esxwatch_truncated, EVENT_TRUNC_MARKER) */
+	if (truncated)
+		fold_cut(r->fold, h->name, prog);
 }
 
 /* ---- back-pressure ------------------------------------------------- */

@@ -481,6 +481,8 @@ udp_turn(struct rnet *n, struct rlisten *l)
 		if (len == 0)
 			continue;
 		l->pic.messages++;
+		if (mh.msg_flags & MSG_TRUNC)
+			n->dropped[RDROP_TRUNCATED]++;
 		n->fn(n->arg, &peer, ps, RT_UDP, l->buf, len,
 		    (mh.msg_flags & MSG_TRUNC) != 0);
 	}

@@ -424,6 +424,16 @@ syslog_host_fallback(const struct syslog_span *host)
 	return true;
 }
 
+const struct syslog_span *
+syslog_host_name(const struct syslog_msg *m)
+{
+	if (!syslog_host_fallback(&m->host))
+		return &m->host;
+	if (m->relay.len > 0 && !syslog_host_fallback(&m->relay))
+		return &m->relay;
+	return NULL;
+}
+
 /*
  * hostd's continuation lines: the message proper starts "-->" (8.0:
  * "Hostd[123]: --> ..."), or, as 6.x/7.0 repeat level and process in the

@@ -64,6 +64,17 @@ int	syslog_parse(const char *buf, size_t len, int64_t now_ms,
 bool	syslog_host_fallback(const struct syslog_span *host);
 
 /*
+ * The name that keys a message's host (receiver.hostname: header): the
+ * inner header's HOSTNAME; when that one is absent, empty or localhost*
+ * (syslog_host_fallback) and a relay's header came in front, the name the
+ * relay gives (RFC 3164 4.3.2: the originator as the relay knows it — or
+ * the relay itself, for a relay that writes its own name there; either is
+ * better than the peer's address, which is then the relay's too); NULL
+ * when neither is usable: the caller uses the peer's address.
+ */
+const struct syslog_span *syslog_host_name(const struct syslog_msg *);
+
+/*
  * The framing of one TCP/TLS connection: octet counting (RFC 6587 3.4.1,
  * "LEN SP MSG") or LF-terminated (also NUL), detected from the first byte
  * of each frame.  Bytes go in with framer_feed(); whole messages come out
@@ -113,6 +124,10 @@ void		 fold_free(struct fold *);
 void		 fold_add(struct fold *, const char *host, const char *program,
 		    const char *text, size_t len, bool continuation,
 		    int64_t now_ms, fold_cb cb, void *arg);
+/* The open record of (host, program) — the one the last fold_add of the
+ * key went to — is marked cut (truncated), like one cut by the fold: a
+ * message cut before it came here (the framer's 64 KiB, a cut datagram). */
+void		 fold_cut(struct fold *, const char *host, const char *program);
 /* Release the records whose deadline passed (all: every one). */
 void		 fold_due(struct fold *, int64_t now_ms, bool all, fold_cb cb,
 		    void *arg);

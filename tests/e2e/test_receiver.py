@@ -268,6 +268,49 @@ def test_forward_all_allow_and_peer_names(root):
         a.stop()
 
 
+def test_cut_message_is_marked(root):
+    """A message past 64 KiB (SYSLOG_MSG_MAX) over TCP is delivered cut,
+    counted, and its event marked like a cut file line (esxwatch_truncated
+    yes, the text ending with EVENT_TRUNC_MARKER); the message after it on
+    the same connection arrives whole and unmarked."""
+    tcp = harness.free_port()
+    a = harness.Agent(root, config(root, "    - {address: \"127.0.0.1:%d\", transport: tcp}\n"
+                                   % tcp, extra="  forward: all\n"))
+    a.start()
+    try:
+        harness.wait_for(lambda: (status_json(a).get("receiver") or {}).get("listeners"),
+                         timeout=10, what="the listener")
+        head = "<14>2025-12-11T16:44:03.079Z esx-cut vobd: "
+        big = head + "z" * (70 * 1024)
+        after = "<14>2025-12-11T16:44:04.000Z esx-cut vobd: after the cut one"
+        send_tcp(tcp, [big, after])
+        evs = harness.wait_for(lambda: len(out_events(root)) >= 2 and out_events(root),
+                               timeout=15, what="2 events")
+        harness.eq(len(evs), 2, "events")
+        cut = [e for e in evs if e["text"].startswith("2025-12-11T16:44:03")]
+        whole = [e for e in evs if "after the cut one" in e["text"]]
+        harness.eq((len(cut), len(whole)), (1, 1), "the cut event and the next one")
+        cut, whole = cut[0], whole[0]
+        harness.eq(cut.get("esxwatch_truncated"), "yes", "esxwatch_truncated of the cut one")
+        if not cut["text"].endswith("z...[truncated]"):
+            harness.fail("the cut text does not end with the marker: %r" % cut["text"][-40:])
+        # the event's text is at most EVENT_TEXT_MAX (16 KiB), one marker
+        harness.eq(len(cut["text"]), 16 * 1024, "the cut text's length")
+        harness.eq(cut["text"].count("...[truncated]"), 1, "markers")
+        harness.eq(whole.get("esxwatch_truncated"), None, "esxwatch_truncated of the next one")
+        harness.eq(whole["text"], "2025-12-11T16:44:04.000Z esx-cut vobd: after the cut one",
+                   "the next one, whole")
+        for e in (cut, whole):
+            harness.eq(e.get("hostname"), "esx-cut", "hostname")
+            harness.eq(e.get("esxwatch_kind"), "sample", "kind")
+        # --status reads the status file (written at most every 2 s)
+        harness.wait_for(lambda: status_json(a)["receiver"]["dropped"]["truncated"] >= 1,
+                         timeout=10, what="the cut counted in --status")
+        harness.eq(status_json(a)["receiver"]["dropped"]["truncated"], 1, "counted truncated")
+    finally:
+        a.stop()
+
+
 def test_reload_keeps_listeners_and_connections(root):
     """SIGHUP: the listeners and the connections stay (a sender's TCP
     connection goes on after the reload, under the new rules); the host

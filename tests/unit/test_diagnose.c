@@ -332,6 +332,11 @@ TEST(other_hosts_have_their_own_memory)
 		CHECK_STR(out[0].host, "esx-b");
 		CHECK_STR(out[0].input, "syslog");
 		CHECK_STR(out[0].nic, "vmnic1");
+		/* the text names the host it is about, never "this host"
+		 * (which, read at the collector, would be the collector) */
+		CHECK(strstr(out[0].text, "Likely physical layer on vmnic1 on "
+		    "esx-b: ") == out[0].text);
+		CHECK(strstr(out[0].text, "this host") == NULL);
 	}
 	CHECK_INT(diag_wants(d, w, 8), 0);
 	CHECK_INT(diag_memory_bytes(d), 3 * sizeof(struct diag) + sizeof(pthread_mutex_t));

@@ -262,6 +262,59 @@ TEST(relays_and_classic)
 		check(&w[i]);
 }
 
+/* Which name keys the host (docs/collector.md, "Event text, hostname and
+ * appname"): the inner HOSTNAME; absent, empty or localhost* behind a
+ * relay's header, the name the relay gives; else none (the peer's
+ * address, the caller's). */
+static const char *
+host_of_n(const char *line, size_t len, char *out, size_t cap)
+{
+	struct syslog_msg m;
+	const struct syslog_span *h;
+
+	CHECK_INT(syslog_parse(line, len, NOW, &m), 0);
+	h = syslog_host_name(&m);
+	if (h == NULL)
+		return NULL;
+	CHECK(h == &m.host || h == &m.relay);
+	snprintf(out, cap, "%.*s", (int)h->len, h->p);
+	return out;
+}
+#define host_of(line, out, cap)	host_of_n(line, strlen(line), out, cap)
+
+TEST(host_name_rule)
+{
+	char b[256];
+	const char *h;
+
+	/* the inner header names the host, relay or not */
+	h = host_of("<13>Dec  7 05:40:01 relay01 2026-12-07T05:40:01.123Z "
+	    "esx07.example.com Hostd: x", b, sizeof(b));
+	CHECK_STR(h ? h : "(null)", "esx07.example.com");
+	h = host_of("<13>2026-12-07T05:40:01.123Z esx07 Hostd: x", b, sizeof(b));
+	CHECK_STR(h ? h : "(null)", "esx07");
+	/* no inner HOSTNAME behind a relay: the relay's name */
+	h = host_of("<13>Dec  7 05:40:01 relay01 Dec  7 05:40:01 vobd: x",
+	    b, sizeof(b));
+	CHECK_STR(h ? h : "(null)", "relay01");
+	/* an inner localhost* is like none: the relay's name, the same rule */
+	h = host_of("<13>Dec  7 05:40:01 relay01 2026-12-07T05:40:01.123Z "
+	    "localhost.localdomain Hostd: x", b, sizeof(b));
+	CHECK_STR(h ? h : "(null)", "relay01");
+	/* the relay names none usable either, or there is no relay: none */
+	CHECK(host_of("<13>Dec  7 05:40:01 LOCALHOST 2026-12-07T05:40:01.123Z "
+	    "localhost Hostd: x", b, sizeof(b)) == NULL);
+	CHECK(host_of("<13>2026-12-07T05:40:01.123Z localhost Hostd: x", b,
+	    sizeof(b)) == NULL);
+	CHECK(host_of("<13>Dec  7 05:40:01 vobd: x", b, sizeof(b)) == NULL);
+	/* the relay-and-classic capture: ESXi 5.x vobd behind a relay */
+	CHECK_INT(load("relay-and-classic.log"), 5);
+	h = host_of_n(lines[2], lens[2], b, sizeof(b));
+	CHECK_STR(h ? h : "(null)", "10.2.0.103");
+	h = host_of_n(lines[0], lens[0], b, sizeof(b));
+	CHECK_STR(h ? h : "(null)", "esxihostname");
+}
+
 TEST(malformed)
 {
 	struct syslog_msg m;
@@ -742,6 +795,33 @@ TEST(fold_bounds)
 	free(o.p);
 }
 
+/* A message cut before the fold (the framer's 64 KiB, a cut datagram):
+ * fold_cut() marks the record it went to, and that record only. */
+TEST(fold_cut_at_source)
+{
+	struct fold *fo = fold_new(8, 500);
+	struct out o = { NULL, 0, 0 };
+
+	out_add(&o, "", 0);
+	fold_add(fo, "h", "Hostd", "a", 1, false, 0, on_rec, &o);
+	fold_cut(fo, "h", "Hostd");
+	fold_add(fo, "h", "vobd", "v", 1, false, 1, on_rec, &o);
+	/* the next message of the key ends the cut record, and is whole */
+	fold_add(fo, "h", "Hostd", "b", 1, false, 2, on_rec, &o);
+	CHECK_STR(o.p, "h/Hostd@0[1!]a|");
+	/* a cut continuation marks the record it is appended to */
+	fold_add(fo, "h", "Hostd", "--> c", 5, true, 3, on_rec, &o);
+	fold_cut(fo, "h", "Hostd");
+	fold_cut(fo, "h", "nothing-open");	/* no record: nothing */
+	fold_due(fo, 0, true, on_rec, &o);
+	CHECK(strstr(o.p, "h/vobd@1[1]v|") != NULL);
+	CHECK(strstr(o.p, "h/Hostd@2[7!]b\n--> c|") != NULL);
+	CHECK_INT(fold_counts(fo)->truncated, 2);
+	CHECK_INT(fold_counts(fo)->records, 3);
+	fold_free(fo);
+	free(o.p);
+}
+
 int
 main(void)
 {
@@ -750,6 +830,7 @@ main(void)
 	RUN(esxi8_rfc3164);
 	RUN(esxi8_rfc5424);
 	RUN(relays_and_classic);
+	RUN(host_name_rule);
 	RUN(malformed);
 	RUN(edge_cases);
 	RUN(host_fallback);
@@ -762,6 +843,7 @@ main(void)
 	RUN(fold_hostd_record);
 	RUN(fold_deadline);
 	RUN(fold_bounds);
+	RUN(fold_cut_at_source);
 	free(file_buf);
 	return t_done();
 }
