@@ -123,7 +123,7 @@ func (st *eventState) merge() {
 	}
 	st.mu.Unlock()
 	for _, u := range updates {
-		simulator.Map.Update(u.c, []types.PropertyChange{{Name: "latestPage", Val: u.page}})
+		simulator.Map.Update(u.c, []types.PropertyChange{{Op: types.PropertyChangeOpAssign, Name: "latestPage", Val: u.page}})
 	}
 }
 

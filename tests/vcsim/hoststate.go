@@ -67,7 +67,7 @@ func ctlSetLink(w *world, req map[string]interface{}) (interface{}, error) {
 		}
 		if found {
 			h.Config.Network.Pnic = pnics
-			simulator.Map.Update(h, []types.PropertyChange{{Name: "config.network.pnic", Val: pnics}})
+			simulator.Map.Update(h, []types.PropertyChange{{Op: types.PropertyChangeOpAssign, Name: "config.network.pnic", Val: pnics}})
 		}
 	})
 	if !found {
@@ -98,8 +98,8 @@ func ctlSetConnection(w *world, req map[string]interface{}) (interface{}, error)
 		// for filters on either
 		v := types.HostSystemConnectionState(state)
 		simulator.Map.Update(h, []types.PropertyChange{
-			{Name: "runtime.connectionState", Val: v},
-			{Name: "summary.runtime.connectionState", Val: v},
+			{Op: types.PropertyChangeOpAssign, Name: "runtime.connectionState", Val: v},
+			{Op: types.PropertyChangeOpAssign, Name: "summary.runtime.connectionState", Val: v},
 		})
 	})
 	return nil, nil
@@ -118,8 +118,8 @@ func ctlSetMaintenance(w *world, req map[string]interface{}) (interface{}, error
 	h := hr.h
 	withLock(h, func() {
 		simulator.Map.Update(h, []types.PropertyChange{
-			{Name: "runtime.inMaintenanceMode", Val: on},
-			{Name: "summary.runtime.inMaintenanceMode", Val: on},
+			{Op: types.PropertyChangeOpAssign, Name: "runtime.inMaintenanceMode", Val: on},
+			{Op: types.PropertyChangeOpAssign, Name: "summary.runtime.inMaintenanceMode", Val: on},
 		})
 	})
 	return nil, nil

@@ -275,8 +275,8 @@ func ctlSetDatastore(w *world, req map[string]interface{}) (interface{}, error) 
 		}
 		if found {
 			simulator.Map.Update(ds, []types.PropertyChange{
-				{Name: "host", Val: mounts},
-				{Name: "summary.accessible", Val: any},
+				{Op: types.PropertyChangeOpAssign, Name: "host", Val: mounts},
+				{Op: types.PropertyChangeOpAssign, Name: "summary.accessible", Val: any},
 			})
 		}
 	})
@@ -328,7 +328,7 @@ func ctlSetLun(w *world, req map[string]interface{}) (interface{}, error) {
 			}
 		}
 		if found {
-			simulator.Map.Update(h, []types.PropertyChange{{Name: "config.storageDevice.scsiLun", Val: sd.ScsiLun}})
+			simulator.Map.Update(h, []types.PropertyChange{{Op: types.PropertyChangeOpAssign, Name: "config.storageDevice.scsiLun", Val: sd.ScsiLun}})
 		}
 	})
 	if !found {
@@ -387,7 +387,7 @@ func ctlSetPath(w *world, req map[string]interface{}) (interface{}, error) {
 			}
 		}
 		if found {
-			simulator.Map.Update(h, []types.PropertyChange{{Name: "config.storageDevice.multipathInfo", Val: mp}})
+			simulator.Map.Update(h, []types.PropertyChange{{Op: types.PropertyChangeOpAssign, Name: "config.storageDevice.multipathInfo", Val: mp}})
 		}
 	})
 	if !found {
