@@ -3,7 +3,9 @@
  * scheduler runs it as a collector of its own (one per entry, on its own
  * thread, every vsphere.NAME.interval); each round:
  *
- *   1. one snapshot of every host (host/vsphere.h: a few requests,
+ *   1. one snapshot of every host (host/vsphere.h: kept between polls
+ *      and patched with what changed — WaitForUpdatesEx, one request
+ *      when nothing did —, read whole at the first poll or after a fault:
  *      whatever the number of hosts);
  *   2. per host wanted (vsphere.NAME.hosts): its connection state and
  *      maintenance mode as `change` events; then, while it is connected,
@@ -58,6 +60,7 @@ struct polled {
 struct vp {
 	const struct vsphere_conf	*vc;
 	struct vs_conn			*conn;
+	struct vs_watch			*watch;	/* the snapshot, patched */
 	struct polled			*hosts;
 	size_t				 nhosts;
 	struct vcev			*ev;
@@ -493,7 +496,7 @@ static int
 vp_collect(struct collector_ctx *ctx, struct emitter *em)
 {
 	struct vp *p = ctx->priv;
-	struct vs_snap s;
+	struct vs_snap *s;
 	char err[512];
 	size_t i, n = 0, *idx;
 	uint64_t req0;
@@ -503,15 +506,18 @@ vp_collect(struct collector_ctx *ctx, struct emitter *em)
 		return -1;
 	}
 	req0 = vs_requests(p->conn);
-	if (vs_poll(p->conn, &s, err, sizeof(err)) == -1) {
+	if (p->watch == NULL)
+		p->watch = vs_watch_new(p->vc->name);
+	if (vs_watch_poll(p->conn, p->watch, err, sizeof(err)) == -1) {
 		fail(ctx, p, "error", err);
 		return -1;
 	}
+	s = vs_watch_snap(p->watch);
 	/* the hosts wanted and connected (a host vCenter cannot reach has
 	 * only vCenter's stale copy of its facts) */
-	idx = xmalloc((s.nhosts ? s.nhosts : 1) * sizeof(*idx));
-	for (i = 0; i < s.nhosts; i++) {
-		const struct vs_hostsnap *x = &s.hosts[i];
+	idx = xmalloc((s->nhosts ? s->nhosts : 1) * sizeof(*idx));
+	for (i = 0; i < s->nhosts; i++) {
+		const struct vs_hostsnap *x = &s->hosts[i];
 
 		if (x->name[0] == '\0' || !host_wanted(p->vc, x->name))
 			continue;
@@ -520,18 +526,17 @@ vp_collect(struct collector_ctx *ctx, struct emitter *em)
 		if (strcmp(x->conn, "connected") == 0)
 			idx[p->nidx++] = i;
 	}
-	perf_round(ctx, p, &s, idx, p->nidx);
-	vsan_round(ctx, p, &s, idx, p->nidx);
+	perf_round(ctx, p, s, idx, p->nidx);
+	vsan_round(ctx, p, s, idx, p->nidx);
 	for (i = 0; i < p->nidx; i++) {
-		struct host *host = vs_host_open(&s, idx[i]);
+		struct host *host = vs_host_open(s, idx[i]);
 
-		run_collectors(ctx, em, p, polled_get(ctx, p, s.hosts[idx[i]].name),
+		run_collectors(ctx, em, p, polled_get(ctx, p, s->hosts[idx[i]].name),
 		    host);
 		host_close(host);
 	}
 	p->nidx = 0;
 	free(idx);
-	vs_snap_free(&s);
 	if (p->vc->events && vcev_poll(ctx, em, p->conn, &p->ev,
 	    &p->fig.events, &p->fig.event_gaps, err, sizeof(err)) == -1) {
 		fail(ctx, p, "error", err);
@@ -562,6 +567,7 @@ vp_fini(struct collector_ctx *ctx)
 		polled_fini(&p->hosts[i]);
 	free(p->hosts);
 	vcev_free(p->ev);
+	vs_watch_free(p->watch);
 	vs_close(p->conn);
 	free(p);
 	ctx->priv = NULL;

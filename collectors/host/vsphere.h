@@ -118,6 +118,39 @@ struct vs_snap {
 int	vs_poll(struct vs_conn *, struct vs_snap *, char *err, size_t errlen);
 void	vs_snap_free(struct vs_snap *);
 
+/*
+ * The snapshot kept between polls (vsphere_wait.c): a private
+ * PropertyCollector and PropertyFilter per entry, each poll patching the
+ * snapshot with WaitForUpdatesEx's changes; any fault or new session
+ * drops it and reads all again (logged).  vs_watch_poll: 0, or -1 with err
+ * (then the snapshot is empty).  vs_watch_snap: the snapshot (per-poll
+ * fields — NIC counters, vSAN disks — cleared at each poll).
+ */
+struct vs_watch;
+struct vs_watch	*vs_watch_new(const char *entry);
+int		 vs_watch_poll(struct vs_conn *, struct vs_watch *, char *err,
+		    size_t errlen);
+struct vs_snap	*vs_watch_snap(struct vs_watch *);
+/* Full reads so far (the first one included). */
+uint64_t	 vs_watch_full_reads(const struct vs_watch *);
+void		 vs_watch_free(struct vs_watch *);
+
+/* One WaitForUpdatesEx answer (the unit tests' and fuzzer's entry):
+ * parse (0 or -1 with err), apply to s (0, or -1: a modify of an object
+ * s does not have), free. */
+struct vs_update {
+	void		*priv;
+	bool		 have_ret;	/* false: a null result, nothing changed */
+	bool		 truncated;
+	const char	*version;
+	size_t		 nobjs;
+};
+int	vs_update_parse(struct vs_update *, const char *xml, size_t len,
+	    char *err, size_t errlen);
+int	vs_update_apply(struct vs_snap *, struct vs_update *, char *err,
+	    size_t errlen);
+void	vs_update_free(struct vs_update *);
+
 /* Parsing one RetrievePropertiesEx answer into s (the fuzzer's and the
  * unit tests' entry too): 0 or -1 with err; *token the continuation token
  * ("" at the end). */

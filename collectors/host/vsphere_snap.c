@@ -20,20 +20,12 @@
 #include "../../agent/lib/log.h"
 #include "../../agent/lib/mem.h"
 #include "vsphere.h"
+#include "vsphere_rd.h"
 
 #define VS_PAGE		500	/* objects per answer (maxObjects) */
 #define VS_MAX_HOSTS	20000
 #define VS_MAX_ITEMS	4096	/* pnics, LUNs, paths, mounts per object */
 
-struct rd {
-	struct vs_snap	*s;
-	char		*token;
-	size_t		 tokenlen;
-	char		 prop[128];
-	bool		 is_host, is_ds;
-	bool		 overflow;
-	char		 mplun[192];
-};
 
 static void
 cpy(char *dst, size_t n, const char *src)
@@ -76,8 +68,8 @@ tri(const char *t)
 	return strcmp(t, "true") == 0 ? 1 : strcmp(t, "false") == 0 ? 0 : -1;
 }
 
-static int
-rd_start(void *arg, struct vx *x, int depth, const char *name)
+int
+vs_rd_start(void *arg, struct vx *x, int depth, const char *name)
 {
 	struct rd *r = arg;
 	struct vs_hostsnap *h = cur_host(r);
@@ -85,11 +77,11 @@ rd_start(void *arg, struct vx *x, int depth, const char *name)
 	void *it = (void *)1;
 
 	/* Envelope/Body/Response/returnval/objects/propSet/val/ITEM */
-	if (depth == 5 && strcmp(name, "objects") == 0) {
+	if (depth == 5 + r->off && strcmp(name, r->objs) == 0) {
 		r->is_host = r->is_ds = false;
 		r->prop[0] = '\0';
 	}
-	if (depth != 8 || strcmp(vx_name_at(x, 7), "val") != 0)
+	if (depth != 8 + r->off || strcmp(vx_name_at(x, 7 + r->off), "val") != 0)
 		return 0;
 	if (h != NULL && strcmp(name, "PhysicalNic") == 0 &&
 	    strcmp(r->prop, "config.network.pnic") == 0) {
@@ -119,13 +111,13 @@ host_value(struct rd *r, struct vs_hostsnap *h, struct vx *x, int depth,
 	struct vs_pnic *p = h->npnics ? &h->pnics[h->npnics - 1] : NULL;
 	struct vs_lun *l = h->nluns ? &h->luns[h->nluns - 1] : NULL;
 
-	if (depth == 7 && strcmp(r->prop, "name") == 0)
+	if (depth == 7 + r->off && strcmp(r->prop, "name") == 0)
 		cpy(h->name, sizeof(h->name), t);
-	else if (depth == 7 && strcmp(r->prop, "runtime.connectionState") == 0)
+	else if (depth == 7 + r->off && strcmp(r->prop, "runtime.connectionState") == 0)
 		cpy(h->conn, sizeof(h->conn), t);
-	else if (depth == 7 && strcmp(r->prop, "runtime.inMaintenanceMode") == 0)
+	else if (depth == 7 + r->off && strcmp(r->prop, "runtime.inMaintenanceMode") == 0)
 		h->maint = tri(t);
-	else if (depth == 7 && strcmp(r->prop, "configManager.vsanSystem") == 0)
+	else if (depth == 7 + r->off && strcmp(r->prop, "configManager.vsanSystem") == 0)
 		cpy(h->vsan_system, sizeof(h->vsan_system), t);
 	else if (p != NULL && vx_path_ends(x, "val/PhysicalNic/device"))
 		cpy(p->device, sizeof(p->device), t);
@@ -155,9 +147,9 @@ path_value(struct rd *r, struct vs_hostsnap *h, struct vx *x, const char *t)
 
 	if (strcmp(r->prop, "config.storageDevice.multipathInfo") != 0)
 		return;
-	if (vx_path_ends(x, "val/lun/lun") && vx_depth(x) == 9)
+	if (vx_path_ends(x, "val/lun/lun") && vx_depth(x) == 9 + r->off)
 		cpy(r->mplun, sizeof(r->mplun), t);
-	else if (vx_path_ends(x, "val/lun/path/name") && vx_depth(x) == 10) {
+	else if (vx_path_ends(x, "val/lun/path/name") && vx_depth(x) == 10 + r->off) {
 		pa = grow(&h->paths, &h->npaths, sizeof(*h->paths), VS_MAX_ITEMS);
 		if (pa == NULL) {
 			r->overflow = true;
@@ -174,9 +166,9 @@ ds_value(struct rd *r, struct vs_ds *d, struct vx *x, int depth, const char *t)
 {
 	struct vs_mount *m = d->nmounts ? &d->mounts[d->nmounts - 1] : NULL;
 
-	if (depth == 7 && strcmp(r->prop, "name") == 0)
+	if (depth == 7 + r->off && strcmp(r->prop, "name") == 0)
 		cpy(d->name, sizeof(d->name), t);
-	else if (depth == 7 && strcmp(r->prop, "summary.type") == 0)
+	else if (depth == 7 + r->off && strcmp(r->prop, "summary.type") == 0)
 		cpy(d->type, sizeof(d->type), t);
 	else if (m != NULL && vx_path_ends(x, "DatastoreHostMount/key"))
 		cpy(m->host, sizeof(m->host), t);
@@ -199,8 +191,8 @@ ds_value(struct rd *r, struct vs_ds *d, struct vx *x, int depth, const char *t)
 		cpy(d->nas_path, sizeof(d->nas_path), t);
 }
 
-static int
-rd_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
+int
+vs_rd_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
     size_t len)
 {
 	struct rd *r = arg;
@@ -208,12 +200,12 @@ rd_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
 	struct vs_ds *d;
 
 	(void)len;
-	if (depth == 5 && strcmp(name, "token") == 0) {
+	if (r->off == 0 && depth == 5 && strcmp(name, "token") == 0) {
 		cpy(r->token, r->tokenlen, t);
 		return 0;
 	}
-	if (depth == 6 && strcmp(name, "obj") == 0) {
-		const char *type = vx_type_at(x, 6);
+	if (depth == 6 + r->off && strcmp(name, "obj") == 0) {
+		const char *type = vx_type_at(x, 6 + r->off);
 
 		if (strcmp(type, "HostSystem") == 0) {
 			h = grow(&r->s->hosts, &r->s->nhosts, sizeof(*h),
@@ -232,12 +224,15 @@ rd_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
 		}
 		return 0;
 	}
-	if (depth == 7 && strcmp(name, "name") == 0 &&
-	    strcmp(vx_name_at(x, 6), "propSet") == 0) {
+	if (depth == 7 + r->off && strcmp(name, "name") == 0 &&
+	    strcmp(vx_name_at(x, 6 + r->off), r->props) == 0) {
 		cpy(r->prop, sizeof(r->prop), t);
 		return 0;
 	}
-	if (depth < 7 || strcmp(vx_name_at(x, 6), "propSet") != 0)
+	if (depth < 7 + r->off || strcmp(vx_name_at(x, 6 + r->off), r->props) != 0)
+		return 0;
+	/* a PropertyChange's op (name, op, val): not a value */
+	if (depth == 7 + r->off && strcmp(name, "val") != 0)
 		return 0;
 	h = cur_host(r);
 	d = cur_ds(r);
@@ -253,8 +248,9 @@ int
 vs_snap_parse(struct vs_snap *s, const char *xml, size_t len, char *token,
     size_t tokenlen, char *err, size_t errlen)
 {
-	struct rd r = { .s = s, .token = token, .tokenlen = tokenlen };
-	struct vx_handler h = { rd_start, rd_end, &r };
+	struct rd r = { .s = s, .token = token, .tokenlen = tokenlen,
+	    .objs = "objects", .props = "propSet" };
+	struct vx_handler h = { vs_rd_start, vs_rd_end, &r };
 	struct vx *x = vx_new(&h);
 	int rc;
 
@@ -303,8 +299,8 @@ view_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
 	return 0;
 }
 
-static int
-make_view(struct vs_conn *v, const char *type, char *view, char *err,
+int
+vs_make_view(struct vs_conn *v, const char *type, char *view, char *err,
     size_t errlen)
 {
 	const struct vs_service *sc = vs_service(v);
@@ -327,8 +323,8 @@ make_view(struct vs_conn *v, const char *type, char *view, char *err,
 	return 0;
 }
 
-static void
-drop_view(struct vs_conn *v, const char *view)
+void
+vs_drop_view(struct vs_conn *v, const char *view)
 {
 	char body[512], err[256];
 
@@ -339,12 +335,12 @@ drop_view(struct vs_conn *v, const char *view)
 	(void)vs_call(v, body, NULL, err, sizeof(err));
 }
 
-static const char *const host_props[] = {
+const char *const vs_host_props[] = {
 	"name", "runtime.connectionState", "runtime.inMaintenanceMode",
 	"config.network.pnic", "config.storageDevice.scsiLun",
 	"config.storageDevice.multipathInfo", "configManager.vsanSystem", NULL
 };
-static const char *const ds_props[] = {
+const char *const vs_ds_props[] = {
 	"name", "summary.type", "host", "info", NULL
 };
 
@@ -353,8 +349,8 @@ static int
 retrieve(struct vs_conn *v, const char *view, const char *type,
     const char *const *props, struct vs_snap *s, char *err, size_t errlen)
 {
-	struct rd r = { .s = s };
-	struct vx_handler h = { rd_start, rd_end, &r };
+	struct rd r = { .s = s, .objs = "objects", .props = "propSet" };
+	struct vx_handler h = { vs_rd_start, vs_rd_end, &r };
 	const struct vs_service *sc = vs_service(v);
 	char token[512] = "", etok[1024];
 	struct buf b = BUF_INIT;
@@ -402,15 +398,15 @@ vs_poll(struct vs_conn *v, struct vs_snap *s, char *err, size_t errlen)
 
 	memset(s, 0, sizeof(*s));
 	hv[0] = dv[0] = '\0';
-	rc = make_view(v, "HostSystem", hv, err, errlen);
+	rc = vs_make_view(v, "HostSystem", hv, err, errlen);
 	if (rc == 0)
-		rc = retrieve(v, hv, "HostSystem", host_props, s, err, errlen);
+		rc = retrieve(v, hv, "HostSystem", vs_host_props, s, err, errlen);
 	if (rc == 0)
-		rc = make_view(v, "Datastore", dv, err, errlen);
+		rc = vs_make_view(v, "Datastore", dv, err, errlen);
 	if (rc == 0)
-		rc = retrieve(v, dv, "Datastore", ds_props, s, err, errlen);
-	drop_view(v, hv);
-	drop_view(v, dv);
+		rc = retrieve(v, dv, "Datastore", vs_ds_props, s, err, errlen);
+	vs_drop_view(v, hv);
+	vs_drop_view(v, dv);
 	if (rc == -1)
 		vs_snap_free(s);
 	return rc;

@@ -44,6 +44,7 @@ struct vs_conn {
 	char			 errbuf[CURL_ERROR_SIZE];
 	char			 fault[96];
 	uint64_t		 requests;
+	uint64_t		 sessions;	/* logins that succeeded */
 	/* the session: the vmware_soap_session cookie's value, kept here
 	 * (the static build's libcurl has no cookie engine); a secret */
 	char			 cookie[512];
@@ -381,6 +382,7 @@ do_login(struct vs_conn *v, char *err, size_t errlen)
 		return -1;
 	}
 	v->logged_in = true;
+	v->sessions++;
 	return 0;
 }
 
@@ -428,6 +430,12 @@ uint64_t
 vs_requests(const struct vs_conn *v)
 {
 	return v->requests;
+}
+
+uint64_t
+vs_session(const struct vs_conn *v)
+{
+	return v->sessions;
 }
 
 void

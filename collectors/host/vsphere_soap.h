@@ -89,6 +89,9 @@ const char	*vs_last_fault(const struct vs_conn *);
 const struct vs_service *vs_service(const struct vs_conn *);
 /* Requests made so far (all calls, logins included). */
 uint64_t	 vs_requests(const struct vs_conn *);
+/* The session's number: it changes at each new login (a session's
+ * objects — views, collectors, filters — are gone with the old one). */
+uint64_t	 vs_session(const struct vs_conn *);
 /* Log out (if logged in) and free. */
 void		 vs_close(struct vs_conn *);
 

@@ -251,18 +251,19 @@ def test_huge_and_deep_answers_are_refused_with_bounded_memory(d):
     s = sim()
     a = agent_for(d, s, events="no")
     # a 100 MB answer stops at the first limit it crosses: 32 MB in all,
-    # or 256 KB of one element's text
+    # or 256 KB of one element's text.  The hosts' properties come from
+    # WaitForUpdatesEx (the property filter's first answer is the full read)
     for kind, kw, want in (("huge", {"size_mb": 100}, r"answer refused: XML (answer larger|"
                             r"element text longer) than the limit"),
                            ("deep", {"depth": 100000}, r"answer refused: XML nested deeper "
                             r"than the limit")):
-        s.inject("RetrievePropertiesEx", kind, **kw)
+        s.inject("WaitForUpdatesEx", kind, **kw)
         try:
             before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             rc, out, err = a.run("--once", timeout=120)
             rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         finally:
-            s.inject("RetrievePropertiesEx", kind, count=0)
+            s.inject("WaitForUpdatesEx", kind, count=0)
         if not re.search(r"error: vsphere vc1: .*" + want, err):
             fail("%s: no clear refusal: %s" % (kind, err[-1500:]))
         if rss > max(before, 80 * 1024):
