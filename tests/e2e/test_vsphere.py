@@ -121,6 +121,58 @@ def test_link_down_is_one_change_for_that_host_only(d):
     eq([e["esxwatch_link"] for e in smp], ["down"], "the sample after")
 
 
+def test_changes_arrive_through_the_property_filter(d):
+    """A running agent reads every property once (the filter's first
+    WaitForUpdatesEx); later polls ask only what changed: a link going
+    down and a datastore losing its device arrive as modify updates, with
+    no RetrievePropertiesEx, no new view or filter, and fewer requests."""
+    s = sim()
+    hosts = s.host_list()
+    h, nic = hosts[0]["name"], hosts[0]["pnics"][-1]
+    ds = s.datastores()[0]["name"]
+    a = agent_for(d, s, interval=5, events="no")
+    a.start()
+    try:
+        def poll(n):
+            v = status_json(a).get("vsphere") or []
+            return v[0] if v and v[0]["polls"] >= n else None
+        full = wait_for(lambda: poll(1), 30, what="the first poll")["requests"]
+        s.stats(reset=True)
+        s.set_link(h, nic, up=False)
+        s.set_datastore(h, ds, accessible=False, reason="PermanentDeviceLoss")
+
+        def changed():
+            evs = a.stdout_events()
+            link = polled(evs, esxwatch_collector="nic", esxwatch_kind="change",
+                          hostname=h, esxwatch_nic=nic)
+            dsc = polled(evs, esxwatch_collector="datastore", esxwatch_kind="change",
+                         hostname=h, esxwatch_datastore=ds, esxwatch_entity="datastore")
+            return (link, dsc) if link and dsc else None
+        link, dsc = wait_for(changed, 20, what="the link and datastore changes")
+        eq([e["esxwatch_link"] for e in link], ["down"], "the link change")
+        eq([e["esxwatch_state"] for e in dsc], ["pdl"], "the datastore change")
+        m = s.stats()["methods"]
+        for gone in ("RetrievePropertiesEx", "ContinueRetrievePropertiesEx",
+                     "CreateContainerView", "CreatePropertyCollector", "CreateFilter"):
+            if m.get(gone):
+                fail("%s called after the first poll: %r" % (gone, m))
+        if not m.get("WaitForUpdatesEx"):
+            fail("no WaitForUpdatesEx after the first poll: %r" % m)
+        steady = wait_for(lambda: poll(2), 10, what="the second poll")["requests"]
+        # first: CreatePropertyCollector, 2 CreateContainerView, CreateFilter,
+        # WaitForUpdatesEx, QueryPerfCounter, QueryPerf (+ the login);
+        # then WaitForUpdatesEx and QueryPerf
+        if not steady < full - 3:
+            fail("requests per poll did not fall: first %d, then %d" % (full, steady))
+        if "reading every property again" in a.stderr_text():
+            fail("a fallback without a fault: %s" % a.stderr_text()[-1500:])
+    finally:
+        s.set_link(h, nic, up=True)
+        s.set_datastore(h, ds, accessible=True)
+        rc = a.stop()
+    eq(rc, 0, "agent exit")
+
+
 def ds_states(evs, host, entity):
     return {e.get("esxwatch_datastore") if entity == "datastore" else e["esxwatch_device"]:
             e["esxwatch_state"]
@@ -548,6 +600,9 @@ def test_simulator_restart_recovers_by_itself(d):
         wait_for(samples, 30, what="first samples")
         s.drop_sessions()
         wait_for(lambda: "session lost" in a.stderr_text(), 30, what="the session loss noticed")
+        # the property filter went with the session: said, and read again
+        wait_for(lambda: "reading every property again" in a.stderr_text(), 30,
+                 what="the filter's loss noticed")
         n0 = len(samples())
         wait_for(lambda: len(samples()) > n0, 30, what="samples after the sessions were dropped")
         s.restart()
