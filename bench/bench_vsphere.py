@@ -2,7 +2,10 @@
 the real agent (--once: one poll of every vsphere entry, then exit) against
 VMware's simulator (tests/vcsim/) with N hosts; CPU time and peak RSS of the
 agent (per host, and next to an agent with no vsphere entry: the baseline)
-and the SOAP requests the simulator served for the poll, by method.
+and the SOAP requests the simulator served for the poll, by method.  Then
+the steady state: a running agent (interval 5 s) whose later polls ask
+WaitForUpdatesEx only for what changed — the CPU and requests of its second
+poll next to its first (the full read).
 
     python3 bench/bench_vsphere.py [--hosts 1000]
 
@@ -66,6 +69,58 @@ def run_once(cfg):
     return wall, cpu, after.ru_maxrss, p.stdout.count(b"\n"), p.stderr
 
 
+def status(cfg):
+    """The vsphere entry of --status --json, or None."""
+    import json
+    p = subprocess.run([BIN, "-c", cfg, "--status", "--json"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, timeout=60)
+    if p.returncode != 0:
+        return None
+    v = json.loads(p.stdout).get("vsphere") or []
+    return v[0] if v else None
+
+
+def proc_cpu(pid):
+    """utime + stime of pid, in seconds (/proc/PID/stat fields 14, 15)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def steady(root, sim, pw, vsan):
+    """A running agent: CPU, requests of its first poll and of the next."""
+    d = os.path.join(root, "steady")
+    os.makedirs(d, exist_ok=True)
+    cfg = config(d, sim, pw, True, vsan)
+    with open(cfg) as f:
+        text = f.read().replace("    timeout: 300\n", "    timeout: 300\n    interval: 5\n")
+    with open(cfg, "w") as f:
+        f.write(text)
+    sim.stats(reset=True)
+    p = subprocess.Popen([BIN, "-c", cfg], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        figs = []
+        for n in (1, 2):
+            deadline = time.time() + 900
+            while time.time() < deadline:
+                v = status(cfg)
+                if v and v["polls"] >= n:
+                    break
+                time.sleep(0.2)  # a poll of the agent's status file, not a sync
+            else:
+                raise SystemExit("no poll %d in --status --json" % n)
+            figs.append((proc_cpu(p.pid), v["requests"], sim.stats(reset=True)))
+        (c1, r1, s1), (c2, r2, s2) = figs
+        for what, c, r, st in (("first poll (full read)", c1, r1, s1),
+                               ("steady poll (updates)", c2 - c1, r2, s2)):
+            print("%s of %d hosts: %.2f s CPU (%.3f ms per host), %d requests: %s"
+                  % (what, sim.hosts, c, 1000.0 * c / sim.hosts, r, ", ".join(
+                      "%s %d" % kv for kv in sorted(st["methods"].items()))))
+    finally:
+        p.terminate()
+        p.wait(timeout=60)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=1000)
@@ -98,6 +153,7 @@ def main():
                   % (rss, (rss - brss) / float(sim.hosts), brss))
             print("  SOAP requests: %d: %s" % (st["total"], ", ".join(
                 "%s %d" % kv for kv in sorted(st["methods"].items()))))
+        steady(root, sim, pw, a.vsan)
         sim.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)

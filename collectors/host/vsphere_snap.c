@@ -204,7 +204,8 @@ vs_rd_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
 		cpy(r->token, r->tokenlen, t);
 		return 0;
 	}
-	if (depth == 6 + r->off && strcmp(name, "obj") == 0) {
+	if (depth == 6 + r->off && strcmp(name, "obj") == 0 &&
+	    strcmp(vx_name_at(x, 5 + r->off), r->objs) == 0) {
 		const char *type = vx_type_at(x, 6 + r->off);
 
 		if (strcmp(type, "HostSystem") == 0) {

@@ -4,7 +4,9 @@
  * NUL-terminated text of the length it says.  The input is fed in pieces
  * (the first byte picks the piece size) as libcurl hands it over.  The
  * same bytes go through the poll's snapshot reader (vsphere_snap.c): every
- * host and datastore it keeps has NUL-terminated names. */
+ * host and datastore it keeps has NUL-terminated names; and through the
+ * WaitForUpdatesEx reader (vsphere_wait.c), each update applied twice to a
+ * kept snapshot (an enter after an enter replaces, a leave removes). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,31 @@ snap(const uint8_t *data, size_t size)
 	vs_snap_free(&s);
 }
 
+static void
+update(const uint8_t *data, size_t size)
+{
+	struct vs_snap s;
+	struct vs_update up;
+	char err[256] = "";
+	size_t i, k;
+
+	memset(&s, 0, sizeof(s));
+	for (k = 0; k < 2; k++) {
+		if (vs_update_parse(&up, (const char *)data, size, err,
+		    sizeof(err)) == 0 && up.have_ret)
+			(void)vs_update_apply(&s, &up, err, sizeof(err));
+		if (memchr(err, '\0', sizeof(err)) == NULL ||
+		    strlen(up.version) >= 512)
+			abort();
+		vs_update_free(&up);
+	}
+	for (i = 0; i < s.nhosts; i++)
+		if (strlen(s.hosts[i].name) >= sizeof(s.hosts[i].name) ||
+		    s.hosts[i].npnics > 4096)
+			abort();
+	vs_snap_free(&s);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -82,5 +109,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	vx_free(x);
 	snap(data + 1, size - 1);
+	update(data + 1, size - 1);
 	return 0;
 }
