@@ -166,7 +166,27 @@ def test_changes_arrive_through_the_property_filter(d):
             fail("requests per poll did not fall: first %d, then %d" % (full, steady))
         if "reading every property again" in a.stderr_text():
             fail("a fallback without a fault: %s" % a.stderr_text()[-1500:])
+        # a fault (the server forgot the version): said once, the state
+        # dropped, everything read again in the same poll, which succeeds
+        # with the link still down (read anew, not kept)
+        polls = poll(1)["polls"]
+        s.stats(reset=True)
+        s.inject("WaitForUpdatesEx", "fault", fault="InvalidCollectorVersion")
+        v = wait_for(lambda: poll(polls + 1), 10, what="the poll after the fault")
+        eq((v["state"], v["last_error"]), ("ok", ""), "the poll after the fault")
+        err = a.stderr_text()
+        eq(len(re.findall(r"vsphere vc1: the property filter's updates failed "
+                          r"\(fault InvalidCollectorVersion: .*reading every property again", err)),
+           1, "the fallback said once: %s" % err[-1500:])
+        m = s.stats()["methods"]
+        eq((m.get("CreatePropertyCollector"), m.get("CreateFilter"), m.get("WaitForUpdatesEx")),
+           (1, 1, 2), "a new collector and filter, then the full read: %r" % m)
+        n0 = len(link)
+        if len(polled(a.stdout_events(), esxwatch_collector="nic", esxwatch_kind="change",
+                      hostname=h, esxwatch_nic=nic)) != n0:
+            fail("the full read after the fault made a new link change")
     finally:
+        s.inject("WaitForUpdatesEx", "fault", count=0)
         s.set_link(h, nic, up=True)
         s.set_datastore(h, ds, accessible=True)
         rc = a.stop()
