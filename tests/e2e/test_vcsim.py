@@ -168,6 +168,9 @@ def test_wait_for_updates_sees_changes(d):
             for moid, changes in ups:
                 for name, op, val in changes:
                     seen[(moid, name)] = val
+                    # PropertyChange.op is required (PropertyChangeOp: add,
+                    # remove, assign, indirectRemove): a whole value is assign
+                    eq(op, "assign", "the op of %s" % name)
         pn = seen[(hosts["DC0_C0_H1"], "config.network.pnic")]
         eq({text(x, "v:device"): text(x, "v:linkSpeed/v:speedMb") for x in pn},
            {"vmnic0": None, "vmnic1": "10000"}, "pnic update")
