@@ -180,6 +180,24 @@ def test_wait_for_updates_sees_changes(d):
         sim.stop()
 
 
+def test_wait_for_updates_truncates_at_max_object_updates(d):
+    """WaitOptions.maxObjectUpdates: at most that many ObjectUpdates per
+    answer, UpdateSet.truncated true and a version that resumes the
+    calculation (vSphere API reference, WaitOptions, UpdateSet)."""
+    sim = start(d, cluster_hosts=2, standalone=1)
+    try:
+        c = client(sim)
+        hosts = sorted(h["moid"] for h in sim.host_list())
+        c.create_filter("HostSystem", ["name"], c.container_view())
+        version, first = c.wait_for_updates("", max_wait=0, max_updates=2)
+        eq((len(first), c.truncated), (2, True), "the first answer")
+        version, rest = c.wait_for_updates(version, max_wait=0, max_updates=2)
+        eq((len(rest), c.truncated), (1, False), "the rest")
+        eq(sorted(m for m, _ in first + rest), hosts, "every host once")
+    finally:
+        sim.stop()
+
+
 def mounts(c, view):
     out = {}
     for moid, p in c.retrieve("Datastore", ["name", "host", "summary.accessible", "info"], view=view).items():

@@ -397,12 +397,15 @@ class SoapClient:
         r = self.call("CreateFilter", moref(*self.ref("propertyCollector")) + spec)
         return r.findtext("v:returnval", namespaces=NS)
 
-    def wait_for_updates(self, version="", max_wait=5):
-        """WaitForUpdatesEx -> (new version, [(moid, [(name, op, val)])])"""
+    def wait_for_updates(self, version="", max_wait=5, max_updates=None):
+        """WaitForUpdatesEx -> (new version, [(moid, [(name, op, val)])]);
+        self.truncated: the answer's UpdateSet.truncated"""
         r = self.call("WaitForUpdatesEx", moref(*self.ref("propertyCollector"))
-                      + "<version>%s</version><options><maxWaitSeconds>%d</maxWaitSeconds></options>"
-                      % (escape(version), max_wait))
+                      + "<version>%s</version><options><maxWaitSeconds>%d</maxWaitSeconds>%s</options>"
+                      % (escape(version), max_wait, "" if max_updates is None else
+                         "<maxObjectUpdates>%d</maxObjectUpdates>" % max_updates))
         rv = r.find("v:returnval", NS)
+        self.truncated = rv is not None and rv.findtext("v:truncated", namespaces=NS) == "true"
         if rv is None:
             return version, []
         out = []

@@ -146,3 +146,91 @@ func (pc *PropertyCollector) CancelRetrievePropertiesEx(ctx *simulator.Context, 
 	}
 	return &methods.CancelRetrievePropertiesExBody{Res: &types.CancelRetrievePropertiesExResponse{}}
 }
+
+// WaitForUpdatesEx with WaitOptions.maxObjectUpdates, as documented
+// (WaitOptions.maxObjectUpdates: "The maximum number of ObjectUpdate
+// entries that should be returned in a single result from
+// WaitForUpdatesEx"; UpdateSet.truncated: "If true, this UpdateSet
+// contains results from a suspended change calculation [...] The client
+// can pass the 'truncated data version' to WaitForUpdatesEx to resume").
+// The simulator (0.24.2) ignores maxObjectUpdates and never truncates; the
+// collectors CreatePropertyCollector makes are wrapped to cut the answer
+// and keep the rest under a truncated version of the session.
+type pendingUpdates struct {
+	session string
+	version string
+	sets    []types.PropertyFilterUpdate
+}
+
+var truncation struct {
+	mu      sync.Mutex
+	next    int
+	pending map[string]pendingUpdates
+}
+
+// cutUpdates keeps the first max ObjectUpdates of set and files the rest.
+func cutUpdates(ctx *simulator.Context, set *types.UpdateSet, version string, max int) {
+	n := 0
+	for i := range set.FilterSet {
+		k := len(set.FilterSet[i].ObjectSet)
+		if max <= 0 || n+k <= max {
+			n += k
+			continue
+		}
+		rest := []types.PropertyFilterUpdate{}
+		if keep := max - n; keep < k {
+			rest = append(rest, types.PropertyFilterUpdate{Filter: set.FilterSet[i].Filter,
+				ObjectSet: set.FilterSet[i].ObjectSet[keep:]})
+			set.FilterSet[i].ObjectSet = set.FilterSet[i].ObjectSet[:keep]
+		}
+		rest = append(rest, set.FilterSet[i+1:]...)
+		set.FilterSet = set.FilterSet[:i+1]
+		truncation.mu.Lock()
+		if truncation.pending == nil {
+			truncation.pending = map[string]pendingUpdates{}
+		}
+		truncation.next++
+		t := fmt.Sprintf("%s+t%d", version, truncation.next)
+		truncation.pending[t] = pendingUpdates{session: sessionKey(ctx), version: version, sets: rest}
+		truncation.mu.Unlock()
+		set.Version = t
+		set.Truncated = types.NewBool(true)
+		return
+	}
+}
+
+// CreatePropertyCollector: a session collector of the wrapping type.
+func (pc *PropertyCollector) CreatePropertyCollector(ctx *simulator.Context, c *types.CreatePropertyCollector) soap.HasFault {
+	cpc := &PropertyCollector{}
+	return &methods.CreatePropertyCollectorBody{Res: &types.CreatePropertyCollectorResponse{
+		Returnval: ctx.Session.Put(cpc).Reference()}}
+}
+
+func (pc *PropertyCollector) WaitForUpdatesEx(ctx *simulator.Context, r *types.WaitForUpdatesEx) soap.HasFault {
+	max := 0
+	if r.Options != nil {
+		max = int(r.Options.MaxObjectUpdates)
+	}
+	truncation.mu.Lock()
+	p, ok := truncation.pending[r.Version]
+	if ok {
+		delete(truncation.pending, r.Version)
+	}
+	truncation.mu.Unlock()
+	if ok {
+		if p.session != sessionKey(ctx) {
+			return &methods.WaitForUpdatesExBody{Fault_: simulator.Fault("",
+				&types.InvalidCollectorVersion{})}
+		}
+		set := &types.UpdateSet{Version: p.version, FilterSet: p.sets}
+		cutUpdates(ctx, set, p.version, max)
+		return &methods.WaitForUpdatesExBody{Res: &types.WaitForUpdatesExResponse{Returnval: set}}
+	}
+	res := pc.PropertyCollector.WaitForUpdatesEx(ctx, r)
+	body, isBody := res.(*methods.WaitForUpdatesExBody)
+	if !isBody || body.Res == nil || body.Res.Returnval == nil {
+		return res
+	}
+	cutUpdates(ctx, body.Res.Returnval, body.Res.Returnval.Version, max)
+	return body
+}
