@@ -406,11 +406,12 @@ ret_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
 /* Forget the collector, its filter and views (destroyed when they are of
  * the current session; a new session has none of them), and the snapshot. */
 static void
-drop(struct vs_conn *v, struct vs_watch *w)
+drop(struct vs_conn *v, struct vs_watch *w, bool destroy)
 {
 	char body[768], err[256];
 
-	if (w->live && w->session == vs_session(v) && w->pc[0] != '\0') {
+	if (destroy && w->live && w->session == vs_session(v) &&
+	    w->pc[0] != '\0') {
 		snprintf(body, sizeof(body), "<DestroyPropertyCollector xmlns="
 		    "\"urn:vim25\"><_this type=\"PropertyCollector\">%s</_this>"
 		    "</DestroyPropertyCollector>", w->pc);
@@ -564,10 +565,12 @@ poll_reset(struct vs_snap *s)
 int
 vs_watch_poll(struct vs_conn *v, struct vs_watch *w, char *err, size_t errlen)
 {
+	bool answered;
+
 	if (w->live && w->session != vs_session(v)) {
 		log_warn("vsphere %s: a new session: the property filter is gone; "
 		    "reading every property again", w->name);
-		drop(v, w);
+		drop(v, w, false);
 	}
 	if (w->live) {
 		if (updates(v, w, err, errlen) == 0 &&
@@ -575,17 +578,26 @@ vs_watch_poll(struct vs_conn *v, struct vs_watch *w, char *err, size_t errlen)
 			poll_reset(&w->s);
 			return 0;
 		}
+		/* a fault or a new session: the server is there, read all again
+		 * now; a transport error (unreachable, timeout): not again in
+		 * this poll (each call would wait its timeout) */
+		answered = vs_last_fault(v)[0] != '\0' ||
+		    w->session != vs_session(v);
 		log_warn("vsphere %s: the property filter's updates failed (%s): "
-		    "reading every property again", w->name,
-		    w->session == vs_session(v) ? err : "a new session");
-		drop(v, w);
+		    "reading every property again%s", w->name,
+		    w->session == vs_session(v) ? err : "a new session",
+		    answered ? "" : " at the next poll");
+		drop(v, w, answered);
+		if (!answered)
+			return -1;
 	}
 	w->full_reads++;
+	err[0] = '\0';
 	if (setup(v, w, err, errlen) == -1 || updates(v, w, err, errlen) == -1 ||
 	    w->session != vs_session(v)) {
 		if (w->session != vs_session(v) && err[0] == '\0')
 			snprintf(err, errlen, "the session changed during the read");
-		drop(v, w);
+		drop(v, w, vs_last_fault(v)[0] != '\0');
 		return -1;
 	}
 	poll_reset(&w->s);
