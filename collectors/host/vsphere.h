@@ -1,12 +1,13 @@
 /*
  * vsphere: hosts polled through the vSphere API (docs/vsphere.md).
  *
- * One poll (vs_poll()) fetches every host's facts at once — HostSystem
- * properties and Datastore mounts with RetrievePropertiesEx over a
- * ContainerView, continued with ContinueRetrievePropertiesEx — into a
- * snapshot; a "vsphere" host (host.h) then answers the built-in
- * collectors' questions for ONE host from that snapshot, so the nic and
- * datastore collectors run unchanged per polled host:
+ * The poller keeps every host's facts in a snapshot (vs_watch_*():
+ * HostSystem properties and Datastore mounts, read whole once through a
+ * PropertyFilter over ContainerViews, then patched with WaitForUpdatesEx's
+ * changes; vs_poll() is the one-shot full read with RetrievePropertiesEx /
+ * ContinueRetrievePropertiesEx); a "vsphere" host (host.h) then answers
+ * the built-in collectors' questions for ONE host from that snapshot, so
+ * the nic and datastore collectors run unchanged per polled host:
  *
  *   nics    config.network.pnic: linkSpeed absent = link down, speedMb,
  *           duplex, driver, mac.  Error/drop counters are not in the
@@ -112,8 +113,8 @@ struct vs_snap {
 };
 
 /*
- * The snapshot: 0, or -1 with err.  view_hosts / view_ds are
- * ContainerViews (made once per session by the caller, vs_views()).
+ * One full read into s (RetrievePropertiesEx, views made and dropped):
+ * 0, or -1 with err.  The poller uses vs_watch_poll() instead.
  */
 int	vs_poll(struct vs_conn *, struct vs_snap *, char *err, size_t errlen);
 void	vs_snap_free(struct vs_snap *);
