@@ -30,6 +30,9 @@ smart_info_init(struct smart_info *si)
 	si->percentage_used = SMART_NONE;
 	si->available_spare = SMART_NONE;
 	si->critical_warning = SMART_NONE;
+	si->read_errors = SMART_NONE;
+	si->write_errors = SMART_NONE;
+	si->power_cycles = SMART_NONE;
 }
 
 static void
