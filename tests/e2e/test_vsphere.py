@@ -200,6 +200,143 @@ def test_vsan_eligibility_from_query_disks_for_vsan(d):
        [(h, disk, "ineligible", "Disk is in use by another host")], "the change")
 
 
+SMART_DEFAULTS = (  # the simulator's (tests/vcsim/README.md), restored after a test
+    ("smarthealthstatus", 0, None, None), ("smartmediawearoutindicator", 100, 0, 100),
+    ("smartwriteerrorcount", 0, 0, 0), ("smartreaderrorcount", 0, 0, 0),
+    ("smartpoweronhours", 8760, 0, 8760), ("smartpowercyclecount", 12, 0, 12),
+    ("smartreallocatedsectorct", 0, 10, 0), ("smartdrivetemperature", 34, 0, 41))
+
+
+def smart_agent(d, s):
+    """An agent with only the smart collector on (interval: one round per run)."""
+    a = agent_for(d, s, events="no")
+    a.write_config(open(a.config).read()
+                   .replace("smart: {enabled: no}", "smart: {enabled: yes, interval: 3600}")
+                   .replace("nic: {enabled: yes, interval: 3600}", "nic: {enabled: no}")
+                   .replace("datastore: {enabled: yes, interval: 3600}", "datastore: {enabled: no}"))
+    return a
+
+
+def clustered(s):
+    return [h["name"] for h in s.host_list() if h["parent"].startswith("ClusterComputeResource:")]
+
+
+def smart_disks(s, h):
+    """The disks the vSAN health service summarises (not ineligible)."""
+    return sorted(k for k, v in s.vsan_disks(h).items() if v != "ineligible")
+
+
+def smart_reset(s, h, disk):
+    for p, v, t, w in SMART_DEFAULTS:
+        s.set_smart(h, disk, p, v, threshold=t, worst=w)
+
+
+def test_smart_from_the_vsan_health_service(d):
+    """VsanVcClusterHealthSystem.VsanQueryVcClusterSmartStatsSummary (vSAN
+    Management API; VsanSmartParameter.value, smarthealthstatus 0 OK /
+    1 Warning): one request per cluster, the values in the smart
+    collector's own fields, a health change and a growing reallocated count
+    as the local source reports them; a host outside a cluster has none."""
+    s = sim()
+    a = smart_agent(d, s)
+    hs = clustered(s)
+    alone = [h["name"] for h in s.host_list() if h["name"] not in hs]
+    if not hs or not alone:
+        fail("the simulator has no clustered or no standalone host: %r" % s.host_list())
+    h, disk = hs[0], smart_disks(s, hs[0])[0]
+    for p, v, t, w in (("smartreallocatedsectorct", 3, 10, 3), ("smartdrivetemperature", 38, 0, 45),
+                       ("smartpoweronhours", 12345, 0, 12345), ("smartreaderrorcount", 2, 0, 2),
+                       ("smartwriteerrorcount", 1, 0, 1), ("smartmediawearoutindicator", 97, 0, 100),
+                       ("smartpowercyclecount", 40, 0, 40)):
+        s.set_smart(h, disk, p, v, threshold=t, worst=w)
+    try:
+        s.call("stats", reset=True)
+        evs, err = once(a)
+        calls = s.call("stats")["methods"].get("VsanQueryVcClusterSmartStatsSummary")
+        smp = polled(evs, esxwatch_collector="smart", esxwatch_kind="sample")
+        eq(sorted((e["hostname"], e["esxwatch_device"]) for e in smp),
+           sorted((x, k) for x in hs for k in smart_disks(s, x)), "smart samples (%s)" % err[-1500:])
+        eq(calls, 1, "VsanQueryVcClusterSmartStatsSummary calls (one cluster)")
+        e = select(smp, hostname=h, esxwatch_device=disk)[0]
+        keys = ("esxwatch_health", "esxwatch_health_text", "esxwatch_reallocated_sectors",
+                "esxwatch_temperature_c", "esxwatch_power_on_hours", "esxwatch_read_errors",
+                "esxwatch_write_errors", "esxwatch_media_wearout", "esxwatch_power_cycles",
+                "esxwatch_smart_source", "esxwatch_pending_sectors")
+        eq({k: e.get(k) for k in keys},
+           {"esxwatch_health": "ok", "esxwatch_health_text": "OK",
+            "esxwatch_reallocated_sectors": "3", "esxwatch_temperature_c": "38",
+            "esxwatch_power_on_hours": "12345", "esxwatch_read_errors": "2",
+            "esxwatch_write_errors": "1", "esxwatch_media_wearout": "97",
+            "esxwatch_power_cycles": "40", "esxwatch_smart_source": "vsan-health",
+            "esxwatch_pending_sectors": None}, "the parsed values")
+        eq(select(evs, esxwatch_collector="smart", hostname=alone[0]), [],
+           "smart events for a host outside a cluster")
+        eq(len(re.findall(r"SMART absent for 1 host\(s\) outside a cluster", err)), 1,
+           "the gap said once (%s)" % err[-1500:])
+        s.set_smart(h, disk, "smarthealthstatus", 1)
+        s.set_smart(h, disk, "smartreallocatedsectorct", 12, threshold=10, worst=12)
+        evs, err = once(a)
+    finally:
+        smart_reset(s, h, disk)
+    ch = polled(evs, esxwatch_collector="smart", esxwatch_kind="change")
+    eq([(e["hostname"], e["esxwatch_device"], e["esxwatch_health"], e["esxwatch_previous_state"])
+        for e in ch], [(h, disk, "warning", "ok")], "the health change (%s)" % err[-1500:])
+    al = polled(evs, esxwatch_collector="smart", esxwatch_kind="alert")
+    eq(sorted((e["hostname"], e["text"],
+               e.get("esxwatch_counter")) for e in al),
+       sorted([(h, "drive %s: SMART health warning (WARNING)" % disk, None),
+               (h, "drive %s: reallocated sectors grew from 3 to 12" % disk, "realloc")]),
+       "the alerts")
+
+
+def test_smart_disk_error_is_absent_and_said_once(d):
+    """VsanSmartDiskStats.error (SystemError): that disk's SMART absent,
+    the reason one log line across runs; the host's other disks go on."""
+    s = sim()
+    a = smart_agent(d, s)
+    h = clustered(s)[-1]
+    bad, good = smart_disks(s, h)[0], smart_disks(s, h)[1:]
+    s.set_smart(h, bad, error="CANNOT open device")
+    try:
+        evs, err = once(a)
+        evs2, err2 = once(a)
+    finally:
+        smart_reset(s, h, bad)
+    line = (r"warning: smart: host %s: drive %s: the vSAN health service has no SMART for "
+            r"it \(SystemError: CANNOT open device\)" % (re.escape(h), re.escape(bad)))
+    for n, (ev, er, want) in enumerate(((evs, err, 1), (evs2, err2, 0))):
+        eq(sorted(e["esxwatch_device"] for e in polled(ev, esxwatch_collector="smart", hostname=h)),
+           good, "run %d: the host's smart events (%s)" % (n, er[-1500:]))
+        eq(len(re.findall(line, er)), want, "run %d: the reason said (%s)" % (n, er[-1500:]))
+
+
+def test_smart_absent_without_the_vsan_health_service(d):
+    """A vCenter without the service (/vsanHealth answers HTTP 404) and an
+    ESXi host's own API (the ESX model): no smart events, one line why."""
+    s = sim()
+    a = smart_agent(d, s)
+    s.inject("VsanQueryVcClusterSmartStatsSummary", "status", status=404, count=5)
+    try:
+        evs, err = once(a)
+    finally:
+        s.inject("VsanQueryVcClusterSmartStatsSummary", "status", count=0)
+    eq(select(evs, esxwatch_collector="smart"), [], "smart events without the service")
+    eq(len(re.findall(r"warning: vsphere vc1: SMART absent: the vSAN health service "
+                      r"\(/vsanHealth, VsanQueryVcClusterSmartStatsSummary\) did not "
+                      r"answer: HTTP 404", err)), 1, "the reason (%s)" % err[-1500:])
+    esxdir = harness.tmpdir("esxwatch-vcsim-esx-")
+    esx = Vcsim(esxdir, model="esx").start()
+    try:
+        evs, err = once(smart_agent(d, esx))
+    finally:
+        esx.stop()
+        shutil.rmtree(esxdir, ignore_errors=True)
+    eq(select(evs, esxwatch_collector="smart"), [], "smart events on the ESX model")
+    eq(len(re.findall(r"warning: vsphere vc1: SMART absent: the vSAN health service "
+                      r"\(VsanQueryVcClusterSmartStatsSummary\) is vCenter's", err)), 1,
+       "the reason (%s)" % err[-1500:])
+
+
 def test_connection_state_is_a_change(d):
     s = sim()
     a = agent_for(d, s)
