@@ -7,6 +7,10 @@
  * `esxcli nvme device list` (named after its device through the path list).
  * Linux: `smartctl --json -a [-d TYPE] DEV` for every disk `smartctl --scan`
  * finds (smartmontools >= 7); no smartctl = said once, then quiet.
+ * A host polled through vCenter (host kind "vsphere"): the disks of the vSAN
+ * health service's answer for it (host/vsphere.h, vs_smart_query), in one
+ * call, the same fields, changes and alerts (esxwatch_smart_source:
+ * vsan-health).
  *
  * SMART queries take seconds per device on ESXi, so collect() does ONE
  * query per call and returns 1 while work remains: the scheduler runs the

@@ -12,6 +12,9 @@
  *      observations kept per host (state/vsphere/NAME/HOST.COLLECTOR.kv);
  *      every event names the host (hostname), esxwatch_input: vsphere,
  *      esxwatch_vsphere: NAME and the collector (nic, datastore);
+ *      vsan and smart on the polls that asked their own calls
+ *      (QueryDisksForVsan per host, the vSAN health service's SMART
+ *      summary per cluster, each on its collector's interval);
  *   3. the event stream (vcevents.c), when vsphere.NAME.events.
  *
  * A host's collector failing is that host's (logged); the whole poll
