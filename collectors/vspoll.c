@@ -509,9 +509,18 @@ smart_round(struct collector_ctx *ctx, struct vp *p, struct vs_snap *s,
 			failed = true;
 			continue;
 		}
-		for (j = i; j < n; j++)
-			if (strcmp(s->hosts[idx[j]].cluster, x->cluster) == 0)
-				vs_smart_take(&s->hosts[idx[j]], &ans);
+		for (j = i; j < n; j++) {
+			struct vs_hostsnap *y = &s->hosts[idx[j]];
+
+			if (strcmp(y->cluster, x->cluster) != 0)
+				continue;
+			vs_smart_take(y, &ans);
+			if (!y->smart_fresh)
+				log_limited(LOG_WARN, "vsphere:smart-unnamed", 3600,
+				    "vsphere %s: host %s: the vSAN health service's "
+				    "answer for its cluster %s does not name it: its "
+				    "SMART is absent", p->vc->name, y->name, x->cluster);
+		}
 		vs_smart_free(&ans);
 	}
 	if (alone > 0 && !failed) {
