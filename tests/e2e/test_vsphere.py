@@ -289,6 +289,59 @@ def test_smart_from_the_vsan_health_service(d):
        "the alerts")
 
 
+SCSI_LINE = ("<14>%s %s vmkernel: cpu2:2127)ScsiDeviceIO: 2316: Cmd(0x4124403c1fc0) 0x28, "
+             "CmdSN 0xecab to dev \"%s\" failed H:0x0 D:0x2 P:0x0 Valid sense data: 0x3 0x11 0x0.")
+
+
+def test_failing_drive_from_polled_smart_and_syslog(d):
+    """The failing_drive diagnosis from a polled host's SMART (a growing
+    reallocated count from the vSAN health service) and the same host's
+    vmkernel medium error (sense key 3) received as syslog: one alert for
+    that host and disk, as with the local source (test_diagnosis)."""
+    import socket
+    s = sim()
+    root = harness.tmpdir()
+    pw = os.path.join(root, "pw")
+    with open(pw, "w") as f:
+        f.write(s.password + "\n")
+    os.chmod(pw, 0o600)
+    udp = harness.free_port(socket.SOCK_DGRAM)
+    out = os.path.join(root, "out.jsonl")
+    cfg = config(s, pw, interval=5, events="no", extra=(
+        "receiver:\n  syslog:\n    - {address: \"127.0.0.1:%d\", transport: udp}\n" % udp))
+    cfg = (cfg.replace("server: {hostname: \"\"}",
+                       "server: {proto: file, path: %s}\nbatch: {flush_interval: 1}" % out)
+           .replace("smart: {enabled: no}", "smart: {enabled: yes, interval: 1}")
+           .replace("nic: {enabled: yes, interval: 3600}", "nic: {enabled: no}")
+           .replace("datastore: {enabled: yes, interval: 3600}", "datastore: {enabled: no}")
+           .replace("  agent: {enabled: yes, interval: 3600}",
+                    "  agent: {enabled: yes, interval: 3600}\n  diagnosis: {enabled: yes, window: 300}"))
+    a = Agent(root, cfg)
+    h = clustered(s)[0]
+    disk = smart_disks(s, h)[-1]
+
+    def smart(kind):
+        return [e for e in harness.file_events(out) if e.get("esxwatch_collector") == "smart"
+                and e.get("hostname") == h and e.get("esxwatch_device") == disk
+                and e.get("esxwatch_kind") == kind]
+    a.start()
+    try:
+        wait_for(lambda: smart("sample"), timeout=20, what="the first SMART sample")
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+        send_udp(udp, [SCSI_LINE % (now, h, disk)])
+        s.set_smart(h, disk, "smartreallocatedsectorct", 8, threshold=10, worst=8)
+        got = wait_for(lambda: [e for e in harness.file_events(out)
+                                if e.get("esxwatch_diagnosis") == "failing_drive"],
+                       timeout=20, what="the failing_drive diagnosis")
+    finally:
+        a.stop()
+        smart_reset(s, h, disk)
+    eq([(e["hostname"], e.get("esxwatch_device")) for e in got], [(h, disk)], "the diagnosis")
+    if "0x3 0x11 0x0" not in got[0]["esxwatch_evidence"] or \
+            "reallocated_sectors grew from 0 to 8" not in got[0]["esxwatch_evidence"]:
+        fail("evidence: %s" % got[0]["esxwatch_evidence"])
+
+
 def test_smart_disk_error_is_absent_and_said_once(d):
     """VsanSmartDiskStats.error (SystemError): that disk's SMART absent,
     the reason one log line across runs; the host's other disks go on."""
