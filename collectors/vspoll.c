@@ -509,6 +509,12 @@ smart_round(struct collector_ctx *ctx, struct vp *p, struct vs_snap *s,
 			failed = true;
 			continue;
 		}
+		if (ans.overflow)
+			log_limited(LOG_WARN, "vsphere:smart-overflow", 3600,
+			    "vsphere %s: the vSAN health service's answer for "
+			    "cluster %s has more disks or hosts than kept (%zu "
+			    "disks): the rest have no SMART", p->vc->name,
+			    x->cluster, ans.n);
 		for (j = i; j < n; j++) {
 			struct vs_hostsnap *y = &s->hosts[idx[j]];
 

@@ -34,8 +34,8 @@
 #include "../../agent/lib/mem.h"
 #include "vsphere.h"
 
-#define VS_SMART_MAX_DISKS	16384
-#define VS_SMART_MAX_HOSTS	4096
+#define VS_SMART_MAX_DISKS	4096	/* a cluster: 64 hosts of at most ~40 */
+#define VS_SMART_MAX_HOSTS	1024
 
 /* The reading of one answer. */
 struct sr {

@@ -68,7 +68,7 @@ smart(const uint8_t *data, size_t size)
 	if (vs_smart_parse(&o, (const char *)data, size, err, sizeof(err)) ==
 	    -1 && memchr(err, '\0', sizeof(err)) == NULL)
 		abort();
-	if (o.n > 16384 || o.nhosts > 4096)
+	if (o.n > 4096 || o.nhosts > 1024)
 		abort();
 	for (i = 0; i < o.n; i++)
 		if (strlen(o.d[i].disk) >= sizeof(o.d[i].disk) ||
