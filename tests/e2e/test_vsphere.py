@@ -364,19 +364,22 @@ def test_smart_disk_error_is_absent_and_said_once(d):
 
 
 def test_smart_absent_without_the_vsan_health_service(d):
-    """A vCenter without the service (/vsanHealth answers HTTP 404) and an
-    ESXi host's own API (the ESX model): no smart events, one line why."""
+    """A vCenter without the service (/vsanHealth answers HTTP 404, or a
+    SOAP fault) and an ESXi host's own API (the ESX model): no smart
+    events, one line why."""
     s = sim()
-    a = smart_agent(d, s)
-    s.inject("VsanQueryVcClusterSmartStatsSummary", "status", status=404, count=5)
-    try:
-        evs, err = once(a)
-    finally:
-        s.inject("VsanQueryVcClusterSmartStatsSummary", "status", count=0)
-    eq(select(evs, esxwatch_collector="smart"), [], "smart events without the service")
-    eq(len(re.findall(r"warning: vsphere vc1: SMART absent: the vSAN health service "
-                      r"\(/vsanHealth, VsanQueryVcClusterSmartStatsSummary\) did not "
-                      r"answer: HTTP 404", err)), 1, "the reason (%s)" % err[-1500:])
+    for kind, kw, why in (("status", {"status": 404}, "HTTP 404"),
+                          ("fault", {"fault": "SystemError"}, "fault SystemError")):
+        a = smart_agent(harness.tmpdir(), s)
+        s.inject("VsanQueryVcClusterSmartStatsSummary", kind, count=5, **kw)
+        try:
+            evs, err = once(a)
+        finally:
+            s.inject("VsanQueryVcClusterSmartStatsSummary", kind, count=0)
+        eq(select(evs, esxwatch_collector="smart"), [], "smart events without the service")
+        eq(len(re.findall(r"warning: vsphere vc1: SMART absent: the vSAN health service "
+                          r"\(/vsanHealth, VsanQueryVcClusterSmartStatsSummary\) did not "
+                          r"answer: " + why, err)), 1, "the reason (%s)" % err[-1500:])
     esxdir = harness.tmpdir("esxwatch-vcsim-esx-")
     esx = Vcsim(esxdir, model="esx").start()
     try:
