@@ -98,7 +98,9 @@ on_header(char *p, size_t sz, size_t n, void *arg)
 	struct vs_conn *v = arg;
 	size_t len = sz * n, i, k;
 
-	if (len <= sizeof(sc) || strncasecmp(p, sc, sizeof(sc) - 1) != 0)
+	/* the session is vim25's: another endpoint's cookie is not taken */
+	if (len <= sizeof(sc) || strncasecmp(p, sc, sizeof(sc) - 1) != 0 ||
+	    v->alt_action != NULL)
 		return len;
 	for (i = sizeof(sc) - 1; i < len && (p[i] == ' ' || p[i] == '\t'); i++)
 		;
