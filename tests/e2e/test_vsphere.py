@@ -368,6 +368,26 @@ def test_smart_disk_error_is_absent_and_said_once(d):
         eq(len(re.findall(line, er)), want, "run %d: the reason said (%s)" % (n, er[-1500:]))
 
 
+def test_smart_call_logs_in_again_on_not_authenticated(d):
+    """The vSAN health service answering NotAuthenticated (the vim25
+    session expired): one login more and the call repeated, SMART there."""
+    s = sim()
+    a = smart_agent(d, s)
+    s.inject("VsanQueryVcClusterSmartStatsSummary", "fault", fault="NotAuthenticated")
+    try:
+        s.call("stats", reset=True)
+        evs, err = once(a)
+        methods = s.call("stats")["methods"]
+    finally:
+        s.inject("VsanQueryVcClusterSmartStatsSummary", "fault", count=0)
+    eq((methods.get("VsanQueryVcClusterSmartStatsSummary"), methods.get("Login")), (2, 2),
+       "calls and logins (%s)" % err[-1500:])
+    h = clustered(s)[0]
+    eq(sorted(e["esxwatch_device"] for e in polled(evs, esxwatch_collector="smart",
+                                                  esxwatch_kind="sample", hostname=h)),
+       smart_disks(s, h), "SMART after the new login")
+
+
 def test_smart_absent_without_the_vsan_health_service(d):
     """A vCenter without the service (/vsanHealth answers HTTP 404, or a
     SOAP fault) and an ESXi host's own API (the ESX model): no smart
