@@ -7,6 +7,10 @@
  * `esxcli nvme device list` (named after its device through the path list).
  * Linux: `smartctl --json -a [-d TYPE] DEV` for every disk `smartctl --scan`
  * finds (smartmontools >= 7); no smartctl = said once, then quiet.
+ * A host polled through vCenter (host kind "vsphere"): the disks of the vSAN
+ * health service's answer for it (host/vsphere.h, vs_smart_query), in one
+ * call, the same fields, changes and alerts (esxwatch_smart_source:
+ * vsan-health).
  *
  * SMART queries take seconds per device on ESXi, so collect() does ONE
  * query per call and returns 1 while work remains: the scheduler runs the
@@ -32,11 +36,12 @@
 #include "host/esxcli.h"
 #include "host/host.h"
 #include "host/smartparse.h"
+#include "host/vsphere.h"
 #include "storage_util.h"
 
 #define SMART_MAX_ITEMS	512
 
-enum item_kind { IT_SCSI, IT_NVME, IT_SMARTCTL };
+enum item_kind { IT_SCSI, IT_NVME, IT_SMARTCTL, IT_VSAN };
 
 struct smart_item {
 	enum item_kind	 kind;
@@ -139,6 +144,9 @@ info_fields(struct event *ev, const struct smart_item *it, const struct smart_in
 	(void)storage_set_num(ev, "esxwatch_percentage_used", si->percentage_used);
 	(void)storage_set_num(ev, "esxwatch_available_spare", si->available_spare);
 	(void)storage_set_num(ev, "esxwatch_critical_warning", si->critical_warning);
+	(void)storage_set_num(ev, "esxwatch_read_errors", si->read_errors);
+	(void)storage_set_num(ev, "esxwatch_write_errors", si->write_errors);
+	(void)storage_set_num(ev, "esxwatch_power_cycles", si->power_cycles);
 	if (it->kind == IT_NVME)
 		(void)event_set(ev, "esxwatch_adapter", it->arg);
 	if (si->model[0] != '\0')
@@ -155,7 +163,8 @@ info_fields(struct event *ev, const struct smart_item *it, const struct smart_in
 			(void)storage_set_num(ev, name, si->norm[i].value);
 	}
 	(void)event_set(ev, "esxwatch_smart_source", it->kind == IT_SCSI ?
-	    "esxcli" : it->kind == IT_NVME ? "esxcli-nvme" : "smartctl");
+	    "esxcli" : it->kind == IT_NVME ? "esxcli-nvme" : it->kind == IT_VSAN ?
+	    "vsan-health" : "smartctl");
 }
 
 static void
@@ -528,6 +537,57 @@ query_smartctl(struct collector_ctx *ctx, struct emitter *em,
 	emit_result(ctx, em, it, &si);
 }
 
+/* ---- a host polled through vCenter: the vSAN health service --------------- */
+
+/*
+ * The disks of the poll's VsanQueryVcClusterSmartStatsSummary answer
+ * (host/vsphere.h; collectors/vspoll.c runs this collector only on the
+ * polls that asked).  A disk the service could not read (its error) has
+ * no SMART: absent, said once per reason (kept in ctx->state).
+ */
+static int
+vsan_health_round(struct collector_ctx *ctx, struct emitter *em)
+{
+	const struct vs_hostsnap *x = vs_host_snap(ctx->host);
+	struct smart_item it;
+	char key[320];
+	const char *was;
+	size_t i;
+
+	if (!x->smart_fresh) {
+		host_set_err(HOST_EABSENT);
+		return -1;
+	}
+	for (i = 0; i < x->nsdisks; i++) {
+		const struct vs_sdisk *d = &x->sdisks[i];
+
+		if (d->disk[0] == '\0' || !strlist_match(&ctx->conf->include,
+		    &ctx->conf->exclude, d->disk))
+			continue;
+		snprintf(key, sizeof(key), "vsanerr:%s", d->disk);
+		was = kv_get(ctx->state, key);
+		if (d->error[0] != '\0') {
+			if (was == NULL || strcmp(was, d->error) != 0)
+				log_warn("smart: host %s: drive %s: the vSAN health "
+				    "service has no SMART for it (%s): its SMART is "
+				    "absent", x->name, d->disk, d->error);
+			(void)kv_set(ctx->state, key, d->error);
+			continue;
+		}
+		if (was != NULL) {
+			log_info("smart: host %s: drive %s: SMART from the vSAN "
+			    "health service again", x->name, d->disk);
+			(void)kv_del(ctx->state, key);
+		}
+		memset(&it, 0, sizeof(it));
+		it.kind = IT_VSAN;
+		snprintf(it.dev, sizeof(it.dev), "%s", d->disk);
+		snprintf(it.arg, sizeof(it.arg), "%s", d->disk);
+		emit_result(ctx, em, &it, &d->si);
+	}
+	return 0;
+}
+
 /* ---- the round ------------------------------------------------------------- */
 
 static int
@@ -539,6 +599,9 @@ smart_collect(struct collector_ctx *ctx, struct emitter *em)
 
 	if (p == NULL)
 		return -1;
+	if (ctx->host != NULL && ctx->host->kind != NULL &&
+	    strcmp(ctx->host->kind, "vsphere") == 0)
+		return vsan_health_round(ctx, em);
 	switch (p->phase) {
 	case PH_START:
 		round_reset(p);

@@ -74,6 +74,11 @@ struct smart_info {
 	long long	percentage_used;	/* NVMe */
 	long long	available_spare;	/* NVMe, % */
 	long long	critical_warning;	/* NVMe bit mask */
+	/* the vSAN health service only (VsanSmartParameterType
+	 * smartreaderrorcount, smartwriteerrorcount) */
+	long long	read_errors;
+	long long	write_errors;
+	long long	power_cycles;	/* Power Cycle Count's real count */
 	int		layout;			/* esxcli table: 4 or 5 columns; 0 otherwise */
 	bool		raw_lowbyte;
 	struct smart_norm norm[SMART_MAX_NORM];
