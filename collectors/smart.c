@@ -7,8 +7,8 @@
  * `esxcli nvme device list` (named after its device through the path list).
  * Linux: `smartctl --json -a [-d TYPE] DEV` for every disk `smartctl --scan`
  * finds (smartmontools >= 7); no smartctl = said once, then quiet.
- * A host polled through vCenter (host kind "vsphere"): the disks of the vSAN
- * health service's answer for it (host/vsphere.h, vs_smart_query), in one
+ * A host that answers every drive at once (host_smart(): a host polled
+ * through vCenter, from the vSAN health service): those drives, in one
  * call, the same fields, changes and alerts (esxwatch_smart_source:
  * vsan-health).
  *
@@ -36,18 +36,17 @@
 #include "host/esxcli.h"
 #include "host/host.h"
 #include "host/smartparse.h"
-#include "host/vsphere.h"
 #include "storage_util.h"
 
 #define SMART_MAX_ITEMS	512
 
-enum item_kind { IT_SCSI, IT_NVME, IT_SMARTCTL, IT_VSAN };
+enum item_kind { IT_SCSI, IT_NVME, IT_SMARTCTL, IT_HOST };
 
 struct smart_item {
 	enum item_kind	 kind;
 	char		 dev[256];	/* device id or path; the entity name */
 	char		 arg[256];	/* -d DEV, -A vmhbaN, or the smartctl path */
-	char		 type[64];	/* smartctl -d TYPE */
+	char		 type[64];	/* smartctl -d TYPE; IT_HOST: the source */
 };
 
 enum phase { PH_START, PH_NVME_LIST, PH_PATHS, PH_ITEMS };
@@ -163,8 +162,8 @@ info_fields(struct event *ev, const struct smart_item *it, const struct smart_in
 			(void)storage_set_num(ev, name, si->norm[i].value);
 	}
 	(void)event_set(ev, "esxwatch_smart_source", it->kind == IT_SCSI ?
-	    "esxcli" : it->kind == IT_NVME ? "esxcli-nvme" : it->kind == IT_VSAN ?
-	    "vsan-health" : "smartctl");
+	    "esxcli" : it->kind == IT_NVME ? "esxcli-nvme" : it->kind == IT_HOST ?
+	    it->type : "smartctl");
 }
 
 static void
@@ -537,55 +536,52 @@ query_smartctl(struct collector_ctx *ctx, struct emitter *em,
 	emit_result(ctx, em, it, &si);
 }
 
-/* ---- a host polled through vCenter: the vSAN health service --------------- */
+/* ---- a host that answers every drive at once ------------------------------ */
 
 /*
- * The disks of the poll's VsanQueryVcClusterSmartStatsSummary answer
- * (host/vsphere.h; collectors/vspoll.c runs this collector only on the
- * polls that asked).  A disk the service could not read (its error) has
- * no SMART: absent, said once per reason (kept in ctx->state).
+ * The drives host_smart() gave (a host polled through vCenter: the vSAN
+ * health service's answer).  A drive the host could not read (its error)
+ * has no SMART: absent, said once per reason (kept in ctx->state).
  */
-static int
-vsan_health_round(struct collector_ctx *ctx, struct emitter *em)
+static void
+drives_round(struct collector_ctx *ctx, struct emitter *em,
+    const struct host_smart *v, size_t n)
 {
-	const struct vs_hostsnap *x = vs_host_snap(ctx->host);
+	const char *host = ctx->host != NULL && ctx->host->name != NULL ?
+	    ctx->host->name : "this host";
 	struct smart_item it;
 	char key[320];
 	const char *was;
 	size_t i;
 
-	if (!x->smart_fresh) {
-		host_set_err(HOST_EABSENT);
-		return -1;
-	}
-	for (i = 0; i < x->nsdisks; i++) {
-		const struct vs_sdisk *d = &x->sdisks[i];
+	for (i = 0; i < n; i++) {
+		const struct host_smart *d = &v[i];
 
 		if (d->disk[0] == '\0' || !strlist_match(&ctx->conf->include,
 		    &ctx->conf->exclude, d->disk))
 			continue;
-		snprintf(key, sizeof(key), "vsanerr:%s", d->disk);
+		snprintf(key, sizeof(key), "vsanerr:%s", d->disk);	/* (the name kept) */
 		was = kv_get(ctx->state, key);
 		if (d->error[0] != '\0') {
 			if (was == NULL || strcmp(was, d->error) != 0)
-				log_warn("smart: host %s: drive %s: the vSAN health "
-				    "service has no SMART for it (%s): its SMART is "
-				    "absent", x->name, d->disk, d->error);
+				log_warn("smart: host %s: drive %s: no SMART from "
+				    "%s (%s): its SMART is absent", host, d->disk,
+				    d->source, d->error);
 			(void)kv_set(ctx->state, key, d->error);
 			continue;
 		}
 		if (was != NULL) {
-			log_info("smart: host %s: drive %s: SMART from the vSAN "
-			    "health service again", x->name, d->disk);
+			log_info("smart: host %s: drive %s: SMART from %s again",
+			    host, d->disk, d->source);
 			(void)kv_del(ctx->state, key);
 		}
 		memset(&it, 0, sizeof(it));
-		it.kind = IT_VSAN;
+		it.kind = IT_HOST;
+		snprintf(it.type, sizeof(it.type), "%s", d->source);
 		snprintf(it.dev, sizeof(it.dev), "%s", d->disk);
 		snprintf(it.arg, sizeof(it.arg), "%s", d->disk);
 		emit_result(ctx, em, &it, &d->si);
 	}
-	return 0;
 }
 
 /* ---- the round ------------------------------------------------------------- */
@@ -596,15 +592,22 @@ smart_collect(struct collector_ctx *ctx, struct emitter *em)
 	struct smart_priv *p = ctx->priv;
 	bool	 esxi = ctx->platform == PLATFORM_ESXI;
 	const struct smart_item *it;
+	struct host_smart *drives;
+	int n;
 
 	if (p == NULL)
 		return -1;
-	if (ctx->host != NULL && ctx->host->kind != NULL &&
-	    strcmp(ctx->host->kind, "vsphere") == 0)
-		return vsan_health_round(ctx, em);
 	switch (p->phase) {
 	case PH_START:
 		round_reset(p);
+		/* a host that answers every drive at once, or drive by drive */
+		n = host_smart(ctx->host, &drives);
+		if (n >= 0 || host_err() != HOST_EABSENT) {
+			if (n >= 0)
+				drives_round(ctx, em, drives, (size_t)n);
+			free(drives);
+			return n >= 0 ? 0 : -1;
+		}
 		if ((esxi ? list_devices(ctx, em, p) : list_smartctl(ctx, em, p)) == -1) {
 			round_reset(p);
 			return -1;

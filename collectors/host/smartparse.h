@@ -87,6 +87,15 @@ struct smart_info {
 	char		serial[64];
 };
 
+/* One drive of a host that answers every drive's SMART at once
+ * (host_smart(), host/host.h): its values, or why it has none. */
+struct host_smart {
+	char			disk[192];	/* the device name (naa., t10., ...) */
+	char			error[256];	/* "" or the host's reason */
+	const char		*source;	/* esxwatch_smart_source ("vsan-health") */
+	struct smart_info	si;
+};
+
 void		 smart_info_init(struct smart_info *);
 /* "OK" -> ok, "WARNING" -> warning, "IMPENDING FAILURE" -> impending,
  * "FAILED"/"FAILURE"/"FAILING" -> failed, case-insensitive; "", "N/A",

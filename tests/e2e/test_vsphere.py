@@ -360,8 +360,8 @@ def test_smart_disk_error_is_absent_and_said_once(d):
         evs2, err2 = once(a)
     finally:
         smart_reset(s, h, bad)
-    line = (r"warning: smart: host %s: drive %s: the vSAN health service has no SMART for "
-            r"it \(SystemError: CANNOT open device\)" % (re.escape(h), re.escape(bad)))
+    line = (r"warning: smart: host %s: drive %s: no SMART from vsan-health "
+            r"\(SystemError: CANNOT open device\)" % (re.escape(h), re.escape(bad)))
     for n, (ev, er, want) in enumerate(((evs, err, 1), (evs2, err2, 0))):
         eq(sorted(e["esxwatch_device"] for e in polled(ev, esxwatch_collector="smart", hostname=h)),
            good, "run %d: the host's smart events (%s)" % (n, er[-1500:]))
