@@ -7,6 +7,10 @@
  * `esxcli nvme device list` (named after its device through the path list).
  * Linux: `smartctl --json -a [-d TYPE] DEV` for every disk `smartctl --scan`
  * finds (smartmontools >= 7); no smartctl = said once, then quiet.
+ * A host that answers every drive at once (host_smart(): a host polled
+ * through vCenter, from the vSAN health service): those drives, in one
+ * call, the same fields, changes and alerts (esxwatch_smart_source:
+ * vsan-health).
  *
  * SMART queries take seconds per device on ESXi, so collect() does ONE
  * query per call and returns 1 while work remains: the scheduler runs the
@@ -36,13 +40,13 @@
 
 #define SMART_MAX_ITEMS	512
 
-enum item_kind { IT_SCSI, IT_NVME, IT_SMARTCTL };
+enum item_kind { IT_SCSI, IT_NVME, IT_SMARTCTL, IT_HOST };
 
 struct smart_item {
 	enum item_kind	 kind;
 	char		 dev[256];	/* device id or path; the entity name */
 	char		 arg[256];	/* -d DEV, -A vmhbaN, or the smartctl path */
-	char		 type[64];	/* smartctl -d TYPE */
+	char		 type[64];	/* smartctl -d TYPE; IT_HOST: the source */
 };
 
 enum phase { PH_START, PH_NVME_LIST, PH_PATHS, PH_ITEMS };
@@ -139,6 +143,9 @@ info_fields(struct event *ev, const struct smart_item *it, const struct smart_in
 	(void)storage_set_num(ev, "esxwatch_percentage_used", si->percentage_used);
 	(void)storage_set_num(ev, "esxwatch_available_spare", si->available_spare);
 	(void)storage_set_num(ev, "esxwatch_critical_warning", si->critical_warning);
+	(void)storage_set_num(ev, "esxwatch_read_errors", si->read_errors);
+	(void)storage_set_num(ev, "esxwatch_write_errors", si->write_errors);
+	(void)storage_set_num(ev, "esxwatch_power_cycles", si->power_cycles);
 	if (it->kind == IT_NVME)
 		(void)event_set(ev, "esxwatch_adapter", it->arg);
 	if (si->model[0] != '\0')
@@ -155,7 +162,8 @@ info_fields(struct event *ev, const struct smart_item *it, const struct smart_in
 			(void)storage_set_num(ev, name, si->norm[i].value);
 	}
 	(void)event_set(ev, "esxwatch_smart_source", it->kind == IT_SCSI ?
-	    "esxcli" : it->kind == IT_NVME ? "esxcli-nvme" : "smartctl");
+	    "esxcli" : it->kind == IT_NVME ? "esxcli-nvme" : it->kind == IT_HOST ?
+	    it->type : "smartctl");
 }
 
 static void
@@ -528,6 +536,54 @@ query_smartctl(struct collector_ctx *ctx, struct emitter *em,
 	emit_result(ctx, em, it, &si);
 }
 
+/* ---- a host that answers every drive at once ------------------------------ */
+
+/*
+ * The drives host_smart() gave (a host polled through vCenter: the vSAN
+ * health service's answer).  A drive the host could not read (its error)
+ * has no SMART: absent, said once per reason (kept in ctx->state).
+ */
+static void
+drives_round(struct collector_ctx *ctx, struct emitter *em,
+    const struct host_smart *v, size_t n)
+{
+	const char *host = ctx->host != NULL && ctx->host->name != NULL ?
+	    ctx->host->name : "this host";
+	struct smart_item it;
+	char key[320];
+	const char *was;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct host_smart *d = &v[i];
+
+		if (d->disk[0] == '\0' || !strlist_match(&ctx->conf->include,
+		    &ctx->conf->exclude, d->disk))
+			continue;
+		snprintf(key, sizeof(key), "vsanerr:%s", d->disk);	/* (the name kept) */
+		was = kv_get(ctx->state, key);
+		if (d->error[0] != '\0') {
+			if (was == NULL || strcmp(was, d->error) != 0)
+				log_warn("smart: host %s: drive %s: no SMART from "
+				    "%s (%s): its SMART is absent", host, d->disk,
+				    d->source, d->error);
+			(void)kv_set(ctx->state, key, d->error);
+			continue;
+		}
+		if (was != NULL) {
+			log_info("smart: host %s: drive %s: SMART from %s again",
+			    host, d->disk, d->source);
+			(void)kv_del(ctx->state, key);
+		}
+		memset(&it, 0, sizeof(it));
+		it.kind = IT_HOST;
+		snprintf(it.type, sizeof(it.type), "%s", d->source);
+		snprintf(it.dev, sizeof(it.dev), "%s", d->disk);
+		snprintf(it.arg, sizeof(it.arg), "%s", d->disk);
+		emit_result(ctx, em, &it, &d->si);
+	}
+}
+
 /* ---- the round ------------------------------------------------------------- */
 
 static int
@@ -536,12 +592,22 @@ smart_collect(struct collector_ctx *ctx, struct emitter *em)
 	struct smart_priv *p = ctx->priv;
 	bool	 esxi = ctx->platform == PLATFORM_ESXI;
 	const struct smart_item *it;
+	struct host_smart *drives;
+	int n;
 
 	if (p == NULL)
 		return -1;
 	switch (p->phase) {
 	case PH_START:
 		round_reset(p);
+		/* a host that answers every drive at once, or drive by drive */
+		n = host_smart(ctx->host, &drives);
+		if (n >= 0 || host_err() != HOST_EABSENT) {
+			if (n >= 0)
+				drives_round(ctx, em, drives, (size_t)n);
+			free(drives);
+			return n >= 0 ? 0 : -1;
+		}
 		if ((esxi ? list_devices(ctx, em, p) : list_smartctl(ctx, em, p)) == -1) {
 			round_reset(p);
 			return -1;

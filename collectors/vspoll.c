@@ -14,6 +14,9 @@
  *      observations kept per host (state/vsphere/NAME/HOST.COLLECTOR.kv);
  *      every event names the host (hostname), esxwatch_input: vsphere,
  *      esxwatch_vsphere: NAME and the collector (nic, datastore);
+ *      vsan and smart on the polls that asked their own calls
+ *      (QueryDisksForVsan per host, the vSAN health service's SMART
+ *      summary per cluster, each on its collector's interval);
  *   3. the event stream (vcevents.c), when vsphere.NAME.events.
  *
  * A host's collector failing is that host's (logged); the whole poll
@@ -47,9 +50,11 @@ zalloc(size_t n, size_t sz)
 	return p;
 }
 
-#define VP_NCOLL	3
-static const char *const vp_colls[VP_NCOLL] = { "nic", "datastore", "vsan" };
+#define VP_NCOLL	4
+static const char *const vp_colls[VP_NCOLL] = { "nic", "datastore", "vsan",
+    "smart" };
 #define VP_VSAN		2
+#define VP_SMART	3
 
 struct polled {
 	char			 name[VS_NAME_MAX];
@@ -67,6 +72,8 @@ struct vp {
 	int				 perf_ids[VS_NCTR];
 	bool				 perf_tried;
 	int64_t				 vsan_next_ms;	/* monotonic */
+	int64_t				 smart_next_ms;
+	char				 smart_gap[600];	/* said once */
 	size_t				 nidx;
 	char				 last_err[512];
 	struct vsphere_figures		 fig;
@@ -254,6 +261,10 @@ run_collectors(struct collector_ctx *ctx, struct emitter *em, struct vp *p,
 		/* vSAN: on the polls that asked QueryDisksForVsan only */
 		if (i == VP_VSAN && !((const struct vs_hostsnap *)
 		    vs_host_snap(host))->vsan_fresh)
+			continue;
+		/* SMART: on the polls the vSAN health service answered for it */
+		if (i == VP_SMART && !((const struct vs_hostsnap *)
+		    vs_host_snap(host))->smart_fresh)
 			continue;
 		cc->host = host;
 		if (!h->inited[i]) {
@@ -443,6 +454,96 @@ vsan_round(struct collector_ctx *ctx, struct vp *p, struct vs_snap *s,
 	}
 }
 
+/* ---- SMART from the vSAN health service --------------------------------- */
+
+/* Why SMART is absent for this entry, said once per reason. */
+static void
+smart_gap(struct vp *p, const char *why)
+{
+	if (strcmp(p->smart_gap, why) == 0)
+		return;
+	snprintf(p->smart_gap, sizeof(p->smart_gap), "%s", why);
+	log_warn("vsphere %s: %s", p->vc->name, why);
+}
+
+/* One VsanQueryVcClusterSmartStatsSummary per cluster of the hosts
+ * idx[0..n-1], every collectors.smart.interval; the hosts outside a
+ * cluster, or of a server without the service, have no SMART (absent). */
+static void
+smart_round(struct collector_ctx *ctx, struct vp *p, struct vs_snap *s,
+    const size_t *idx, size_t n)
+{
+	const struct collector_conf *sc = conf_of(ctx->cfg, "smart");
+	const struct vs_service *svc = vs_service(p->conn);
+	int64_t now = mono_ms();
+	size_t i, j, alone = 0;
+	char err[400], why[600];
+	bool failed = false;
+
+	if (sc == NULL || now < p->smart_next_ms)
+		return;
+	p->smart_next_ms = now + (int64_t)(sc->interval > 0 ? sc->interval :
+	    3600) * 1000;
+	if (strcmp(svc->api_type, "VirtualCenter") != 0) {
+		smart_gap(p, "SMART absent: the vSAN health service "
+		    "(VsanQueryVcClusterSmartStatsSummary) is vCenter's; this "
+		    "server is not a vCenter");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct vs_hostsnap *x = &s->hosts[idx[i]];
+		struct vs_smart ans;
+
+		if (x->cluster[0] == '\0') {
+			alone++;
+			continue;
+		}
+		for (j = 0; j < i; j++)	/* asked already for an earlier host */
+			if (strcmp(s->hosts[idx[j]].cluster, x->cluster) == 0)
+				break;
+		if (j < i)
+			continue;
+		if (vs_smart_query(p->conn, x->cluster, &ans, err,
+		    sizeof(err)) == -1) {
+			snprintf(why, sizeof(why), "SMART absent: the vSAN health "
+			    "service (/vsanHealth, VsanQueryVcClusterSmartStats"
+			    "Summary) did not answer: %s", err);
+			smart_gap(p, why);
+			failed = true;
+			continue;
+		}
+		if (ans.overflow)
+			log_limited(LOG_WARN, "vsphere:smart-overflow", 3600,
+			    "vsphere %s: the vSAN health service's answer for "
+			    "cluster %s has more disks or hosts than kept (%zu "
+			    "disks): the rest have no SMART", p->vc->name,
+			    x->cluster, ans.n);
+		for (j = i; j < n; j++) {
+			struct vs_hostsnap *y = &s->hosts[idx[j]];
+
+			if (strcmp(y->cluster, x->cluster) != 0)
+				continue;
+			vs_smart_take(y, &ans);
+			if (!y->smart_fresh)
+				log_limited(LOG_WARN, "vsphere:smart-unnamed", 3600,
+				    "vsphere %s: host %s: the vSAN health service's "
+				    "answer for its cluster %s does not name it: its "
+				    "SMART is absent", p->vc->name, y->name, x->cluster);
+		}
+		vs_smart_free(&ans);
+	}
+	if (alone > 0 && !failed) {
+		snprintf(why, sizeof(why), "SMART absent for %zu host(s) outside "
+		    "a cluster: the vSAN health service summarises clusters only",
+		    alone);
+		smart_gap(p, why);
+	} else if (!failed && p->smart_gap[0] != '\0') {
+		log_info("vsphere %s: SMART from the vSAN health service",
+		    p->vc->name);
+		p->smart_gap[0] = '\0';
+	}
+}
+
 /* ---- the collector ------------------------------------------------------ */
 
 static int
@@ -455,10 +556,10 @@ vp_init(struct collector_ctx *ctx)
 	snprintf(p->fig.state, sizeof(p->fig.state), "starting");
 	ctx->priv = p;
 	log_limited(LOG_INFO, "vsphere:absent", 86400, "vsphere %s: through "
-	    "the API, NIC CRC counters and SMART are absent (no API property "
-	    "has them): the nic events carry no esxwatch_rx_crc_errors and "
-	    "polled hosts get no smart events; vSAN disk eligibility comes "
-	    "from QueryDisksForVsan where a host has a vSAN system",
+	    "the API, NIC CRC counters are absent (no API property has them): "
+	    "the nic events carry no esxwatch_rx_crc_errors; SMART comes from "
+	    "vCenter's vSAN health service for hosts in a cluster; vSAN disk "
+	    "eligibility from QueryDisksForVsan where a host has a vSAN system",
 	    p->vc->name);
 	return 0;
 }
@@ -528,6 +629,7 @@ vp_collect(struct collector_ctx *ctx, struct emitter *em)
 	}
 	perf_round(ctx, p, s, idx, p->nidx);
 	vsan_round(ctx, p, s, idx, p->nidx);
+	smart_round(ctx, p, s, idx, p->nidx);
 	for (i = 0; i < p->nidx; i++) {
 		struct host *host = vs_host_open(s, idx[i]);
 

@@ -11,7 +11,10 @@
  *           list"): devices, paths, filesystems, SMART, NVMe;
  *   run     a host tool's output (vdq -q, smartctl -j ...);
  *   mounts  the network filesystems a Linux host has mounted, and whether
- *           each answers (host/mounts.h).
+ *           each answers (host/mounts.h);
+ *   smart   every drive's SMART in one answer, where the host has it so
+ *           (vCenter's vSAN health service); elsewhere HOST_EABSENT and the
+ *           collector asks drive by drive through esxcli and run.
  *
  * The local host (host/local.c) answers with today's readers: esxcli or
  * localcli, vdq and smartctl found under host.tools_dir or the usual places,
@@ -38,6 +41,7 @@ struct esx_out;
 struct exec_result;
 struct nic_info;
 struct host_mount;
+struct host_smart;
 struct host;
 
 /* How a question went unanswered (host_err()): */
@@ -65,12 +69,19 @@ struct host_ops {
 	/* The network mounts, probed within timeout_s: their number with
 	 * *out (caller frees), or -1. */
 	int	(*mounts)(struct host *, int timeout_s, struct host_mount **out);
+	/* Every drive's SMART in one answer (host/smartparse.h): their number
+	 * with *out (caller frees), or -1 (HOST_EABSENT: this kind of host is
+	 * asked drive by drive; HOST_EFAILED: it had no answer this time). */
+	int	(*smart)(struct host *, struct host_smart **out);
 	void	(*close)(struct host *);
 };
 
 struct host {
 	const struct host_ops	*ops;
 	const char		*kind;		/* "local", ... */
+	/* The host's name where it is not the agent's own (a polled host's
+	 * inventory name), for the collectors' log lines; NULL: this one. */
+	const char		*name;
 	/* What the host's facts look like: esxcli's or Linux's. */
 	enum platform		 platform;
 	void			*priv;		/* the implementation's own */
@@ -103,6 +114,7 @@ int	host_esxcli(struct host *h, int timeout_s, const char *const args[],
 int	host_run(struct host *h, const char *tool, const char *const args[],
 	    int timeout_s, struct exec_result *res);
 int	host_mounts(struct host *h, int timeout_s, struct host_mount **out);
+int	host_smart(struct host *h, struct host_smart **out);
 /* Why the calling thread's last host_*() call returned -1 (HOST_E*). */
 int	host_err(void);
 /* For implementations: set what host_err() returns. */

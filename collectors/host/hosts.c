@@ -127,3 +127,12 @@ host_mounts(struct host *h, int timeout_s, struct host_mount **out)
 		return -1;
 	return h->ops->mounts(h, timeout_s, out);
 }
+
+int
+host_smart(struct host *h, struct host_smart **out)
+{
+	*out = NULL;
+	if (!answers(h != NULL && h->ops->smart != NULL))
+		return -1;
+	return h->ops->smart(h, out);
+}

@@ -30,6 +30,9 @@ smart_info_init(struct smart_info *si)
 	si->percentage_used = SMART_NONE;
 	si->available_spare = SMART_NONE;
 	si->critical_warning = SMART_NONE;
+	si->read_errors = SMART_NONE;
+	si->write_errors = SMART_NONE;
+	si->power_cycles = SMART_NONE;
 }
 
 static void
@@ -258,6 +261,10 @@ table_row(struct smart_info *si, const char *param, const struct smart_row *r)
 				si->power_on_hours = v;
 		} else if (cell_num(r->value, &v))
 			si->power_on_hours = v;
+	} else if (P("Power Cycle Count")) {
+		/* like the hours: a low byte is no count of cycles */
+		if (row_count(r, &v) && !(si->raw_lowbyte && cell_num(r->raw, &v)))
+			si->power_cycles = v;
 	} else if (P("Reallocated Sector Count")) {
 		if (row_count(r, &v))
 			si->reallocated_sectors = v;

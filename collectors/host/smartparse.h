@@ -74,12 +74,26 @@ struct smart_info {
 	long long	percentage_used;	/* NVMe */
 	long long	available_spare;	/* NVMe, % */
 	long long	critical_warning;	/* NVMe bit mask */
+	/* the vSAN health service only (VsanSmartParameterType
+	 * smartreaderrorcount, smartwriteerrorcount) */
+	long long	read_errors;
+	long long	write_errors;
+	long long	power_cycles;	/* Power Cycle Count's real count */
 	int		layout;			/* esxcli table: 4 or 5 columns; 0 otherwise */
 	bool		raw_lowbyte;
 	struct smart_norm norm[SMART_MAX_NORM];
 	size_t		nnorm;
 	char		model[96];		/* smartctl: model_name */
 	char		serial[64];
+};
+
+/* One drive of a host that answers every drive's SMART at once
+ * (host_smart(), host/host.h): its values, or why it has none. */
+struct host_smart {
+	char			disk[192];	/* the device name (naa., t10., ...) */
+	char			error[256];	/* "" or the host's reason */
+	const char		*source;	/* esxwatch_smart_source ("vsan-health") */
+	struct smart_info	si;
 };
 
 void		 smart_info_init(struct smart_info *);

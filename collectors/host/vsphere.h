@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "smartparse.h"
 #include "vsphere_soap.h"
 
 #define VS_NAME_MAX	256
@@ -69,8 +70,28 @@ struct vs_vdisk {
 	int	ssd;		/* 1, 0, -1 */
 };
 
+/* One disk of the vSAN health service's SMART summary
+ * (VsanSmartDiskStats): its values, or why it has none. */
+struct vs_sdisk {
+	char			host[VS_NAME_MAX];	/* the summary's hostname */
+	char			disk[192];
+	char			error[256];	/* "" or "FAULT: reason" */
+	struct smart_info	si;
+};
+
+/* VsanQueryVcClusterSmartStatsSummary's answer: the disks, and the hosts
+ * summarised (a host with no vSAN disk is still answered). */
+struct vs_smart {
+	struct vs_sdisk	*d;
+	size_t		 n;
+	char		(*hosts)[VS_NAME_MAX];
+	size_t		 nhosts;
+	bool		 overflow;
+};
+
 struct vs_hostsnap {
 	char		 moid[64];
+	char		 cluster[64];	/* parent, a ClusterComputeResource; "" */
 	char		 name[VS_NAME_MAX];
 	char		 conn[32];	/* connected | notResponding | disconnected */
 	int		 maint;		/* 1, 0, -1 unknown */
@@ -86,6 +107,9 @@ struct vs_hostsnap {
 	struct vs_vdisk	*vdisks;
 	size_t		 nvdisks;
 	bool		 vsan_fresh;	/* QueryDisksForVsan answered this poll */
+	struct vs_sdisk	*sdisks;	/* the vSAN health service's SMART */
+	size_t		 nsdisks;
+	bool		 smart_fresh;	/* ... answered for it this poll */
 };
 
 struct vs_mount {
@@ -172,6 +196,22 @@ int	vs_perf_query(struct vs_conn *, const int ids[VS_NCTR],
  * 0 or -1. */
 int	vs_vsan_query(struct vs_conn *, struct vs_hostsnap *x, char *err,
 	    size_t errlen);
+
+/*
+ * SMART from vCenter's vSAN health service (vsphere_smart.c): one
+ * VsanQueryVcClusterSmartStatsSummary of cluster (a ClusterComputeResource
+ * moid) on /vsanHealth.  0, or -1 with err (HTTP 404: no such service).
+ */
+int	vs_smart_query(struct vs_conn *, const char *cluster,
+	    struct vs_smart *out, char *err, size_t errlen);
+/* Parsing one answer (a whole SOAP envelope): the unit tests' and the
+ * fuzzer's entry.  0, or -1 with err. */
+int	vs_smart_parse(struct vs_smart *, const char *xml, size_t len,
+	    char *err, size_t errlen);
+/* Host x's part of an answer into x->sdisks (smart_fresh when the answer
+ * summarised it, matched by name, case-insensitively). */
+void	vs_smart_take(struct vs_hostsnap *x, const struct vs_smart *);
+void	vs_smart_free(struct vs_smart *);
 
 /* A host answering from the snapshot's host i (borrowed: the snapshot
  * outlives it). */

@@ -377,10 +377,39 @@ vsh_close(struct host *h)
 	free(h);
 }
 
+/*
+ * The vSAN health service's SMART for this host, as the poll read it
+ * (vsphere_smart.c): every drive at once.  A poll that had no answer for
+ * the host (no cluster, no service, a failed call: said by the poll) is
+ * HOST_EFAILED; collectors/vspoll.c runs the smart collector only on the
+ * polls that had one.
+ */
+static int
+vsh_smart(struct host *h, struct host_smart **out)
+{
+	const struct vs_hostsnap *x = vs_host_snap(h);
+	struct host_smart *v;
+
+	if (!x->smart_fresh) {
+		host_set_err(HOST_EFAILED);
+		return -1;
+	}
+	v = x->nsdisks > 0 ? zalloc(x->nsdisks, sizeof(*v)) : NULL;
+	for (size_t i = 0; i < x->nsdisks; i++) {
+		snprintf(v[i].disk, sizeof(v[i].disk), "%s", x->sdisks[i].disk);
+		snprintf(v[i].error, sizeof(v[i].error), "%s", x->sdisks[i].error);
+		v[i].si = x->sdisks[i].si;
+		v[i].source = "vsan-health";
+	}
+	*out = v;
+	return (int)x->nsdisks;
+}
+
 static const struct host_ops vsh_ops = {
 	.nics = vsh_nics,
 	.esxcli = vsh_esxcli,
 	.run = vsh_run,
+	.smart = vsh_smart,
 	.close = vsh_close,
 };
 
@@ -399,6 +428,7 @@ vs_host_open(const struct vs_snap *s, size_t i)
 
 	v->h.ops = &vsh_ops;
 	v->h.kind = "vsphere";
+	v->h.name = s->hosts[i].name;
 	v->h.platform = PLATFORM_ESXI;
 	v->s = s;
 	v->i = i;

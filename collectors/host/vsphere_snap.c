@@ -119,6 +119,9 @@ host_value(struct rd *r, struct vs_hostsnap *h, struct vx *x, int depth,
 		h->maint = tri(t);
 	else if (depth == 7 + r->off && strcmp(r->prop, "configManager.vsanSystem") == 0)
 		cpy(h->vsan_system, sizeof(h->vsan_system), t);
+	else if (depth == 7 + r->off && strcmp(r->prop, "parent") == 0 &&
+	    strcmp(vx_reftype_at(x, 7 + r->off), "ClusterComputeResource") == 0)
+		cpy(h->cluster, sizeof(h->cluster), t);
 	else if (p != NULL && vx_path_ends(x, "val/PhysicalNic/device"))
 		cpy(p->device, sizeof(p->device), t);
 	else if (p != NULL && vx_path_ends(x, "val/PhysicalNic/driver"))
@@ -279,6 +282,7 @@ vs_snap_free(struct vs_snap *s)
 		free(s->hosts[i].luns);
 		free(s->hosts[i].paths);
 		free(s->hosts[i].vdisks);
+		free(s->hosts[i].sdisks);
 	}
 	for (i = 0; i < s->nds; i++)
 		free(s->ds[i].mounts);
@@ -339,7 +343,7 @@ vs_drop_view(struct vs_conn *v, const char *view)
 const char *const vs_host_props[] = {
 	"name", "runtime.connectionState", "runtime.inMaintenanceMode",
 	"config.network.pnic", "config.storageDevice.scsiLun",
-	"config.storageDevice.multipathInfo", "configManager.vsanSystem", NULL
+	"config.storageDevice.multipathInfo", "configManager.vsanSystem", "parent", NULL
 };
 const char *const vs_ds_props[] = {
 	"name", "summary.type", "host", "info", NULL

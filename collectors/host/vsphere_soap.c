@@ -48,6 +48,8 @@ struct vs_conn {
 	/* the session: the vmware_soap_session cookie's value, kept here
 	 * (the static build's libcurl has no cookie engine); a secret */
 	char			 cookie[512];
+	/* vs_call_at(): another endpoint's SOAPAction, for one call */
+	const char		*alt_action;
 };
 
 /* One call's reading: the caller's handler and the fault seen. */
@@ -97,7 +99,9 @@ on_header(char *p, size_t sz, size_t n, void *arg)
 	struct vs_conn *v = arg;
 	size_t len = sz * n, i, k;
 
-	if (len <= sizeof(sc) || strncasecmp(p, sc, sizeof(sc) - 1) != 0)
+	/* the session is vim25's: another endpoint's cookie is not taken */
+	if (len <= sizeof(sc) || strncasecmp(p, sc, sizeof(sc) - 1) != 0 ||
+	    v->alt_action != NULL)
 		return len;
 	for (i = sizeof(sc) - 1; i < len && (p[i] == ' ' || p[i] == '\t'); i++)
 		;
@@ -212,7 +216,8 @@ post(struct vs_conn *v, const char *body, const struct vx_handler *h,
 		goto out;
 	}
 	hd = curl_slist_append(hd, "Content-Type: text/xml; charset=utf-8");
-	hd = curl_slist_append(hd, VS_SOAPACTION);
+	hd = curl_slist_append(hd, v->alt_action != NULL ? v->alt_action :
+	    VS_SOAPACTION);
 	if (v->cookie[0] != '\0') {
 		snprintf(ck, sizeof(ck), "Cookie: vmware_soap_session=%s",
 		    v->cookie);
@@ -412,6 +417,52 @@ vs_call(struct vs_conn *v, const char *body, const struct vx_handler *h,
 	if (do_login(v, err, errlen) == -1)
 		return -1;
 	return post(v, body, h, err, errlen);
+}
+
+/* One post to url with SOAPAction action (the login's own posts go to
+ * /sdk as always). */
+static int
+post_at(struct vs_conn *v, const char *url, const char *action,
+    const char *body, const struct vx_handler *h, char *err, size_t errlen)
+{
+	int r;
+
+	v->alt_action = action;
+	curl_easy_setopt(v->c, CURLOPT_URL, url);
+	r = post(v, body, h, err, errlen);
+	curl_easy_setopt(v->c, CURLOPT_URL, v->url);
+	v->alt_action = NULL;
+	return r;
+}
+
+int
+vs_call_at(struct vs_conn *v, const char *path, const char *ns,
+    const char *body, const struct vx_handler *h, char *err, size_t errlen)
+{
+	char url[1024], action[128];
+	const char *host = v->url + 8, *slash = strchr(host, '/');
+	size_t n = slash != NULL ? (size_t)(slash - v->url) : strlen(v->url);
+
+	if (n + strlen(path) >= sizeof(url) || snprintf(action, sizeof(action),
+	    "SOAPAction: \"%s/6.7\"", ns) >= (int)sizeof(action)) {
+		snprintf(err, errlen, "endpoint URL too long");
+		return -1;
+	}
+	memcpy(url, v->url, n);
+	snprintf(url + n, sizeof(url) - n, "%s", path);
+	if (vs_login(v, err, errlen) == -1)
+		return -1;
+	if (post_at(v, url, action, body, h, err, errlen) == 0)
+		return 0;
+	if (strcmp(v->fault, "NotAuthenticated") != 0)
+		return -1;
+	log_info("vsphere %s: session lost (NotAuthenticated); logging in "
+	    "again", v->ep.name);
+	v->logged_in = false;
+	v->sc.session_manager[0] = '\0';
+	if (do_login(v, err, errlen) == -1)
+		return -1;
+	return post_at(v, url, action, body, h, err, errlen);
 }
 
 const char *

@@ -84,6 +84,16 @@ int		 vs_login(struct vs_conn *, char *err, size_t errlen);
  */
 int		 vs_call(struct vs_conn *, const char *body,
 		    const struct vx_handler *h, char *err, size_t errlen);
+/*
+ * The same, to another endpoint of the same server on the same session
+ * (path "/vsanHealth"; SOAPAction "NS/6.7", ns "urn:vsan"): vCenter's
+ * vSAN Management API takes the vim25 session cookie (vSAN Management
+ * SDK, "vSAN Management API": the vsanHealth endpoint).  An HTTP 404 is
+ * "HTTP 404" in err (no such service on this server).
+ */
+int		 vs_call_at(struct vs_conn *, const char *path, const char *ns,
+		    const char *body, const struct vx_handler *h, char *err,
+		    size_t errlen);
 /* The fault type of the last failed call ("" = not a SOAP fault). */
 const char	*vs_last_fault(const struct vs_conn *);
 const struct vs_service *vs_service(const struct vs_conn *);

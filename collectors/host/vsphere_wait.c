@@ -247,6 +247,7 @@ host_free(struct vs_hostsnap *h)
 	free(h->luns);
 	free(h->paths);
 	free(h->vdisks);
+	free(h->sdisks);
 }
 
 #define TAKE(k, d, arr, n) do {					\
@@ -275,6 +276,8 @@ host_take(struct vs_hostsnap *k, struct vs_hostsnap *d, uint32_t mask)
 		TAKE(k, d, paths, npaths);
 	if (mask & 64u)
 		memcpy(k->vsan_system, d->vsan_system, sizeof(k->vsan_system));
+	if (mask & 128u)	/* parent: the cluster, "" when not one */
+		memcpy(k->cluster, d->cluster, sizeof(k->cluster));
 }
 
 static void
@@ -559,6 +562,10 @@ poll_reset(struct vs_snap *s)
 		h->vdisks = NULL;
 		h->nvdisks = 0;
 		h->vsan_fresh = false;
+		free(h->sdisks);
+		h->sdisks = NULL;
+		h->nsdisks = 0;
+		h->smart_fresh = false;
 	}
 }
 

@@ -13,6 +13,7 @@
 struct vx_level {
 	char	name[VX_MAX_NAME];
 	char	type[VX_MAX_NAME];
+	char	ref[VX_MAX_NAME];	/* the unprefixed type attribute */
 };
 
 struct vx {
@@ -76,10 +77,12 @@ on_start(void *arg, const XML_Char *qname, const XML_Char **attrs)
 		vx_fail(x, "XML element name longer than the limit");
 		return;
 	}
-	l->type[0] = '\0';
+	l->type[0] = l->ref[0] = '\0';
 	for (i = 0; attrs[i] != NULL && attrs[i + 1] != NULL; i += 2)
 		if (strcmp(local_name(attrs[i]), "type") == 0 &&
-		    copy_name(l->type, local_name(attrs[i + 1])) == -1) {
+		    (copy_name(l->type, local_name(attrs[i + 1])) == -1 ||
+		    (strcmp(attrs[i], "type") == 0 &&
+		    copy_name(l->ref, attrs[i + 1]) == -1))) {
 			vx_fail(x, "XML type attribute longer than the limit");
 			return;
 		}
@@ -266,6 +269,12 @@ const char *
 vx_type_at(const struct vx *x, int level)
 {
 	return level >= 1 && level <= x->depth ? x->st[level].type : "";
+}
+
+const char *
+vx_reftype_at(const struct vx *x, int level)
+{
+	return level >= 1 && level <= x->depth ? x->st[level].ref : "";
 }
 
 bool

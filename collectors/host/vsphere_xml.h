@@ -59,6 +59,9 @@ size_t		 vx_bytes(const struct vx *);
 int		 vx_depth(const struct vx *);
 const char	*vx_name_at(const struct vx *, int level);
 const char	*vx_type_at(const struct vx *, int level);
+/* Its unprefixed type attribute only (a ManagedObjectReference's type,
+ * "ClusterComputeResource", whatever xsi:type says), "" when none. */
+const char	*vx_reftype_at(const struct vx *, int level);
 /* Whether the innermost open elements are path ("a/b/c", local names). */
 bool		 vx_path_ends(const struct vx *, const char *path);
 

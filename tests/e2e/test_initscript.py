@@ -632,7 +632,7 @@ def test_upgrade_updates_descriptions_keeps_values(h):
 	files = mkvib.payload_files(harness.BIN, RULES)
 	mode, data = files["etc/init.d/esxwatch"]
 	new = data.decode()
-	changed = {"EsxwatchServerProto": "esxwatch: protocol cfapi, syslog, http or file (used when "
+	changed = {"EsxwatchServerProto": "esxwatch: protocol cfapi, syslog, http, file, otlp, loki or gelf (used when "
 				  "EsxwatchServerHostname is set)",
 		   "EsxwatchServerPort": "esxwatch: server port, 0 = protocol default (used when "
 				 "EsxwatchServerHostname is set)",
@@ -767,6 +767,34 @@ def test_uservars_mapped_into_config(h):
 	harness.eq(effective(h)["hostname"], "localhost", "hostname after a bad UserVar")
 	if not any("not a host name" in l for l in h.lines("logger.log")):
 		harness.fail("bad hostname not logged")
+
+
+@with_host
+def test_uservars_round_three_protocols(h):
+	"""otlp, loki and gelf need only a host name and a port: the settings
+	write them and the agent starts with them (the init script checks the
+	configuration before it restarts).  splunk_hec and elasticsearch need a
+	URL and credentials: refused with a line that says where to set them."""
+	rc, out = h.init("start", "install")
+	harness.eq(rc, 0, "start install (output %s)" % out.strip())
+	h.uservar("EsxwatchServerHostname", "127.0.0.1")
+	h.uservar("EsxwatchServerSsl", "0")
+	for proto in ("loki", "gelf"):	# (otlp is written as loki is)
+		h.uservar("EsxwatchServerProto", proto)
+		rc, out = h.init("restart")
+		harness.eq(rc, 0, "%s: restart (output %s)" % (proto, out.strip()))
+		eff = effective(h)
+		harness.eq((eff["hostname"], eff["proto"], eff["ssl"]), ("127.0.0.1", proto, "no"),
+			   "server keys for %s" % proto)
+		harness.eq(len(h.agent_pids()), 1, "%s: the agent runs" % proto)
+	for proto in ("splunk_hec",):	# (elasticsearch takes the same branch)
+		h.clear_calls()
+		h.uservar("EsxwatchServerProto", proto)
+		rc, out = h.init("restart")
+		harness.eq(rc, 0, "%s: restart (output %s)" % (proto, out.strip()))
+		harness.eq(effective(h)["proto"], "cfapi", "%s: the proto used" % proto)
+		if not logged(h, "-p daemon.warning", "'%s' needs a url and credentials" % proto):
+			harness.fail("%s: no line saying where to set it: %s" % (proto, h.lines("logger.log")))
 
 
 @with_host

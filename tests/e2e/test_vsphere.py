@@ -272,6 +272,224 @@ def test_vsan_eligibility_from_query_disks_for_vsan(d):
        [(h, disk, "ineligible", "Disk is in use by another host")], "the change")
 
 
+SMART_DEFAULTS = (  # the simulator's (tests/vcsim/README.md), restored after a test
+    ("smarthealthstatus", 0, None, None), ("smartmediawearoutindicator", 100, 0, 100),
+    ("smartwriteerrorcount", 0, 0, 0), ("smartreaderrorcount", 0, 0, 0),
+    ("smartpoweronhours", 8760, 0, 8760), ("smartpowercyclecount", 12, 0, 12),
+    ("smartreallocatedsectorct", 0, 10, 0), ("smartdrivetemperature", 34, 0, 41))
+
+
+def smart_agent(d, s):
+    """An agent with only the smart collector on (interval: one round per run)."""
+    a = agent_for(d, s, events="no")
+    a.write_config(open(a.config).read()
+                   .replace("smart: {enabled: no}", "smart: {enabled: yes, interval: 3600}")
+                   .replace("nic: {enabled: yes, interval: 3600}", "nic: {enabled: no}")
+                   .replace("datastore: {enabled: yes, interval: 3600}", "datastore: {enabled: no}"))
+    return a
+
+
+def clustered(s):
+    return [h["name"] for h in s.host_list() if h["parent"].startswith("ClusterComputeResource:")]
+
+
+def smart_disks(s, h):
+    """The disks the vSAN health service summarises (not ineligible)."""
+    return sorted(k for k, v in s.vsan_disks(h).items() if v != "ineligible")
+
+
+def smart_reset(s, h, disk):
+    for p, v, t, w in SMART_DEFAULTS:
+        s.set_smart(h, disk, p, v, threshold=t, worst=w)
+
+
+def test_smart_from_the_vsan_health_service(d):
+    """VsanVcClusterHealthSystem.VsanQueryVcClusterSmartStatsSummary (vSAN
+    Management API; VsanSmartParameter.value, smarthealthstatus 0 OK /
+    1 Warning): one request per cluster, the values in the smart
+    collector's own fields, a health change and a growing reallocated count
+    as the local source reports them; a host outside a cluster has none."""
+    s = sim()
+    a = smart_agent(d, s)
+    hs = clustered(s)
+    alone = [h["name"] for h in s.host_list() if h["name"] not in hs]
+    if not hs or not alone:
+        fail("the simulator has no clustered or no standalone host: %r" % s.host_list())
+    h, disk = hs[0], smart_disks(s, hs[0])[0]
+    for p, v, t, w in (("smartreallocatedsectorct", 3, 10, 3), ("smartdrivetemperature", 38, 0, 45),
+                       ("smartpoweronhours", 12345, 0, 12345), ("smartreaderrorcount", 2, 0, 2),
+                       ("smartwriteerrorcount", 1, 0, 1), ("smartmediawearoutindicator", 97, 0, 100),
+                       ("smartpowercyclecount", 40, 0, 40)):
+        s.set_smart(h, disk, p, v, threshold=t, worst=w)
+    try:
+        s.call("stats", reset=True)
+        evs, err = once(a)
+        calls = s.call("stats")["methods"].get("VsanQueryVcClusterSmartStatsSummary")
+        smp = polled(evs, esxwatch_collector="smart", esxwatch_kind="sample")
+        eq(sorted((e["hostname"], e["esxwatch_device"]) for e in smp),
+           sorted((x, k) for x in hs for k in smart_disks(s, x)), "smart samples (%s)" % err[-1500:])
+        eq(calls, 1, "VsanQueryVcClusterSmartStatsSummary calls (one cluster)")
+        e = select(smp, hostname=h, esxwatch_device=disk)[0]
+        keys = ("esxwatch_health", "esxwatch_health_text", "esxwatch_reallocated_sectors",
+                "esxwatch_temperature_c", "esxwatch_power_on_hours", "esxwatch_read_errors",
+                "esxwatch_write_errors", "esxwatch_media_wearout", "esxwatch_power_cycles",
+                "esxwatch_smart_source", "esxwatch_pending_sectors")
+        eq({k: e.get(k) for k in keys},
+           {"esxwatch_health": "ok", "esxwatch_health_text": "OK",
+            "esxwatch_reallocated_sectors": "3", "esxwatch_temperature_c": "38",
+            "esxwatch_power_on_hours": "12345", "esxwatch_read_errors": "2",
+            "esxwatch_write_errors": "1", "esxwatch_media_wearout": "97",
+            "esxwatch_power_cycles": "40", "esxwatch_smart_source": "vsan-health",
+            "esxwatch_pending_sectors": None}, "the parsed values")
+        eq(select(evs, esxwatch_collector="smart", hostname=alone[0]), [],
+           "smart events for a host outside a cluster")
+        eq(len(re.findall(r"SMART absent for 1 host\(s\) outside a cluster", err)), 1,
+           "the gap said once (%s)" % err[-1500:])
+        s.set_smart(h, disk, "smarthealthstatus", 1)
+        s.set_smart(h, disk, "smartreallocatedsectorct", 12, threshold=10, worst=12)
+        evs, err = once(a)
+    finally:
+        smart_reset(s, h, disk)
+    ch = polled(evs, esxwatch_collector="smart", esxwatch_kind="change")
+    eq([(e["hostname"], e["esxwatch_device"], e["esxwatch_health"], e["esxwatch_previous_state"])
+        for e in ch], [(h, disk, "warning", "ok")], "the health change (%s)" % err[-1500:])
+    al = polled(evs, esxwatch_collector="smart", esxwatch_kind="alert")
+    eq(sorted((e["hostname"], e["text"],
+               e.get("esxwatch_counter")) for e in al),
+       sorted([(h, "drive %s: SMART health warning (WARNING)" % disk, None),
+               (h, "drive %s: reallocated sectors grew from 3 to 12" % disk, "realloc")]),
+       "the alerts")
+
+
+SCSI_LINE = ("<14>%s %s vmkernel: cpu2:2127)ScsiDeviceIO: 2316: Cmd(0x4124403c1fc0) 0x28, "
+             "CmdSN 0xecab to dev \"%s\" failed H:0x0 D:0x2 P:0x0 Valid sense data: 0x3 0x11 0x0.")
+
+
+def test_failing_drive_from_polled_smart_and_syslog(d):
+    """The failing_drive diagnosis from a polled host's SMART (a growing
+    reallocated count from the vSAN health service) and the same host's
+    vmkernel medium error (sense key 3) received as syslog: one alert for
+    that host and disk, as with the local source (test_diagnosis)."""
+    import socket
+    s = sim()
+    root = harness.tmpdir()
+    pw = os.path.join(root, "pw")
+    with open(pw, "w") as f:
+        f.write(s.password + "\n")
+    os.chmod(pw, 0o600)
+    udp = harness.free_port(socket.SOCK_DGRAM)
+    out = os.path.join(root, "out.jsonl")
+    cfg = config(s, pw, interval=5, events="no", extra=(
+        "receiver:\n  syslog:\n    - {address: \"127.0.0.1:%d\", transport: udp}\n" % udp))
+    cfg = (cfg.replace("server: {hostname: \"\"}",
+                       "server: {proto: file, path: %s}\nbatch: {flush_interval: 1}" % out)
+           .replace("smart: {enabled: no}", "smart: {enabled: yes, interval: 1}")
+           .replace("nic: {enabled: yes, interval: 3600}", "nic: {enabled: no}")
+           .replace("datastore: {enabled: yes, interval: 3600}", "datastore: {enabled: no}")
+           .replace("  agent: {enabled: yes, interval: 3600}",
+                    "  agent: {enabled: yes, interval: 3600}\n  diagnosis: {enabled: yes, interval: 1, window: 300}"))
+    a = Agent(root, cfg)
+    h = clustered(s)[0]
+    disk = smart_disks(s, h)[-1]
+
+    def smart(kind):
+        return [e for e in harness.file_events(out) if e.get("esxwatch_collector") == "smart"
+                and e.get("hostname") == h and e.get("esxwatch_device") == disk
+                and e.get("esxwatch_kind") == kind]
+    try:
+        a.run("--once", timeout=60)     # the baseline, kept in the host's state
+        if not smart("sample"):
+            fail("no SMART sample in the baseline run")
+        s.set_smart(h, disk, "smartreallocatedsectorct", 8, threshold=10, worst=8)
+        a.start()
+        wait_for(lambda: smart("alert"), timeout=20, what="the reallocated growth")
+        wait_for(lambda: "receiver: listening on udp" in open(a.stderr_path).read(),
+                 timeout=20, what="the syslog listener")
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+        send_udp(udp, [SCSI_LINE % (now, h, disk)])
+        got = wait_for(lambda: [e for e in harness.file_events(out)
+                                if e.get("esxwatch_diagnosis") == "failing_drive"],
+                       timeout=20, what="the failing_drive diagnosis")
+    finally:
+        a.stop()
+        smart_reset(s, h, disk)
+    eq([(e["hostname"], e.get("esxwatch_device")) for e in got], [(h, disk)], "the diagnosis")
+    if "0x3 0x11 0x0" not in got[0]["esxwatch_evidence"] or \
+            "reallocated_sectors grew (to 8)" not in got[0]["esxwatch_evidence"]:
+        fail("evidence: %s" % got[0]["esxwatch_evidence"])
+
+
+def test_smart_disk_error_is_absent_and_said_once(d):
+    """VsanSmartDiskStats.error (SystemError): that disk's SMART absent,
+    the reason one log line across runs; the host's other disks go on."""
+    s = sim()
+    a = smart_agent(d, s)
+    h = clustered(s)[-1]
+    bad, good = smart_disks(s, h)[0], smart_disks(s, h)[1:]
+    s.set_smart(h, bad, error="CANNOT open device")
+    try:
+        evs, err = once(a)
+        evs2, err2 = once(a)
+    finally:
+        smart_reset(s, h, bad)
+    line = (r"warning: smart: host %s: drive %s: no SMART from vsan-health "
+            r"\(SystemError: CANNOT open device\)" % (re.escape(h), re.escape(bad)))
+    for n, (ev, er, want) in enumerate(((evs, err, 1), (evs2, err2, 0))):
+        eq(sorted(e["esxwatch_device"] for e in polled(ev, esxwatch_collector="smart", hostname=h)),
+           good, "run %d: the host's smart events (%s)" % (n, er[-1500:]))
+        eq(len(re.findall(line, er)), want, "run %d: the reason said (%s)" % (n, er[-1500:]))
+
+
+def test_smart_call_logs_in_again_on_not_authenticated(d):
+    """The vSAN health service answering NotAuthenticated (the vim25
+    session expired): one login more and the call repeated, SMART there."""
+    s = sim()
+    a = smart_agent(d, s)
+    s.inject("VsanQueryVcClusterSmartStatsSummary", "fault", fault="NotAuthenticated")
+    try:
+        s.call("stats", reset=True)
+        evs, err = once(a)
+        methods = s.call("stats")["methods"]
+    finally:
+        s.inject("VsanQueryVcClusterSmartStatsSummary", "fault", count=0)
+    eq((methods.get("VsanQueryVcClusterSmartStatsSummary"), methods.get("Login")), (2, 2),
+       "calls and logins (%s)" % err[-1500:])
+    h = clustered(s)[0]
+    eq(sorted(e["esxwatch_device"] for e in polled(evs, esxwatch_collector="smart",
+                                                  esxwatch_kind="sample", hostname=h)),
+       smart_disks(s, h), "SMART after the new login")
+
+
+def test_smart_absent_without_the_vsan_health_service(d):
+    """A vCenter without the service (/vsanHealth answers HTTP 404, or a
+    SOAP fault) and an ESXi host's own API (the ESX model): no smart
+    events, one line why."""
+    s = sim()
+    for kind, kw, why in (("status", {"status": 404}, "HTTP 404"),
+                          ("fault", {"fault": "SystemError"}, "fault SystemError")):
+        a = smart_agent(harness.tmpdir(), s)
+        s.inject("VsanQueryVcClusterSmartStatsSummary", kind, count=5, **kw)
+        try:
+            evs, err = once(a)
+        finally:
+            s.inject("VsanQueryVcClusterSmartStatsSummary", kind, count=0)
+        eq(select(evs, esxwatch_collector="smart"), [], "smart events without the service")
+        eq(len(re.findall(r"warning: vsphere vc1: SMART absent: the vSAN health service "
+                          r"\(/vsanHealth, VsanQueryVcClusterSmartStatsSummary\) did not "
+                          r"answer: " + why, err)), 1, "the reason (%s)" % err[-1500:])
+    esxdir = harness.tmpdir("esxwatch-vcsim-esx-")
+    esx = Vcsim(esxdir, model="esx").start()
+    try:
+        evs, err = once(smart_agent(d, esx))
+    finally:
+        esx.stop()
+        shutil.rmtree(esxdir, ignore_errors=True)
+    eq(select(evs, esxwatch_collector="smart"), [], "smart events on the ESX model")
+    eq(len(re.findall(r"warning: vsphere vc1: SMART absent: the vSAN health service "
+                      r"\(VsanQueryVcClusterSmartStatsSummary\) is vCenter's", err)), 1,
+       "the reason (%s)" % err[-1500:])
+
+
 def test_connection_state_is_a_change(d):
     s = sim()
     a = agent_for(d, s)

@@ -5,6 +5,8 @@
  * (the first byte picks the piece size) as libcurl hands it over.  The
  * same bytes go through the poll's snapshot reader (vsphere_snap.c): every
  * host and datastore it keeps has NUL-terminated names; and through the
+ * vSAN health service's SMART reader (vsphere_smart.c): every disk and
+ * host name NUL-terminated, within its caps; and through the
  * WaitForUpdatesEx reader (vsphere_wait.c), each update applied twice to a
  * kept snapshot (an enter after an enter replaces, a leave removes). */
 #include <stdint.h>
@@ -83,6 +85,30 @@ update(const uint8_t *data, size_t size)
 	vs_snap_free(&s);
 }
 
+static void
+smart(const uint8_t *data, size_t size)
+{
+	struct vs_smart o;
+	char err[256];
+	size_t i;
+
+	if (vs_smart_parse(&o, (const char *)data, size, err, sizeof(err)) ==
+	    -1 && memchr(err, '\0', sizeof(err)) == NULL)
+		abort();
+	if (o.n > 4096 || o.nhosts > 1024)
+		abort();
+	for (i = 0; i < o.n; i++)
+		if (strlen(o.d[i].disk) >= sizeof(o.d[i].disk) ||
+		    strlen(o.d[i].host) >= sizeof(o.d[i].host) ||
+		    strlen(o.d[i].error) >= sizeof(o.d[i].error) ||
+		    strlen(o.d[i].si.health_text) >= sizeof(o.d[i].si.health_text))
+			abort();
+	for (i = 0; i < o.nhosts; i++)
+		if (strlen(o.hosts[i]) >= sizeof(o.hosts[i]))
+			abort();
+	vs_smart_free(&o);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -110,5 +136,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vx_free(x);
 	snap(data + 1, size - 1);
 	update(data + 1, size - 1);
+	smart(data + 1, size - 1);
 	return 0;
 }

@@ -63,6 +63,8 @@ TEST(table_4col)
 	CHECK_INT(norm(&si, "driver_rated_max_temperature"), SMART_NONE);	/* N/A */
 	/* Counters only as normalised scores (they have a Worst): not counts. */
 	CHECK_INT(si.reallocated_sectors, SMART_NONE);
+	CHECK_INT(si.power_cycles, SMART_NONE);
+	CHECK_INT(norm(&si, "power_cycle_count"), 100);
 	CHECK_INT(si.max_temperature_c, SMART_NONE);	/* N/A */
 	CHECK_INT(si.media_wearout, SMART_NONE);	/* N/A */
 
@@ -92,6 +94,7 @@ TEST(table_5col_full_raw)
 	CHECK_INT(si.pending_sectors, 0);
 	CHECK_INT(si.uncorrectable_errors, 0);
 	CHECK_INT(si.uncorrectable_sectors, 0);
+	CHECK_INT(si.power_cycles, 16);
 	CHECK_INT(si.nnorm, 0);		/* every row has its Raw */
 }
 
@@ -103,8 +106,9 @@ TEST(table_5col_lowbyte)
 	    true, &si), 0);
 	CHECK_INT(si.layout, 5);
 	CHECK_INT(si.temperature_c, 38);
-	/* 233 is the low byte of ~30k hours: not reported. */
+	/* 233 is the low byte of ~30k hours: not reported; nor the cycles. */
 	CHECK_INT(si.power_on_hours, SMART_NONE);
+	CHECK_INT(si.power_cycles, SMART_NONE);
 	CHECK_INT(si.reallocated_sectors, 0);
 	CHECK_INT(si.uncorrectable_errors, 0);
 	CHECK_INT(si.media_wearout, 99);
@@ -125,6 +129,7 @@ TEST(table_nvme_raw_na)
 	CHECK_INT(si.power_on_hours, 0);
 	/* Raw N/A and Worst N/A: Value is the real count. */
 	CHECK_INT(si.reallocated_sectors, 0);
+	CHECK_INT(si.power_cycles, 2);
 	CHECK_INT(si.nnorm, 0);
 }
 
