@@ -161,6 +161,8 @@ static const char rest[] = ENV("<version>2</version>" FS(
 	"<truncated>false</truncated>");
 static const char later[] = ENV("<version>3</version>" FS(
 	HOST("modify", "host-1", CH("runtime.inMaintenanceMode", "remove", "")
+	    CH("parent", "assign", "<val type=\"ClusterComputeResource\" "
+	    "xsi:type=\"ManagedObjectReference\">domain-c7</val>")
 	    "<missingSet><path>runtime.connectionState</path><fault><fault "
 	    "xsi:type=\"NoPermission\"></fault></fault></missingSet>")
 	HOST("leave", "host-2", "")
@@ -198,6 +200,7 @@ TEST(hand_written_truncated_enter_leave_remove)
 	CHECK_STR(s.hosts[0].name, "esx1");
 	CHECK_INT(s.hosts[0].maint, -1);	/* removed: unknown */
 	CHECK_STR(s.hosts[0].conn, "");		/* missing: absent */
+	CHECK_STR(s.hosts[0].cluster, "domain-c7");	/* parent, a cluster */
 	vs_snap_free(&s);
 }
 
