@@ -4,8 +4,7 @@
  * The poller keeps every host's facts in a snapshot (vs_watch_*():
  * HostSystem properties and Datastore mounts, read whole once through a
  * PropertyFilter over ContainerViews, then patched with WaitForUpdatesEx's
- * changes; vs_poll() is the one-shot full read with RetrievePropertiesEx /
- * ContinueRetrievePropertiesEx); a "vsphere" host (host.h) then answers
+ * changes); a "vsphere" host (host.h) then answers
  * the built-in collectors' questions for ONE host from that snapshot, so
  * the nic and datastore collectors run unchanged per polled host:
  *
@@ -136,11 +135,6 @@ struct vs_snap {
 	size_t			 nds;
 };
 
-/*
- * One full read into s (RetrievePropertiesEx, views made and dropped):
- * 0, or -1 with err.  The poller uses vs_watch_poll() instead.
- */
-int	vs_poll(struct vs_conn *, struct vs_snap *, char *err, size_t errlen);
 void	vs_snap_free(struct vs_snap *);
 
 /*

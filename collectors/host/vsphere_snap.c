@@ -1,7 +1,7 @@
 /*
- * vsphere_snap: one poll of every host's facts (vsphere.h).
- *
- * RetrievePropertiesEx over a ContainerView of HostSystem and one of
+ * vsphere_snap: the snapshot of every host's facts (vsphere.h): its
+ * reader, views and free.  vsphere_wait.c fills it through a
+ * PropertyFilter over a ContainerView of HostSystem and one of
  * Datastore, only the properties the collectors use (vSphere API
  * reference: HostSystem.config.network.pnic (PhysicalNic),
  * config.storageDevice.scsiLun (ScsiLun.operationalState),
@@ -9,8 +9,7 @@
  * runtime.connectionState, runtime.inMaintenanceMode; Datastore.host
  * (DatastoreHostMount.mountInfo: HostMountInfo accessible, mounted,
  * inaccessibleReason), Datastore.info (VmfsDatastoreInfo.vmfs.extent,
- * NasDatastoreInfo.nas), summary.type), continued with
- * ContinueRetrievePropertiesEx while a token comes back.
+ * NasDatastoreInfo.nas), summary.type).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,6 @@
 #include "vsphere.h"
 #include "vsphere_rd.h"
 
-#define VS_PAGE		500	/* objects per answer (maxObjects) */
 #define VS_MAX_HOSTS	20000
 #define VS_MAX_ITEMS	4096	/* pnics, LUNs, paths, mounts per object */
 
@@ -348,71 +346,3 @@ const char *const vs_host_props[] = {
 const char *const vs_ds_props[] = {
 	"name", "summary.type", "host", "info", NULL
 };
-
-/* Retrieve type's props over view, page by page, into s. */
-static int
-retrieve(struct vs_conn *v, const char *view, const char *type,
-    const char *const *props, struct vs_snap *s, char *err, size_t errlen)
-{
-	struct rd r = { .s = s, .objs = "objects", .props = "propSet" };
-	struct vx_handler h = { vs_rd_start, vs_rd_end, &r };
-	const struct vs_service *sc = vs_service(v);
-	char token[512] = "", etok[1024];
-	struct buf b = BUF_INIT;
-	int rc, pages = 0;
-	size_t i;
-
-	r.token = token;
-	r.tokenlen = sizeof(token);
-	buf_init(&b, 0);
-	buf_printf(&b, "<RetrievePropertiesEx xmlns=\"urn:vim25\"><_this type="
-	    "\"PropertyCollector\">%s</_this><specSet><propSet><type>%s</type>",
-	    sc->property_collector, type);
-	for (i = 0; props[i] != NULL; i++)
-		buf_printf(&b, "<pathSet>%s</pathSet>", props[i]);
-	buf_printf(&b, "</propSet><objectSet><obj type=\"ContainerView\">%s"
-	    "</obj><skip>true</skip><selectSet xsi:type=\"TraversalSpec\">"
-	    "<name>view</name><type>ContainerView</type><path>view</path>"
-	    "<skip>false</skip></selectSet></objectSet></specSet><options>"
-	    "<maxObjects>%d</maxObjects></options></RetrievePropertiesEx>",
-	    view, VS_PAGE);
-	rc = vs_call(v, b.data, &h, err, errlen);
-	while (rc == 0 && token[0] != '\0' && pages++ < VS_MAX_HOSTS / VS_PAGE) {
-		if (vx_escape(token, etok, sizeof(etok)) == -1)
-			break;
-		buf_reset(&b);
-		buf_printf(&b, "<ContinueRetrievePropertiesEx xmlns=\"urn:vim25\">"
-		    "<_this type=\"PropertyCollector\">%s</_this><token>%s</token>"
-		    "</ContinueRetrievePropertiesEx>", sc->property_collector, etok);
-		token[0] = '\0';
-		rc = vs_call(v, b.data, &h, err, errlen);
-	}
-	buf_free(&b);
-	if (r.overflow)
-		log_limited(LOG_WARN, "vsphere:overflow", 3600, "vsphere: a %s "
-		    "has more than %d NICs, LUNs, paths or mounts: the rest are "
-		    "not watched", type, VS_MAX_ITEMS);
-	return rc;
-}
-
-int
-vs_poll(struct vs_conn *v, struct vs_snap *s, char *err, size_t errlen)
-{
-	char hv[256], dv[256];
-	int rc;
-
-	memset(s, 0, sizeof(*s));
-	hv[0] = dv[0] = '\0';
-	rc = vs_make_view(v, "HostSystem", hv, err, errlen);
-	if (rc == 0)
-		rc = retrieve(v, hv, "HostSystem", vs_host_props, s, err, errlen);
-	if (rc == 0)
-		rc = vs_make_view(v, "Datastore", dv, err, errlen);
-	if (rc == 0)
-		rc = retrieve(v, dv, "Datastore", vs_ds_props, s, err, errlen);
-	vs_drop_view(v, hv);
-	vs_drop_view(v, dv);
-	if (rc == -1)
-		vs_snap_free(s);
-	return rc;
-}
