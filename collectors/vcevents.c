@@ -63,7 +63,7 @@ struct vc_info {
 };
 
 struct vcev {
-	char		 coll[256];	/* the EventHistoryCollector, "" none */
+	char		 coll[VS_REF_MAX];	/* the EventHistoryCollector, "" none */
 	struct rule_conf *rules;
 	size_t		 nrules;
 	struct rules	*set;		/* the catalogue and rules:, compiled */
@@ -363,24 +363,13 @@ host_wanted(const struct vsphere_conf *vc, const char *name)
 	return false;
 }
 
-static int
-coll_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
-    size_t len)
-{
-	(void)x;
-	(void)len;
-	if (depth == 4 && strcmp(name, "returnval") == 0)
-		snprintf(arg, 256, "%s", t);
-	return 0;
-}
-
 /* The collector, from the persisted position (time "" = first start). */
 static int
 make_collector(struct vcev *v, struct vs_conn *c, const char *time_s,
     bool reset, char *err, size_t errlen)
 {
 	const struct vs_service *sc = vs_service(c);
-	struct vx_handler h = { NULL, coll_end, v->coll };
+	struct vx_handler h = { NULL, vs_returnval_end, v->coll };
 	char body[2048], t[128], tf[256] = "";
 
 	if (*time_s != '\0' && vx_escape(time_s, t, sizeof(t)) == 0)

@@ -291,23 +291,12 @@ vs_snap_free(struct vs_snap *s)
 
 /* ---- the calls ------------------------------------------------------- */
 
-static int
-view_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
-    size_t len)
-{
-	(void)x;
-	(void)len;
-	if (depth == 4 && strcmp(name, "returnval") == 0)
-		cpy(arg, 256, t);
-	return 0;
-}
-
 int
 vs_make_view(struct vs_conn *v, const char *type, char *view, char *err,
     size_t errlen)
 {
 	const struct vs_service *sc = vs_service(v);
-	struct vx_handler h = { NULL, view_end, view };
+	struct vx_handler h = { NULL, vs_returnval_end, view };
 	char body[1024];
 
 	view[0] = '\0';

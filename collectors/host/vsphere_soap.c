@@ -400,39 +400,60 @@ vs_login(struct vs_conn *v, char *err, size_t errlen)
 }
 
 int
-vs_call(struct vs_conn *v, const char *body, const struct vx_handler *h,
-    char *err, size_t errlen)
+vs_returnval_end(void *arg, struct vx *x, int depth, const char *name,
+    const char *t, size_t len)
 {
-	if (vs_login(v, err, errlen) == -1)
-		return -1;
-	if (post(v, body, h, err, errlen) == 0)
-		return 0;
-	if (strcmp(v->fault, "NotAuthenticated") != 0)
-		return -1;
-	/* the session is gone (server restarted, expired): once more */
-	log_info("vsphere %s: session lost (NotAuthenticated); logging in "
-	    "again", v->ep.name);
-	v->logged_in = false;
-	v->sc.session_manager[0] = '\0';
-	if (do_login(v, err, errlen) == -1)
-		return -1;
-	return post(v, body, h, err, errlen);
+	(void)x;
+	(void)len;
+	if (depth == 4 && strcmp(name, "returnval") == 0)
+		snprintf(arg, VS_REF_MAX, "%s", t);
+	return 0;
 }
 
-/* One post to url with SOAPAction action (the login's own posts go to
- * /sdk as always). */
+/* One post to url with SOAPAction action, url NULL: /sdk (the login's
+ * own posts go to /sdk as always). */
 static int
 post_at(struct vs_conn *v, const char *url, const char *action,
     const char *body, const struct vx_handler *h, char *err, size_t errlen)
 {
 	int r;
 
+	if (url == NULL)
+		return post(v, body, h, err, errlen);
 	v->alt_action = action;
 	curl_easy_setopt(v->c, CURLOPT_URL, url);
 	r = post(v, body, h, err, errlen);
 	curl_easy_setopt(v->c, CURLOPT_URL, v->url);
 	v->alt_action = NULL;
 	return r;
+}
+
+/* A call, logged in; a NotAuthenticated fault (the server restarted, the
+ * session expired) logs in again and repeats it once. */
+static int
+call(struct vs_conn *v, const char *url, const char *action,
+    const char *body, const struct vx_handler *h, char *err, size_t errlen)
+{
+	if (vs_login(v, err, errlen) == -1)
+		return -1;
+	if (post_at(v, url, action, body, h, err, errlen) == 0)
+		return 0;
+	if (strcmp(v->fault, "NotAuthenticated") != 0)
+		return -1;
+	log_info("vsphere %s: session lost (NotAuthenticated); logging in "
+	    "again", v->ep.name);
+	v->logged_in = false;
+	v->sc.session_manager[0] = '\0';
+	if (do_login(v, err, errlen) == -1)
+		return -1;
+	return post_at(v, url, action, body, h, err, errlen);
+}
+
+int
+vs_call(struct vs_conn *v, const char *body, const struct vx_handler *h,
+    char *err, size_t errlen)
+{
+	return call(v, NULL, NULL, body, h, err, errlen);
 }
 
 int
@@ -450,19 +471,7 @@ vs_call_at(struct vs_conn *v, const char *path, const char *ns,
 	}
 	memcpy(url, v->url, n);
 	snprintf(url + n, sizeof(url) - n, "%s", path);
-	if (vs_login(v, err, errlen) == -1)
-		return -1;
-	if (post_at(v, url, action, body, h, err, errlen) == 0)
-		return 0;
-	if (strcmp(v->fault, "NotAuthenticated") != 0)
-		return -1;
-	log_info("vsphere %s: session lost (NotAuthenticated); logging in "
-	    "again", v->ep.name);
-	v->logged_in = false;
-	v->sc.session_manager[0] = '\0';
-	if (do_login(v, err, errlen) == -1)
-		return -1;
-	return post_at(v, url, action, body, h, err, errlen);
+	return call(v, url, action, body, h, err, errlen);
 }
 
 const char *

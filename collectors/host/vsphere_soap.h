@@ -94,6 +94,15 @@ int		 vs_call(struct vs_conn *, const char *body,
 int		 vs_call_at(struct vs_conn *, const char *path, const char *ns,
 		    const char *body, const struct vx_handler *h, char *err,
 		    size_t errlen);
+/*
+ * The end handler of a call whose answer is one managed object reference
+ * (CreateContainerView, CreatePropertyCollector, CreateFilter,
+ * CreateCollectorForEvents): the returnval's id into arg, a
+ * char[VS_REF_MAX].
+ */
+#define VS_REF_MAX	256
+int		 vs_returnval_end(void *arg, struct vx *x, int depth,
+		    const char *name, const char *t, size_t len);
 /* The fault type of the last failed call ("" = not a SOAP fault). */
 const char	*vs_last_fault(const struct vs_conn *);
 const struct vs_service *vs_service(const struct vs_conn *);

@@ -58,7 +58,7 @@ struct vs_watch {
 	char		name[128];
 	uint64_t	session;
 	bool		live;
-	char		pc[256], hview[256], dview[256];
+	char		pc[VS_REF_MAX], hview[VS_REF_MAX], dview[VS_REF_MAX];
 	char		version[512];
 	struct vs_snap	s;
 	uint64_t	full_reads, updates;
@@ -395,17 +395,6 @@ vs_watch_new(const char *name)
 	return w;
 }
 
-static int
-ret_end(void *arg, struct vx *x, int depth, const char *name, const char *t,
-    size_t len)
-{
-	(void)x;
-	(void)len;
-	if (depth == 4 && strcmp(name, "returnval") == 0)
-		snprintf(arg, 256, "%s", t);
-	return 0;
-}
-
 /* Forget the collector, its filter and views (destroyed when they are of
  * the current session; a new session has none of them), and the snapshot. */
 static void
@@ -451,8 +440,8 @@ spec_view(struct buf *b, const char *view)
 static int
 setup(struct vs_conn *v, struct vs_watch *w, char *err, size_t errlen)
 {
-	struct vx_handler h = { NULL, ret_end, NULL };
-	char body[768], filter[256] = "";
+	struct vx_handler h = { NULL, vs_returnval_end, NULL };
+	char body[768], filter[VS_REF_MAX] = "";
 	struct buf b = BUF_INIT;
 	int rc;
 
