@@ -232,20 +232,10 @@ vs_smart_parse(struct vs_smart *o, const char *xml, size_t len, char *err,
 {
 	struct sr r = { .out = o };
 	struct vx_handler h = { sr_start, sr_end, &r };
-	struct vx *x = vx_new(&h);
 	int rc;
 
 	memset(o, 0, sizeof(*o));
-	if (x == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = vx_feed(x, xml, len);
-	if (rc == 0)
-		rc = vx_finish(x);
-	if (rc == -1)
-		snprintf(err, errlen, "%s", vx_error(x));
-	vx_free(x);
+	rc = vx_parse(&h, xml, len, err, errlen);
 	finish(o);
 	return rc;
 }

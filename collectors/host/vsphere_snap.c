@@ -253,21 +253,9 @@ vs_snap_parse(struct vs_snap *s, const char *xml, size_t len, char *token,
 	struct rd r = { .s = s, .token = token, .tokenlen = tokenlen,
 	    .objs = "objects", .props = "propSet" };
 	struct vx_handler h = { vs_rd_start, vs_rd_end, &r };
-	struct vx *x = vx_new(&h);
-	int rc;
 
 	token[0] = '\0';
-	if (x == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = vx_feed(x, xml, len);
-	if (rc == 0)
-		rc = vx_finish(x);
-	if (rc == -1)
-		snprintf(err, errlen, "%s", vx_error(x));
-	vx_free(x);
-	return rc;
+	return vx_parse(&h, xml, len, err, errlen);
 }
 
 void

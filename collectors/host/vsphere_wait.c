@@ -215,14 +215,8 @@ vs_update_parse(struct vs_update *out, const char *xml, size_t len,
 {
 	struct upd *u = upd_new();
 	struct vx_handler h = { up_start, up_end, u };
-	struct vx *x = vx_new(&h);
-	int rc = -1;
+	int rc = vx_parse(&h, xml, len, err, errlen);
 
-	if (x != NULL && vx_feed(x, xml, len) == 0 && vx_finish(x) == 0)
-		rc = 0;
-	else
-		snprintf(err, errlen, "%s", x ? vx_error(x) : "out of memory");
-	vx_free(x);
 	upd_out(out, u);
 	if (rc == 0 && u->bad) {
 		snprintf(err, errlen, "%s", u->why);

@@ -237,6 +237,26 @@ vx_error(const struct vx *x)
 	return x->failed ? x->err : "";
 }
 
+int
+vx_parse(const struct vx_handler *h, const void *data, size_t len,
+    char *err, size_t errlen)
+{
+	struct vx *x = vx_new(h);
+	int rc;
+
+	if (x == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = vx_feed(x, data, len);
+	if (rc == 0)
+		rc = vx_finish(x);
+	if (rc == -1)
+		snprintf(err, errlen, "%s", vx_error(x));
+	vx_free(x);
+	return rc;
+}
+
 size_t
 vx_bytes(const struct vx *x)
 {

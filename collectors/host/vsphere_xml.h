@@ -48,6 +48,10 @@ int		 vx_feed(struct vx *, const void *data, size_t len);
 /* The document is complete: 0, or -1 (truncated, malformed). */
 int		 vx_finish(struct vx *);
 const char	*vx_error(const struct vx *);
+/* A whole document in memory through h (vx_new, vx_feed, vx_finish):
+ * 0, or -1 with err. */
+int		 vx_parse(const struct vx_handler *h, const void *data,
+		    size_t len, char *err, size_t errlen);
 /* Stop with a message of the caller's (from a callback). */
 void		 vx_fail(struct vx *, const char *msg);
 void		 vx_free(struct vx *);
